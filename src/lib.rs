@@ -1,0 +1,8 @@
+//! rwtop's model: everything that is not the terminal.
+//!
+//! The model never imports ratatui: parsing, GTID arithmetic, the SQL layer and the sandbox know
+//! nothing of how they are shown.
+
+pub mod gtid;
+pub mod mysql;
+pub mod sandbox;
