@@ -1,0 +1,385 @@
+//! A connection to one node, with the flavor detected at connect and every query under a timeout.
+//!
+//! `mysql_async` has no connect timeout, and a query future dropped on timeout leaves the `Conn`
+//! returning the *previous* query's result to later queries. So connect is wrapped in a timeout,
+//! and after any timeout or I/O failure the `Conn` is thrown away: later calls fail with
+//! [`SqlError::Closed`] until the caller reconnects.
+
+use std::fmt;
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, OptsBuilder, Row, Value};
+
+use super::binlog::{BinlogFile, BinlogStatus};
+use super::flavor::{Flavor, FlavorError};
+use super::node_state::{Identity, NodeState};
+use super::replica_hosts::ReplicaHost;
+use super::replica_status::{ReplicaStatus, StatusError};
+use super::row::RawRow;
+use super::semisync::SemiSync;
+
+/// A password that never prints.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    #[must_use]
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// Where and as whom to connect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: Option<Secret>,
+}
+
+impl Endpoint {
+    /// `host:port`, the name errors use (never the password).
+    #[must_use]
+    pub fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub query: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(3),
+            query: Duration::from_secs(2),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SqlError {
+    #[error("{addr}: cannot connect: {message}{hint}", hint = hint(*code))]
+    Connect {
+        addr: String,
+        code: Option<u16>,
+        message: String,
+    },
+    #[error(
+        "{addr}: no handshake within {after:?}: the server is hung or a firewall drops packets"
+    )]
+    ConnectTimeout { addr: String, after: Duration },
+    #[error("{addr}: `{sql}` failed: {message} (error {code}){hint}", hint = hint(Some(*code)))]
+    Server {
+        addr: String,
+        sql: String,
+        code: u16,
+        message: String,
+    },
+    #[error(
+        "{addr}: `{sql}` gave no answer within {after:?}; the connection was dropped and will be reopened"
+    )]
+    QueryTimeout {
+        addr: String,
+        sql: String,
+        after: Duration,
+    },
+    #[error("{addr}: connection lost during `{sql}`: {message}")]
+    Lost {
+        addr: String,
+        sql: String,
+        message: String,
+    },
+    #[error("{addr}: the connection was dropped after an earlier failure; reconnect")]
+    Closed { addr: String },
+    #[error("{addr}: cannot read the answer to `{sql}`: {source}")]
+    Parse {
+        addr: String,
+        sql: String,
+        source: Box<StatusError>,
+    },
+    #[error("{addr}: {source}")]
+    Flavor { addr: String, source: FlavorError },
+}
+
+/// What to do about the server errors an operator can fix.
+fn hint(code: Option<u16>) -> &'static str {
+    match code {
+        Some(1045) => {
+            " (wrong user or password: check the DSN user and RWTOP_PASSWORD / password file)"
+        }
+        Some(1044 | 1142 | 1227 | 1370) => {
+            " (missing privilege: grant what README.md lists under 'Grants' to the monitor user)"
+        }
+        Some(1130) => {
+            " (this host may not connect: create the monitor user for this client address)"
+        }
+        _ => "",
+    }
+}
+
+impl SqlError {
+    /// Whether the connection is unusable after this error.
+    #[must_use]
+    pub fn drops_connection(&self) -> bool {
+        !matches!(self, Self::Server { .. } | Self::Parse { .. })
+    }
+}
+
+/// An open connection to one node, with what was learnt at connect.
+pub struct NodeConn {
+    addr: String,
+    conn: Option<Conn>,
+    flavor: Flavor,
+    identity: Identity,
+    query_timeout: Duration,
+}
+
+impl NodeConn {
+    pub async fn connect(endpoint: &Endpoint, timeouts: Timeouts) -> Result<Self, SqlError> {
+        let addr = endpoint.address();
+        let opts = OptsBuilder::default()
+            .ip_or_hostname(endpoint.host.clone())
+            .tcp_port(endpoint.port)
+            .user(Some(endpoint.user.clone()))
+            .pass(endpoint.password.as_ref().map(|p| p.expose().to_owned()))
+            // The driver otherwise switches to the unix socket it finds for local servers, which
+            // would bypass the TCP endpoint (and its grants) the operator configured.
+            .prefer_socket(false);
+        let conn = match tokio::time::timeout(timeouts.connect, Conn::new(opts)).await {
+            Err(_) => {
+                return Err(SqlError::ConnectTimeout {
+                    addr,
+                    after: timeouts.connect,
+                });
+            }
+            Ok(Err(err)) => {
+                let (code, message) = match &err {
+                    mysql_async::Error::Server(server) => {
+                        (Some(server.code), server.message.clone())
+                    }
+                    other => (None, other.to_string()),
+                };
+                return Err(SqlError::Connect {
+                    addr,
+                    code,
+                    message,
+                });
+            }
+            Ok(Ok(conn)) => conn,
+        };
+        let mut slot = Some(conn);
+        let version_sql = "SELECT @@version AS version, @@version_comment AS version_comment";
+        let row = first_row(
+            &addr,
+            version_sql,
+            run_query(&mut slot, addr.clone(), timeouts.query, version_sql).await?,
+        )?;
+        let text = |name: &str| row.optional_text(&[name]).unwrap_or_default().to_owned();
+        let flavor =
+            Flavor::detect(&text("version"), &text("version_comment")).map_err(|source| {
+                SqlError::Flavor {
+                    addr: addr.clone(),
+                    source,
+                }
+            })?;
+        let identity_sql = flavor.identity_sql();
+        let row = first_row(
+            &addr,
+            identity_sql,
+            run_query(&mut slot, addr.clone(), timeouts.query, identity_sql).await?,
+        )?;
+        let identity = parse_answer(&addr, identity_sql, Identity::from_row(&row))?;
+        Ok(Self {
+            addr,
+            conn: slot,
+            flavor,
+            identity,
+            query_timeout: timeouts.query,
+        })
+    }
+
+    #[must_use]
+    pub fn flavor(&self) -> &Flavor {
+        &self.flavor
+    }
+
+    #[must_use]
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    #[must_use]
+    pub fn address(&self) -> &str {
+        &self.addr
+    }
+
+    /// Whether the connection is still usable (no timeout or I/O failure so far).
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        self.conn.is_some()
+    }
+
+    /// Runs one statement under the query timeout and returns its rows, NULL kept as `None`.
+    pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<RawRow>, SqlError> {
+        run_query(&mut self.conn, self.addr.clone(), self.query_timeout, sql).await
+    }
+
+    async fn one_row(&mut self, sql: &str) -> Result<RawRow, SqlError> {
+        let rows = self.query_rows(sql).await?;
+        first_row(&self.addr, sql, rows)
+    }
+
+    fn parse<T>(&self, sql: &str, parsed: Result<T, StatusError>) -> Result<T, SqlError> {
+        parse_answer(&self.addr, sql, parsed)
+    }
+
+    async fn rows_as<T>(
+        &mut self,
+        sql: &str,
+        from_row: impl Fn(&RawRow) -> Result<T, StatusError>,
+    ) -> Result<Vec<T>, SqlError> {
+        let rows = self.query_rows(sql).await?;
+        let parsed = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>();
+        self.parse(sql, parsed)
+    }
+
+    /// Every replication channel/connection of this node; empty on a node that replicates from
+    /// nothing.
+    pub async fn replica_status(&mut self) -> Result<Vec<ReplicaStatus>, SqlError> {
+        let sql = self.flavor.replica_status_sql();
+        self.rows_as(sql, ReplicaStatus::from_row).await
+    }
+
+    /// The node's own binlog coordinate; `None` when binary logging is off.
+    pub async fn binlog_status(&mut self) -> Result<Option<BinlogStatus>, SqlError> {
+        let sql = self.flavor.binlog_status_sql();
+        Ok(self
+            .rows_as(sql, BinlogStatus::from_row)
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    pub async fn binlog_files(&mut self) -> Result<Vec<BinlogFile>, SqlError> {
+        let sql = self.flavor.binlog_list_sql();
+        self.rows_as(sql, BinlogFile::from_row).await
+    }
+
+    pub async fn node_state(&mut self) -> Result<NodeState, SqlError> {
+        let sql = self.flavor.state_sql();
+        let family = self.flavor.family;
+        let row = self.one_row(sql).await?;
+        self.parse(sql, NodeState::from_row(&row, family))
+    }
+
+    pub async fn replica_hosts(&mut self) -> Result<Vec<ReplicaHost>, SqlError> {
+        let sql = self.flavor.replica_hosts_sql();
+        self.rows_as(sql, ReplicaHost::from_row).await
+    }
+
+    pub async fn semisync(&mut self) -> Result<SemiSync, SqlError> {
+        let variables_sql = self.flavor.semisync_variables_sql();
+        let variables = self.query_rows(variables_sql).await?;
+        let status_sql = self.flavor.semisync_status_sql();
+        let status = self.query_rows(status_sql).await?;
+        self.parse(status_sql, SemiSync::from_rows(&variables, &status))
+    }
+
+    /// Closes politely; a connection that is already gone is fine.
+    pub async fn close(mut self) {
+        if let Some(conn) = self.conn.take() {
+            let _ = tokio::time::timeout(self.query_timeout, conn.disconnect()).await;
+        }
+    }
+}
+
+/// Runs one statement on the connection in `slot`, emptying the slot when the connection can no
+/// longer be trusted.
+async fn run_query(
+    slot: &mut Option<Conn>,
+    addr: String,
+    timeout: Duration,
+    sql: &str,
+) -> Result<Vec<RawRow>, SqlError> {
+    let Some(conn) = slot.as_mut() else {
+        return Err(SqlError::Closed { addr });
+    };
+    let sql_text = || sql.to_owned();
+    let error = match tokio::time::timeout(timeout, conn.query::<Row, _>(sql)).await {
+        Ok(Ok(rows)) => return Ok(rows.into_iter().map(raw_row).collect()),
+        Ok(Err(mysql_async::Error::Server(server))) => SqlError::Server {
+            addr,
+            sql: sql_text(),
+            code: server.code,
+            message: server.message,
+        },
+        Ok(Err(other)) => SqlError::Lost {
+            addr,
+            sql: sql_text(),
+            message: other.to_string(),
+        },
+        Err(_) => SqlError::QueryTimeout {
+            addr,
+            sql: sql_text(),
+            after: timeout,
+        },
+    };
+    if error.drops_connection() {
+        // Never reuse a connection whose query was cancelled or broke mid-way.
+        *slot = None;
+    }
+    Err(error)
+}
+
+fn first_row(addr: &str, sql: &str, rows: Vec<RawRow>) -> Result<RawRow, SqlError> {
+    rows.into_iter().next().ok_or_else(|| SqlError::Lost {
+        addr: addr.to_owned(),
+        sql: sql.to_owned(),
+        message: "the statement returned no row".to_owned(),
+    })
+}
+
+fn parse_answer<T>(addr: &str, sql: &str, parsed: Result<T, StatusError>) -> Result<T, SqlError> {
+    parsed.map_err(|source| SqlError::Parse {
+        addr: addr.to_owned(),
+        sql: sql.to_owned(),
+        source: Box::new(source),
+    })
+}
+
+/// Text-protocol rows carry bytes or NULL; the binary-protocol variants are rendered as text so
+/// one parser serves both.
+fn raw_row(row: Row) -> RawRow {
+    let columns = row.columns();
+    let values = row.unwrap_raw();
+    let cells = columns
+        .iter()
+        .zip(values)
+        .map(|(column, value)| {
+            let text = match value {
+                None | Some(Value::NULL) => None,
+                Some(Value::Bytes(bytes)) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+                Some(other) => Some(other.as_sql(true).trim_matches('\'').to_owned()),
+            };
+            (column.name_str().into_owned(), text)
+        })
+        .collect();
+    RawRow::new(cells)
+}

@@ -1,0 +1,314 @@
+//! Which server we talk to, detected once at connect; every statement that differs between
+//! flavors and versions is chosen here, so the rest of the code asks the flavor, never the version.
+
+use std::fmt;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// Oracle `MySQL` and its builds that keep its dialect (Percona Server).
+    Mysql,
+    Mariadb,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl Version {
+    #[must_use]
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
+        Self {
+            major,
+            minor,
+            patch,
+        }
+    }
+
+    #[must_use]
+    pub fn at_least(self, major: u32, minor: u32, patch: u32) -> bool {
+        self >= Self::new(major, minor, patch)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Flavor {
+    pub family: Family,
+    pub version: Version,
+    /// `@@version` as the server reported it, for display.
+    pub version_string: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "cannot tell the server flavor from version {version:?} ({comment:?}): expected MySQL 5.7+ or MariaDB 10.x/11.x"
+)]
+pub struct FlavorError {
+    pub version: String,
+    pub comment: String,
+}
+
+impl Flavor {
+    /// Detects from `@@version` and `@@version_comment`. `MariaDB` says so in `@@version`; some
+    /// builds put it only in the comment. Old `MariaDB` prefixed `5.5.5-` for replication clients.
+    pub fn detect(version: &str, comment: &str) -> Result<Self, FlavorError> {
+        let err = || FlavorError {
+            version: version.chars().take(80).collect(),
+            comment: comment.chars().take(80).collect(),
+        };
+        let is_mariadb = version.to_ascii_lowercase().contains("mariadb")
+            || comment.to_ascii_lowercase().contains("mariadb");
+        let numbers = version.strip_prefix("5.5.5-").unwrap_or(version);
+        let numbers = numbers.split(['-', '+', ' ']).next().unwrap_or("");
+        let mut parts = numbers.split('.').map(str::parse::<u32>);
+        let (Some(Ok(major)), Some(Ok(minor))) = (parts.next(), parts.next()) else {
+            return Err(err());
+        };
+        let patch = parts.next().and_then(Result::ok).unwrap_or(0);
+        let version_obj = Version::new(major, minor, patch);
+        let family = if is_mariadb {
+            Family::Mariadb
+        } else if major >= 5 {
+            Family::Mysql
+        } else {
+            return Err(err());
+        };
+        Ok(Self {
+            family,
+            version: version_obj,
+            version_string: version.to_owned(),
+        })
+    }
+
+    fn mysql_at_least(&self, major: u32, minor: u32, patch: u32) -> bool {
+        self.family == Family::Mysql && self.version.at_least(major, minor, patch)
+    }
+
+    /// Replica status for every channel/connection. `MariaDB`'s `SHOW ALL SLAVES STATUS` covers
+    /// multi-source and adds `Connection_name` and `Gtid_Slave_Pos` to each row.
+    #[must_use]
+    pub fn replica_status_sql(&self) -> &'static str {
+        match self.family {
+            Family::Mariadb => "SHOW ALL SLAVES STATUS",
+            Family::Mysql if self.version.at_least(8, 0, 22) => "SHOW REPLICA STATUS",
+            Family::Mysql => "SHOW SLAVE STATUS",
+        }
+    }
+
+    /// The primary's current binlog file and position (`SHOW MASTER STATUS` is gone in 8.4).
+    #[must_use]
+    pub fn binlog_status_sql(&self) -> &'static str {
+        match self.family {
+            Family::Mariadb if self.version.at_least(10, 5, 2) => "SHOW BINLOG STATUS",
+            Family::Mysql if self.version.at_least(8, 2, 0) => "SHOW BINARY LOG STATUS",
+            _ => "SHOW MASTER STATUS",
+        }
+    }
+
+    #[must_use]
+    pub fn binlog_list_sql(&self) -> &'static str {
+        "SHOW BINARY LOGS"
+    }
+
+    /// Replicas that registered with this node (`report_host`). Not a liveness signal: the
+    /// primary keeps listing a replica whose IO thread stopped.
+    #[must_use]
+    pub fn replica_hosts_sql(&self) -> &'static str {
+        if self.mysql_at_least(8, 0, 22) {
+            "SHOW REPLICAS"
+        } else {
+            "SHOW SLAVE HOSTS"
+        }
+    }
+
+    /// Server facts that do not change while a connection lives.
+    #[must_use]
+    pub fn identity_sql(&self) -> &'static str {
+        match self.family {
+            Family::Mariadb => {
+                "SELECT @@server_id AS server_id, @@log_bin AS log_bin, \
+                 @@gtid_domain_id AS gtid_domain_id, @@gtid_strict_mode AS gtid_strict_mode"
+            }
+            Family::Mysql => {
+                "SELECT @@server_id AS server_id, @@log_bin AS log_bin, \
+                 @@server_uuid AS server_uuid, @@gtid_mode AS gtid_mode"
+            }
+        }
+    }
+
+    /// GTID state and the read-only switches, read every poll: both change on failover.
+    #[must_use]
+    pub fn state_sql(&self) -> &'static str {
+        match self.family {
+            Family::Mariadb => {
+                "SELECT @@global.gtid_binlog_pos AS gtid_binlog_pos, \
+                 @@global.gtid_slave_pos AS gtid_slave_pos, \
+                 @@global.gtid_current_pos AS gtid_current_pos, \
+                 @@global.read_only AS read_only"
+            }
+            Family::Mysql => {
+                "SELECT @@global.gtid_executed AS gtid_executed, \
+                 @@global.read_only AS read_only, @@global.super_read_only AS super_read_only"
+            }
+        }
+    }
+
+    /// Semi-sync settings: absent rows mean the plugin is not loaded (`MySQL`); the names moved
+    /// from master/slave to source/replica with `MySQL` 8.0.26's new plugins.
+    #[must_use]
+    pub fn semisync_variables_sql(&self) -> &'static str {
+        "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%'"
+    }
+
+    #[must_use]
+    pub fn semisync_status_sql(&self) -> &'static str {
+        "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'"
+    }
+
+    /// The function that waits for the SQL thread to reach a source binlog position.
+    #[must_use]
+    pub fn pos_wait_function(&self) -> &'static str {
+        if self.mysql_at_least(8, 0, 26) {
+            "SOURCE_POS_WAIT"
+        } else {
+            "MASTER_POS_WAIT"
+        }
+    }
+
+    /// The function that waits for a GTID to be applied.
+    #[must_use]
+    pub fn gtid_wait_function(&self) -> &'static str {
+        match self.family {
+            Family::Mariadb => "MASTER_GTID_WAIT",
+            Family::Mysql => "WAIT_FOR_EXECUTED_GTID_SET",
+        }
+    }
+}
+
+impl fmt::Display for Flavor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self.family {
+            Family::Mysql => "MySQL",
+            Family::Mariadb => "MariaDB",
+        };
+        write!(f, "{name} {}", self.version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flavor(version: &str, comment: &str) -> Flavor {
+        Flavor::detect(version, comment).unwrap()
+    }
+
+    #[test]
+    fn statements_follow_the_flavor_matrix() {
+        let cases = [
+            (
+                "5.7.44-log",
+                "MySQL Community Server (GPL)",
+                "SHOW SLAVE STATUS",
+                "SHOW MASTER STATUS",
+                "SHOW SLAVE HOSTS",
+                "MASTER_POS_WAIT",
+            ),
+            (
+                "8.0.21",
+                "MySQL Community Server - GPL",
+                "SHOW SLAVE STATUS",
+                "SHOW MASTER STATUS",
+                "SHOW SLAVE HOSTS",
+                "MASTER_POS_WAIT",
+            ),
+            (
+                "8.0.36",
+                "MySQL Community Server - GPL",
+                "SHOW REPLICA STATUS",
+                "SHOW MASTER STATUS",
+                "SHOW REPLICAS",
+                "SOURCE_POS_WAIT",
+            ),
+            (
+                "8.4.3",
+                "MySQL Community Server - GPL",
+                "SHOW REPLICA STATUS",
+                "SHOW BINARY LOG STATUS",
+                "SHOW REPLICAS",
+                "SOURCE_POS_WAIT",
+            ),
+            (
+                "8.0.35-27",
+                "Percona Server (GPL), Release 27",
+                "SHOW REPLICA STATUS",
+                "SHOW MASTER STATUS",
+                "SHOW REPLICAS",
+                "SOURCE_POS_WAIT",
+            ),
+            (
+                "10.11.19-MariaDB-0+deb12u1-log",
+                "Debian 12",
+                "SHOW ALL SLAVES STATUS",
+                "SHOW BINLOG STATUS",
+                "SHOW SLAVE HOSTS",
+                "MASTER_POS_WAIT",
+            ),
+            (
+                "10.4.32-MariaDB",
+                "mariadb.org binary distribution",
+                "SHOW ALL SLAVES STATUS",
+                "SHOW MASTER STATUS",
+                "SHOW SLAVE HOSTS",
+                "MASTER_POS_WAIT",
+            ),
+            (
+                "5.5.5-10.3.39-MariaDB",
+                "",
+                "SHOW ALL SLAVES STATUS",
+                "SHOW MASTER STATUS",
+                "SHOW SLAVE HOSTS",
+                "MASTER_POS_WAIT",
+            ),
+            (
+                "11.4.2",
+                "MariaDB Server",
+                "SHOW ALL SLAVES STATUS",
+                "SHOW BINLOG STATUS",
+                "SHOW SLAVE HOSTS",
+                "MASTER_POS_WAIT",
+            ),
+        ];
+        for (version, comment, replica, binlog, hosts, pos_wait) in cases {
+            let f = flavor(version, comment);
+            assert_eq!(f.replica_status_sql(), replica, "{version}");
+            assert_eq!(f.binlog_status_sql(), binlog, "{version}");
+            assert_eq!(f.replica_hosts_sql(), hosts, "{version}");
+            assert_eq!(f.pos_wait_function(), pos_wait, "{version}");
+        }
+        assert_eq!(
+            flavor("5.5.5-10.3.39-MariaDB", "").version,
+            Version::new(10, 3, 39)
+        );
+        assert_eq!(flavor("11.4.2", "MariaDB Server").family, Family::Mariadb);
+    }
+
+    #[test]
+    fn unknown_versions_are_refused_with_the_text() {
+        let err = Flavor::detect("banana", "").unwrap_err().to_string();
+        assert!(err.contains("banana"), "{err}");
+        assert!(Flavor::detect("", "").is_err());
+        assert!(Flavor::detect("3.23.1", "").is_err());
+    }
+}

@@ -1,0 +1,23 @@
+//! The SQL layer: connect, detect the flavor, and read what each node reports about replication
+//! into typed structs.
+
+pub mod binlog;
+pub mod conn;
+pub mod flavor;
+pub mod grants;
+pub mod node_state;
+pub mod replica_hosts;
+pub mod replica_status;
+pub mod row;
+pub mod semisync;
+
+pub use binlog::{BinlogFile, BinlogStatus, bytes_between};
+pub use conn::{Endpoint, NodeConn, Secret, SqlError, Timeouts};
+pub use flavor::{Family, Flavor, Version};
+pub use node_state::{GtidState, Identity, NodeState};
+pub use replica_hosts::ReplicaHost;
+pub use replica_status::{
+    BinlogPos, IoRunning, ReplicaGtid, ReplicaStatus, StatusError, ThreadError,
+};
+pub use row::{RawRow, RowError, Vertical, parse_vertical};
+pub use semisync::SemiSync;

@@ -1,0 +1,240 @@
+//! One row of SHOW REPLICA/SLAVE STATUS (or `MariaDB`'s SHOW ALL SLAVES STATUS), typed.
+//!
+//! Column names changed across versions (`Master_*` → `Source_*`, `Slave_*` → `Replica_*`), so each
+//! field lists every spelling. `MariaDB` keeps the old names even under `SHOW REPLICA STATUS`.
+
+use serde::Serialize;
+
+use super::row::{RawRow, RowError};
+use crate::gtid::{GtidList, GtidSet};
+
+/// `Slave_IO_Running`: the IO thread can be running but not connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoRunning {
+    Yes,
+    Connecting,
+    No,
+}
+
+/// A binlog coordinate on the source: file name and byte offset.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct BinlogPos {
+    pub file: String,
+    pub pos: u64,
+}
+
+/// The last error of one replication thread; absent when the errno is 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadError {
+    pub errno: u32,
+    pub message: String,
+    /// `MySQL`'s `Last_*_Error_Timestamp` as printed (`240315 10:22:31`); `MariaDB` has none.
+    pub timestamp: Option<String>,
+}
+
+/// GTID state of the replication stream, which differs in kind between the families.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ReplicaGtid {
+    Mysql {
+        auto_position: bool,
+        /// Transactions received into the relay log.
+        retrieved: GtidSet,
+        /// Transactions applied (the replica's whole `gtid_executed`).
+        executed: GtidSet,
+    },
+    Mariadb {
+        /// `Using_Gtid`: `No`, `Current_Pos` or `Slave_Pos`.
+        using_gtid: String,
+        /// Last GTID received per domain (`Gtid_IO_Pos`).
+        io_pos: GtidList,
+        /// Last GTID applied per domain (`Gtid_Slave_Pos`, only in SHOW ALL SLAVES STATUS).
+        slave_pos: Option<GtidList>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplicaStatus {
+    /// Channel (`MySQL`) or connection name (`MariaDB`); empty for the default one.
+    pub channel: String,
+    pub source_host: String,
+    pub source_port: u16,
+    pub source_user: String,
+    pub source_server_id: Option<u32>,
+    pub source_uuid: Option<String>,
+    pub io_running: IoRunning,
+    pub sql_running: bool,
+    /// `Slave_IO_State`: what the IO thread is doing, empty when stopped.
+    pub io_state: String,
+    /// `Slave_SQL_Running_State`; empty when the SQL thread is stopped.
+    pub sql_state: String,
+    /// NULL when a thread is stopped: kept as `None`, never read as 0.
+    pub seconds_behind_source: Option<u64>,
+    /// Where the IO thread has read to in the source's binlog.
+    pub received: BinlogPos,
+    /// Where the SQL thread has applied to in the source's binlog.
+    pub applied: BinlogPos,
+    pub relay_log_space: Option<u64>,
+    pub sql_delay: Option<u64>,
+    pub sql_remaining_delay: Option<u64>,
+    pub last_io_error: Option<ThreadError>,
+    pub last_sql_error: Option<ThreadError>,
+    pub gtid: ReplicaGtid,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StatusError {
+    #[error(transparent)]
+    Row(#[from] RowError),
+    #[error("column {column}: {source}")]
+    Gtid {
+        column: &'static str,
+        source: crate::gtid::GtidParseError,
+    },
+    #[error("column {column} holds {value:?}, expected {expected}")]
+    Value {
+        column: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+    #[error(
+        "the replica status has neither Executed_Gtid_Set (MySQL) nor Gtid_IO_Pos (MariaDB): unsupported server"
+    )]
+    UnknownGtidColumns,
+}
+
+const IO_RUNNING: &[&str] = &["Replica_IO_Running", "Slave_IO_Running"];
+const SQL_RUNNING: &[&str] = &["Replica_SQL_Running", "Slave_SQL_Running"];
+
+impl ReplicaStatus {
+    pub fn from_row(row: &RawRow) -> Result<Self, StatusError> {
+        Ok(Self {
+            channel: row
+                .optional_text(&["Channel_Name", "Connection_name"])
+                .unwrap_or_default()
+                .to_owned(),
+            source_host: row.string(&["Source_Host", "Master_Host"])?,
+            source_port: row.u16(&["Source_Port", "Master_Port"])?,
+            source_user: row.string(&["Source_User", "Master_User"])?,
+            source_server_id: row
+                .optional_u64(&["Source_Server_Id", "Master_Server_Id"])?
+                .and_then(|id| u32::try_from(id).ok()),
+            source_uuid: row
+                .optional_text(&["Source_UUID", "Master_UUID"])
+                .filter(|uuid| !uuid.is_empty())
+                .map(str::to_owned),
+            io_running: io_running(row)?,
+            sql_running: yes_no(row, SQL_RUNNING, "Slave_SQL_Running")?,
+            io_state: row.string(&["Replica_IO_State", "Slave_IO_State"])?,
+            sql_state: row
+                .optional_text(&["Replica_SQL_Running_State", "Slave_SQL_Running_State"])
+                .unwrap_or_default()
+                .to_owned(),
+            seconds_behind_source: row
+                .opt_u64(&["Seconds_Behind_Source", "Seconds_Behind_Master"])?,
+            received: BinlogPos {
+                file: row.string(&["Source_Log_File", "Master_Log_File"])?,
+                pos: row.u64(&["Read_Source_Log_Pos", "Read_Master_Log_Pos"])?,
+            },
+            applied: BinlogPos {
+                file: row.string(&["Relay_Source_Log_File", "Relay_Master_Log_File"])?,
+                pos: row.u64(&["Exec_Source_Log_Pos", "Exec_Master_Log_Pos"])?,
+            },
+            relay_log_space: row.optional_u64(&["Relay_Log_Space"])?,
+            sql_delay: row.optional_u64(&["SQL_Delay"])?,
+            sql_remaining_delay: row.optional_u64(&["SQL_Remaining_Delay"])?,
+            last_io_error: thread_error(
+                row,
+                &["Last_IO_Errno"],
+                &["Last_IO_Error"],
+                &["Last_IO_Error_Timestamp"],
+            )?,
+            last_sql_error: thread_error(
+                row,
+                &["Last_SQL_Errno"],
+                &["Last_SQL_Error"],
+                &["Last_SQL_Error_Timestamp"],
+            )?,
+            gtid: replica_gtid(row)?,
+        })
+    }
+}
+
+fn yes_no(row: &RawRow, names: &[&str], column: &'static str) -> Result<bool, StatusError> {
+    match row.text(names)? {
+        Some("Yes") => Ok(true),
+        Some("No") => Ok(false),
+        other => Err(StatusError::Value {
+            column,
+            value: other.unwrap_or("NULL").to_owned(),
+            expected: "Yes or No",
+        }),
+    }
+}
+
+fn io_running(row: &RawRow) -> Result<IoRunning, StatusError> {
+    match row.text(IO_RUNNING)? {
+        Some("Yes") => Ok(IoRunning::Yes),
+        Some("Connecting") => Ok(IoRunning::Connecting),
+        Some("No") => Ok(IoRunning::No),
+        other => Err(StatusError::Value {
+            column: "Slave_IO_Running",
+            value: other.unwrap_or("NULL").to_owned(),
+            expected: "Yes, Connecting or No",
+        }),
+    }
+}
+
+fn thread_error(
+    row: &RawRow,
+    errno: &[&str],
+    message: &[&str],
+    timestamp: &[&str],
+) -> Result<Option<ThreadError>, StatusError> {
+    let errno = row.u32(errno)?;
+    if errno == 0 {
+        return Ok(None);
+    }
+    Ok(Some(ThreadError {
+        errno,
+        message: row.string(message)?,
+        timestamp: row
+            .optional_text(timestamp)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned),
+    }))
+}
+
+pub(super) fn gtid_set(row: &RawRow, column: &'static str) -> Result<GtidSet, StatusError> {
+    GtidSet::parse(row.text(&[column])?.unwrap_or_default())
+        .map_err(|source| StatusError::Gtid { column, source })
+}
+
+pub(super) fn gtid_list(row: &RawRow, column: &'static str) -> Result<GtidList, StatusError> {
+    GtidList::parse(row.text(&[column])?.unwrap_or_default())
+        .map_err(|source| StatusError::Gtid { column, source })
+}
+
+fn replica_gtid(row: &RawRow) -> Result<ReplicaGtid, StatusError> {
+    if row.has(&["Executed_Gtid_Set"]) {
+        return Ok(ReplicaGtid::Mysql {
+            auto_position: row.optional_bool(&["Auto_Position"])?.unwrap_or(false),
+            retrieved: gtid_set(row, "Retrieved_Gtid_Set")?,
+            executed: gtid_set(row, "Executed_Gtid_Set")?,
+        });
+    }
+    if row.has(&["Gtid_IO_Pos"]) {
+        let slave_pos = if row.has(&["Gtid_Slave_Pos"]) {
+            Some(gtid_list(row, "Gtid_Slave_Pos")?)
+        } else {
+            None
+        };
+        return Ok(ReplicaGtid::Mariadb {
+            using_gtid: row.string(&["Using_Gtid"])?,
+            io_pos: gtid_list(row, "Gtid_IO_Pos")?,
+            slave_pos,
+        });
+    }
+    Err(StatusError::UnknownGtidColumns)
+}
