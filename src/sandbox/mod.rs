@@ -1,0 +1,549 @@
+//! Real replication topologies on one machine: a primary and N GTID replicas, each a real
+//! `mariadbd` (or `mysqld`) on 127.0.0.1 with its own folder, port and `server_id`.
+//!
+//! The same code is the CLI (`rwtop sandbox up|status|down`) and the test harness: tests start an
+//! ephemeral sandbox on free ports in a temp folder, and dropping the handle kills and removes it.
+
+mod admin;
+mod error;
+pub mod layout;
+mod mycnf;
+mod process;
+mod server;
+mod state;
+pub mod toml_out;
+mod wiring;
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+pub use error::SandboxError;
+pub use server::Binaries;
+pub use state::{NodeSpec, SandboxState};
+
+use crate::mysql::{Endpoint, Family, NodeState, RawRow, ReplicaStatus, Secret};
+use admin::Admin;
+use layout::{MAX_SOCKET_PATH, NodeDir, password_file, state_file};
+
+/// How long servers get to start, and replicas to catch up, before `up` gives up. Generous: CI
+/// runs on a busy two-core machine.
+const START_DEADLINE: Duration = Duration::from_secs(60);
+
+pub const DEFAULT_BASE_PORT: u16 = 13306;
+pub const MONITOR_USER: &str = "rwtop";
+const REPL_USER: &str = "repl";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ports {
+    /// Consecutive ports from this one: primary, r1, r2, ...
+    Base(u16),
+    /// Whatever the kernel hands out, for tests running side by side.
+    Free,
+}
+
+#[derive(Debug, Clone)]
+pub struct SandboxSpec {
+    pub dir: PathBuf,
+    pub replicas: usize,
+    pub semisync: bool,
+    pub ports: Ports,
+    /// Kill the servers and delete the folder when the handle drops (tests).
+    pub ephemeral: bool,
+}
+
+impl SandboxSpec {
+    #[must_use]
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            replicas: 2,
+            semisync: false,
+            ports: Ports::Base(DEFAULT_BASE_PORT),
+            ephemeral: false,
+        }
+    }
+}
+
+/// A running sandbox.
+pub struct Sandbox {
+    dir: PathBuf,
+    state: SandboxState,
+    binaries: Binaries,
+    children: Vec<Child>,
+    ephemeral: bool,
+}
+
+/// One node as `status` sees it.
+#[derive(Debug)]
+pub struct NodeReport {
+    pub spec: NodeSpec,
+    pub pid: Option<i32>,
+    pub state: Result<NodeState, SandboxError>,
+    pub replication: Option<Result<ReplicaStatus, SandboxError>>,
+}
+
+impl Sandbox {
+    /// Starts the sandbox in `spec.dir`, creating it if needed. Running it again on a sandbox that
+    /// is up is harmless; servers that are down are started again with their data.
+    pub fn up(spec: &SandboxSpec) -> Result<Self, SandboxError> {
+        let binaries = Binaries::discover()?;
+        if let Some(state) = SandboxState::load(&spec.dir)? {
+            Self::restart(spec, binaries, state)
+        } else {
+            let created = Self::create(spec, binaries);
+            if created.is_err() {
+                // Leave nothing half-built behind: no process, no port, no folder.
+                let _ = Self::down(&spec.dir);
+            }
+            created
+        }
+    }
+
+    /// Opens a sandbox that `up` started earlier (another process), without starting anything.
+    pub fn open(dir: &Path) -> Result<Self, SandboxError> {
+        let binaries = Binaries::discover()?;
+        let state = SandboxState::load(dir)?.ok_or_else(|| SandboxError::NoSandbox {
+            dir: dir.display().to_string(),
+        })?;
+        Ok(Self {
+            dir: dir.to_owned(),
+            state,
+            binaries,
+            children: Vec::new(),
+            ephemeral: false,
+        })
+    }
+
+    fn create(spec: &SandboxSpec, binaries: Binaries) -> Result<Self, SandboxError> {
+        let ports = choose_ports(&spec.ports, spec.replicas + 1)?;
+        let mut nodes = vec![NodeSpec {
+            name: "primary".to_owned(),
+            port: ports[0],
+            server_id: 1,
+            source: None,
+        }];
+        for (i, port) in ports.iter().enumerate().skip(1) {
+            nodes.push(NodeSpec {
+                name: format!("r{i}"),
+                port: *port,
+                server_id: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                source: Some("primary".to_owned()),
+            });
+        }
+        let state = SandboxState {
+            format: SandboxState::FORMAT,
+            family: format!("{:?}", binaries.flavor.family).to_lowercase(),
+            server_version: binaries.flavor.version_string.clone(),
+            semisync: spec.semisync,
+            monitor_user: MONITOR_USER.to_owned(),
+            repl_user: REPL_USER.to_owned(),
+            nodes,
+        };
+        fs::create_dir_all(&spec.dir)
+            .map_err(|e| SandboxError::io(format!("creating {}", spec.dir.display()), e))?;
+        let dir = fs::canonicalize(&spec.dir)
+            .map_err(|e| SandboxError::io(format!("resolving {}", spec.dir.display()), e))?;
+        state.save(&dir)?;
+        let mut sandbox = Self {
+            dir,
+            state,
+            binaries,
+            children: Vec::new(),
+            ephemeral: spec.ephemeral,
+        };
+        wiring::write_secrets(&sandbox.dir)?;
+        sandbox.init_nodes()?;
+        sandbox.start_stopped()?;
+        wiring::wire(&sandbox)?;
+        sandbox.wait_replicating(START_DEADLINE)?;
+        toml_out::write(&sandbox)?;
+        Ok(sandbox)
+    }
+
+    fn restart(
+        spec: &SandboxSpec,
+        binaries: Binaries,
+        state: SandboxState,
+    ) -> Result<Self, SandboxError> {
+        let replicas = state.replicas().count();
+        if replicas != spec.replicas || state.semisync != spec.semisync {
+            return Err(SandboxError::Exists {
+                dir: spec.dir.display().to_string(),
+                problem: format!(
+                    "it has {replicas} replicas{}; run `rwtop sandbox down` first to build a different one",
+                    if state.semisync {
+                        " with semi-sync"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+        if let Ports::Base(base) = spec.ports {
+            let have = state.primary().map_or(0, |p| p.port);
+            if base != have && base != DEFAULT_BASE_PORT {
+                return Err(SandboxError::Exists {
+                    dir: spec.dir.display().to_string(),
+                    problem: format!("it uses ports from {have}; run `rwtop sandbox down` first"),
+                });
+            }
+        }
+        let mut sandbox = Self {
+            dir: fs::canonicalize(&spec.dir).unwrap_or_else(|_| spec.dir.clone()),
+            state,
+            binaries,
+            children: Vec::new(),
+            ephemeral: spec.ephemeral,
+        };
+        sandbox.start_stopped()?;
+        sandbox.wait_replicating(START_DEADLINE)?;
+        toml_out::write(&sandbox)?;
+        Ok(sandbox)
+    }
+
+    /// Initializes every node's data folder, in parallel.
+    fn init_nodes(&self) -> Result<(), SandboxError> {
+        for node in &self.state.nodes {
+            let dirs = self.node_dir(&node.name);
+            if dirs.socket.as_os_str().len() > MAX_SOCKET_PATH {
+                return Err(SandboxError::SocketPathTooLong {
+                    path: dirs.socket.display().to_string(),
+                });
+            }
+            fs::create_dir_all(&dirs.tmp)
+                .map_err(|e| SandboxError::io(format!("creating {}", dirs.tmp.display()), e))?;
+            let cnf = mycnf::render(&mycnf::CnfParams {
+                node: &dirs,
+                port: node.port,
+                server_id: node.server_id,
+                is_replica: node.source.is_some(),
+                semisync: self.state.semisync,
+                as_root: server::running_as_root(),
+                flavor: &self.binaries.flavor,
+            });
+            fs::write(&dirs.cnf, cnf)
+                .map_err(|e| SandboxError::io(format!("writing {}", dirs.cnf.display()), e))?;
+        }
+        std::thread::scope(|scope| {
+            let jobs: Vec<_> = self
+                .state
+                .nodes
+                .iter()
+                .map(|node| {
+                    let dirs = self.node_dir(&node.name);
+                    let name = node.name.clone();
+                    scope.spawn(move || wiring::init_datadir(&self.binaries, &name, &dirs))
+                })
+                .collect();
+            jobs.into_iter().try_for_each(|job| {
+                job.join().unwrap_or_else(|_| {
+                    Err(SandboxError::InitFailed {
+                        node: "?".to_owned(),
+                        detail: "the init thread panicked".to_owned(),
+                    })
+                })
+            })
+        })
+    }
+
+    /// Starts every node whose server is not running, then waits until each accepts connections.
+    fn start_stopped(&mut self) -> Result<(), SandboxError> {
+        let mut started = Vec::new();
+        for node in &self.state.nodes {
+            let dirs = self.node_dir(&node.name);
+            if process::live_pid(&dirs.pid_file, &dirs.cnf).is_some() {
+                continue;
+            }
+            if TcpListener::bind(("127.0.0.1", node.port)).is_err() {
+                return Err(SandboxError::PortTaken {
+                    port: node.port,
+                    node: node.name.clone(),
+                });
+            }
+            let _ = fs::remove_file(&dirs.pid_file);
+            let child = process::spawn_server(&self.binaries.server, &dirs.cnf, &dirs.error_log)
+                .map_err(|e| SandboxError::io(format!("starting {}", node.name), e))?;
+            started.push(node.name.clone());
+            self.children.push(child);
+        }
+        for name in started {
+            self.wait_accepting(&name)?;
+        }
+        Ok(())
+    }
+
+    fn wait_accepting(&mut self, name: &str) -> Result<(), SandboxError> {
+        let dirs = self.node_dir(name);
+        let start = Instant::now();
+        loop {
+            if dirs.socket.exists() && self.admin(name, "SELECT 1").is_ok() {
+                return Ok(());
+            }
+            let exited = self
+                .children
+                .iter_mut()
+                .any(|c| matches!(c.try_wait(), Ok(Some(_))));
+            if exited || start.elapsed() > START_DEADLINE {
+                return Err(SandboxError::StartFailed {
+                    node: name.to_owned(),
+                    log: dirs.error_log.display().to_string(),
+                    tail: process::tail(&dirs.error_log, 8),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Waits until every replica runs both threads and has applied everything its primary has.
+    pub fn wait_replicating(&self, deadline: Duration) -> Result<(), SandboxError> {
+        let start = Instant::now();
+        loop {
+            let behind = self.first_replica_behind();
+            match behind {
+                None => return Ok(()),
+                Some(detail) if start.elapsed() > deadline => {
+                    return Err(SandboxError::NotReplicating { detail });
+                }
+                Some(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
+    /// `None` when all replicas are caught up, else what the first one lacks.
+    fn first_replica_behind(&self) -> Option<String> {
+        for node in self.state.replicas() {
+            let source = node.source.as_deref().unwrap_or("primary");
+            let status = match self.replica_status(&node.name) {
+                Ok(Some(status)) => status,
+                Ok(None) => return Some(format!("{}: replication is not configured", node.name)),
+                Err(e) => return Some(e.to_string()),
+            };
+            let errors = [&status.last_io_error, &status.last_sql_error];
+            if let Some(err) = errors.into_iter().flatten().next() {
+                return Some(format!(
+                    "{}: error {}: {}",
+                    node.name, err.errno, err.message
+                ));
+            }
+            if status.io_running != crate::mysql::IoRunning::Yes || !status.sql_running {
+                return Some(format!(
+                    "{}: replication threads not both running",
+                    node.name
+                ));
+            }
+            // Replica first, then its source: read the other way round, a busy source makes the
+            // replica look ahead.
+            let (Ok(mine), Ok(theirs)) = (self.node_state(&node.name), self.node_state(source))
+            else {
+                return Some(format!("{}: cannot read GTID state", node.name));
+            };
+            if !mine.has_applied_all_of(&theirs) {
+                return Some(format!(
+                    "{}: still applying {source}'s transactions",
+                    node.name
+                ));
+            }
+        }
+        None
+    }
+
+    /// Stops every server of the sandbox in `dir` (replicas first) and deletes the folder.
+    /// Returns the names of the nodes that were running; a missing sandbox is not an error.
+    pub fn down(dir: &Path) -> Result<Vec<String>, SandboxError> {
+        let Some(state) = SandboxState::load(dir)? else {
+            if dir.exists() && fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none()) {
+                let _ = fs::remove_dir(dir);
+            }
+            return Ok(Vec::new());
+        };
+        let mut stopped = Vec::new();
+        for node in state.nodes.iter().rev() {
+            let dirs = NodeDir::new(dir, &node.name);
+            if let Some(pid) = process::live_pid(&dirs.pid_file, &dirs.cnf) {
+                process::stop(pid, Duration::from_secs(30));
+                stopped.push(node.name.clone());
+            }
+        }
+        fs::remove_dir_all(dir)
+            .map_err(|e| SandboxError::io(format!("removing {}", dir.display()), e))?;
+        Ok(stopped)
+    }
+
+    #[must_use]
+    pub fn report(&self) -> Vec<NodeReport> {
+        self.state
+            .nodes
+            .iter()
+            .map(|node| {
+                let dirs = self.node_dir(&node.name);
+                let pid = process::live_pid(&dirs.pid_file, &dirs.cnf);
+                NodeReport {
+                    spec: node.clone(),
+                    pid,
+                    state: self.node_state(&node.name),
+                    replication: node.source.as_ref().map(|_| {
+                        self.replica_status(&node.name)?
+                            .ok_or_else(|| SandboxError::Admin {
+                                node: node.name.clone(),
+                                sql: self.binaries.flavor.replica_status_sql().to_owned(),
+                                problem: "no replication configured".to_owned(),
+                            })
+                    }),
+                }
+            })
+            .collect()
+    }
+
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    #[must_use]
+    pub fn state(&self) -> &SandboxState {
+        &self.state
+    }
+
+    #[must_use]
+    pub fn binaries(&self) -> &Binaries {
+        &self.binaries
+    }
+
+    #[must_use]
+    pub fn node_dir(&self, name: &str) -> NodeDir {
+        NodeDir::new(&self.dir, name)
+    }
+
+    #[must_use]
+    pub fn port(&self, name: &str) -> Option<u16> {
+        self.state
+            .nodes
+            .iter()
+            .find(|n| n.name == name)
+            .map(|n| n.port)
+    }
+
+    /// The live pid of a node's server.
+    #[must_use]
+    pub fn pid(&self, name: &str) -> Option<i32> {
+        let dirs = self.node_dir(name);
+        process::live_pid(&dirs.pid_file, &dirs.cnf)
+    }
+
+    /// How rwtop connects to a node: over TCP as the monitor user.
+    pub fn endpoint(&self, name: &str) -> Result<Endpoint, SandboxError> {
+        let port = self.port(name).ok_or_else(|| SandboxError::UnknownNode {
+            node: name.to_owned(),
+        })?;
+        let path = password_file(&self.dir);
+        let password = fs::read_to_string(&path)
+            .map_err(|e| SandboxError::io(format!("reading {}", path.display()), e))?;
+        Ok(Endpoint {
+            host: "127.0.0.1".to_owned(),
+            port,
+            user: self.state.monitor_user.clone(),
+            password: Some(Secret::new(password.trim())),
+        })
+    }
+
+    /// Runs administrative SQL on a node (as the OS user over its socket).
+    pub fn admin(&self, name: &str, sql: &str) -> Result<Vec<RawRow>, SandboxError> {
+        let user = match self.binaries.flavor.family {
+            Family::Mariadb => server::os_user(),
+            Family::Mysql => "root".to_owned(),
+        };
+        let admin = Admin {
+            client: &self.binaries.client,
+            user,
+        };
+        admin.run(name, &self.node_dir(name).socket, sql)
+    }
+
+    fn replica_status(&self, name: &str) -> Result<Option<ReplicaStatus>, SandboxError> {
+        let sql = self.binaries.flavor.replica_status_sql();
+        let rows = self.admin(name, sql)?;
+        rows.first()
+            .map(ReplicaStatus::from_row)
+            .transpose()
+            .map_err(|e| SandboxError::Admin {
+                node: name.to_owned(),
+                sql: sql.to_owned(),
+                problem: e.to_string(),
+            })
+    }
+
+    fn node_state(&self, name: &str) -> Result<NodeState, SandboxError> {
+        let sql = self.binaries.flavor.state_sql();
+        let rows = self.admin(name, sql)?;
+        let parsed = rows
+            .first()
+            .map(|row| NodeState::from_row(row, self.binaries.flavor.family));
+        match parsed {
+            Some(Ok(state)) => Ok(state),
+            other => Err(SandboxError::Admin {
+                node: name.to_owned(),
+                sql: sql.to_owned(),
+                problem: other.map_or_else(|| "no row".to_owned(), |e| format!("{e:?}")),
+            }),
+        }
+    }
+
+    /// Whether the sandbox folder still has its state file (tests check `down` removed it).
+    #[must_use]
+    pub fn exists(dir: &Path) -> bool {
+        state_file(dir).exists()
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if !self.ephemeral {
+            return;
+        }
+        // Throwaway data: kill at once rather than wait for a clean shutdown.
+        for node in &self.state.nodes {
+            if let Some(pid) = self.pid(&node.name) {
+                process::signal(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn choose_ports(ports: &Ports, count: usize) -> Result<Vec<u16>, SandboxError> {
+    match ports {
+        Ports::Base(base) => (0..count)
+            .map(|i| {
+                u16::try_from(i)
+                    .ok()
+                    .and_then(|i| base.checked_add(i))
+                    .ok_or(SandboxError::PortTaken {
+                        port: *base,
+                        node: format!("node {i} (port range overflows 65535)"),
+                    })
+            })
+            .collect(),
+        Ports::Free => {
+            // Hold all listeners until every port is chosen so none repeats.
+            let listeners: Vec<TcpListener> = (0..count)
+                .map(|_| TcpListener::bind(("127.0.0.1", 0)))
+                .collect::<Result<_, _>>()
+                .map_err(|e| SandboxError::io("finding free ports".to_owned(), e))?;
+            listeners
+                .iter()
+                .map(|l| {
+                    l.local_addr()
+                        .map(|a| a.port())
+                        .map_err(|e| SandboxError::io("finding free ports".to_owned(), e))
+                })
+                .collect()
+        }
+    }
+}

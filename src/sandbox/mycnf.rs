@@ -1,0 +1,69 @@
+//! The option file of one sandbox node.
+
+use std::fmt::Write as _;
+
+use super::layout::NodeDir;
+use crate::mysql::{Family, Flavor};
+
+pub struct CnfParams<'a> {
+    pub node: &'a NodeDir,
+    pub port: u16,
+    pub server_id: u32,
+    pub is_replica: bool,
+    pub semisync: bool,
+    pub as_root: bool,
+    pub flavor: &'a Flavor,
+}
+
+/// Small and fast rather than durable: the sandbox is throwaway, so durability knobs are off and
+/// memory is kept low enough for a dozen servers on a small machine.
+pub fn render(p: &CnfParams<'_>) -> String {
+    let section = match p.flavor.family {
+        Family::Mariadb => "mariadbd",
+        Family::Mysql => "mysqld",
+    };
+    let mut cnf = format!(
+        "# Written by `rwtop sandbox up`; the sandbox owns this file.\n[{section}]\n\
+         datadir={data}\ntmpdir={tmp}\nsocket={socket}\npid-file={pid}\nlog-error={log}\n\
+         port={port}\nbind-address=127.0.0.1\nserver_id={id}\nreport_host=127.0.0.1\n\
+         report_port={port}\nlog_bin=binlog\nbinlog_format=ROW\nskip-name-resolve\n\
+         innodb_buffer_pool_size=64M\ninnodb_log_file_size=32M\n\
+         innodb_flush_log_at_trx_commit=2\nsync_binlog=0\nperformance_schema=OFF\n\
+         max_connections=200\n",
+        data = p.node.data.display(),
+        tmp = p.node.tmp.display(),
+        socket = p.node.socket.display(),
+        pid = p.node.pid_file.display(),
+        log = p.node.error_log.display(),
+        port = p.port,
+        id = p.server_id,
+    );
+    if p.as_root {
+        cnf.push_str("user=root\n");
+    }
+    if p.is_replica {
+        cnf.push_str("read_only=ON\n");
+    }
+    match p.flavor.family {
+        Family::Mariadb => {
+            cnf.push_str("log_slave_updates=ON\ngtid_strict_mode=ON\n");
+            if p.semisync {
+                let side = if p.is_replica { "slave" } else { "master" };
+                let _ = writeln!(cnf, "rpl_semi_sync_{side}_enabled=ON");
+            }
+        }
+        Family::Mysql => {
+            cnf.push_str(
+                "gtid_mode=ON\nenforce_gtid_consistency=ON\nlog_replica_updates=ON\nmysqlx=OFF\n",
+            );
+            if p.semisync {
+                let side = if p.is_replica { "replica" } else { "source" };
+                let _ = writeln!(
+                    cnf,
+                    "plugin-load-add=semisync_{side}.so\nrpl_semi_sync_{side}_enabled=ON"
+                );
+            }
+        }
+    }
+    cnf
+}

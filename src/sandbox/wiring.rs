@@ -1,0 +1,140 @@
+//! Turning started servers into a topology: data folders, accounts, replication links.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::layout::{NodeDir, password_file};
+use super::process::run_with_deadline;
+use super::server::{self, Binaries};
+use super::{Sandbox, SandboxError};
+use crate::mysql::{Family, grants::monitor_grants};
+
+fn repl_password_file(dir: &Path) -> PathBuf {
+    dir.join("repl.password")
+}
+
+/// Random passwords for the monitor and replication accounts, in files only the owner reads:
+/// no password is ever passed in argv or printed.
+pub fn write_secrets(dir: &Path) -> Result<(), SandboxError> {
+    for path in [password_file(dir), repl_password_file(dir)] {
+        let mut bytes = [0u8; 12];
+        fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(|e| SandboxError::io("reading /dev/urandom".to_owned(), e))?;
+        let secret = bytes.iter().fold(String::new(), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        });
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| f.write_all(secret.as_bytes()))
+            .map_err(|e| SandboxError::io(format!("writing {}", path.display()), e))?;
+    }
+    Ok(())
+}
+
+fn read_secret(path: &Path) -> Result<String, SandboxError> {
+    fs::read_to_string(path)
+        .map(|s| s.trim().to_owned())
+        .map_err(|e| SandboxError::io(format!("reading {}", path.display()), e))
+}
+
+/// Creates the system tables of one node. The server authenticates the OS user over the socket,
+/// so there is no admin password.
+pub fn init_datadir(bin: &Binaries, node: &str, dirs: &NodeDir) -> Result<(), SandboxError> {
+    let user = server::os_user();
+    let cmd = if let Some(install_db) = &bin.install_db {
+        let mut cmd = Command::new(install_db);
+        cmd.arg(format!("--defaults-file={}", dirs.cnf.display()))
+            .args(["--auth-root-authentication-method=socket", "--skip-test-db"])
+            .arg(format!("--auth-root-socket-user={user}"));
+        // `--user` makes the script chown its PAM helper, which only root may do; a normal
+        // user's files are theirs anyway.
+        if server::running_as_root() {
+            cmd.arg("--user=root");
+        }
+        cmd
+    } else {
+        let mut cmd = Command::new(&bin.server);
+        cmd.arg(format!("--defaults-file={}", dirs.cnf.display()))
+            .arg("--initialize-insecure");
+        cmd
+    };
+    let log = dirs.root.join("init.log");
+    let finished =
+        run_with_deadline(cmd, Duration::from_secs(120)).map_err(|e| SandboxError::InitFailed {
+            node: node.to_owned(),
+            detail: e.to_string(),
+        })?;
+    let _ = fs::write(&log, format!("{}{}", finished.stdout, finished.stderr));
+    // A failed init can leave a server without system tables; never start on one.
+    if !finished.status.success() || !dirs.data.join("mysql").is_dir() {
+        // The bootstrap server writes its reasons to the error log, the script only a banner.
+        let script: Vec<&str> = finished
+            .stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(6)
+            .collect();
+        return Err(SandboxError::InitFailed {
+            node: node.to_owned(),
+            detail: format!(
+                "{}\nlast lines of {}:\n{}",
+                script.join("\n"),
+                dirs.error_log.display(),
+                super::process::tail(&dirs.error_log, 8)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Accounts and rwtop's schema on the primary (they replicate to every replica), then each
+/// replica pointed at its source with GTID auto-positioning.
+pub fn wire(sandbox: &Sandbox) -> Result<(), SandboxError> {
+    let state = sandbox.state();
+    let family = sandbox.binaries().flavor.family;
+    let monitor_password = read_secret(&password_file(sandbox.dir()))?;
+    let repl_password = read_secret(&repl_password_file(sandbox.dir()))?;
+    let monitor = format!("'{}'@'127.0.0.1'", state.monitor_user);
+    let repl = format!("'{}'@'127.0.0.1'", state.repl_user);
+    let mut sql = vec![
+        "CREATE DATABASE IF NOT EXISTS rwtop".to_owned(),
+        format!("CREATE USER {repl} IDENTIFIED BY '{repl_password}'"),
+        format!("GRANT REPLICATION SLAVE ON *.* TO {repl}"),
+        format!("CREATE USER {monitor} IDENTIFIED BY '{monitor_password}'"),
+    ];
+    sql.extend(monitor_grants(family, &monitor));
+    let primary = state.primary().map(|p| p.name.clone()).unwrap_or_default();
+    sandbox.admin(&primary, &sql.join(";\n"))?;
+
+    for node in state.replicas() {
+        let source = node.source.as_deref().unwrap_or("primary");
+        let port = sandbox.port(source).unwrap_or_default();
+        let user = &state.repl_user;
+        let change = match family {
+            Family::Mariadb => format!(
+                "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, \
+                 MASTER_USER='{user}', MASTER_PASSWORD='{repl_password}', \
+                 MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1; START SLAVE"
+            ),
+            Family::Mysql => format!(
+                "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={port}, \
+                 SOURCE_USER='{user}', SOURCE_PASSWORD='{repl_password}', \
+                 SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1; \
+                 START REPLICA"
+            ),
+        };
+        sandbox.admin(&node.name, &change)?;
+    }
+    Ok(())
+}

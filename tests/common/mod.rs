@@ -1,0 +1,132 @@
+//! Test harness over the project's own sandbox: real servers on free ports in a temp folder,
+//! killed and removed when the handle drops, even when the test fails.
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the harness"
+)]
+
+use std::fs;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use rwtop::mysql::{NodeConn, Timeouts};
+use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+fn tests_root() -> PathBuf {
+    std::env::temp_dir().join("rwtop-tests")
+}
+
+/// A test process killed outright (no unwinding, so no `Drop`) leaves its servers behind; the
+/// next run stops those whose owner is gone.
+fn reap_orphans() {
+    let Ok(entries) = fs::read_dir(tests_root()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let owner = fs::read_to_string(entry.path().join("owner.pid"))
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok());
+        let alive = owner.is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
+        if !alive {
+            let _ = Sandbox::down(&entry.path().join("s"));
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+pub struct TestSandbox {
+    /// Always `Some` until drop, which must stop the servers before removing the holder folder.
+    sandbox: Option<Sandbox>,
+    holder: PathBuf,
+}
+
+impl TestSandbox {
+    pub fn start(replicas: usize, semisync: bool) -> Self {
+        reap_orphans();
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let holder = tests_root().join(format!("{}-{n}", std::process::id()));
+        fs::create_dir_all(&holder).expect("creating the test sandbox folder");
+        fs::write(holder.join("owner.pid"), std::process::id().to_string())
+            .expect("writing owner.pid");
+        let spec = SandboxSpec {
+            dir: holder.join("s"),
+            replicas,
+            semisync,
+            ports: Ports::Free,
+            ephemeral: true,
+        };
+        // A port chosen free can be taken by a parallel test before the server binds it.
+        let sandbox = match Sandbox::up(&spec) {
+            Ok(sandbox) => sandbox,
+            Err(first) => {
+                eprintln!("sandbox up failed once ({first}); retrying on new ports");
+                Sandbox::up(&spec).unwrap_or_else(|e| panic!("sandbox up failed: {e}"))
+            }
+        };
+        Self {
+            sandbox: Some(sandbox),
+            holder,
+        }
+    }
+
+    pub fn sandbox(&self) -> &Sandbox {
+        self.sandbox
+            .as_ref()
+            .expect("sandbox is present until drop")
+    }
+
+    pub fn admin(&self, node: &str, sql: &str) -> Vec<rwtop::mysql::RawRow> {
+        self.sandbox()
+            .admin(node, sql)
+            .unwrap_or_else(|e| panic!("admin SQL on {node} failed: {e}"))
+    }
+
+    pub async fn connect(&self, node: &str) -> NodeConn {
+        let endpoint = self.sandbox().endpoint(node).expect("endpoint");
+        NodeConn::connect(&endpoint, Timeouts::default())
+            .await
+            .unwrap_or_else(|e| panic!("connecting to {node}: {e}"))
+    }
+
+    /// Writes one row on the primary (rwtop's schema exists there from the start).
+    pub fn write(&self, id: u64) {
+        self.admin(
+            "primary",
+            &format!(
+                "CREATE TABLE IF NOT EXISTS rwtop.t (id BIGINT PRIMARY KEY); \
+                 INSERT INTO rwtop.t VALUES ({id})"
+            ),
+        );
+    }
+}
+
+impl Drop for TestSandbox {
+    fn drop(&mut self) {
+        // The sandbox's own Drop kills the servers and removes its folder; then the holder goes.
+        drop(self.sandbox.take());
+        let _ = fs::remove_file(self.holder.join("owner.pid"));
+        let _ = fs::remove_dir(&self.holder);
+    }
+}
+
+/// Polls `check` until it returns `Some` or the deadline passes; never a fixed sleep.
+pub async fn eventually<T>(
+    what: &str,
+    deadline: Duration,
+    mut check: impl AsyncFnMut() -> Option<T>,
+) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            start.elapsed() < deadline,
+            "timed out after {deadline:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -1,0 +1,199 @@
+//! `rwtop sandbox` through the real binary: the commands a person types, their messages and exit
+//! codes, and that `down` leaves no process and no port behind.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn rwtop(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rwtop"));
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("running rwtop")
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn free_base_port(count: u16) -> u16 {
+    // A run of `count` consecutive free ports, probed by binding them all at once.
+    for _ in 0..200 {
+        let base = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if base > 65000 {
+            continue;
+        }
+        let held: Vec<_> = (0..count)
+            .filter_map(|i| TcpListener::bind(("127.0.0.1", base + i)).ok())
+            .collect();
+        if held.len() == usize::from(count) {
+            return base;
+        }
+    }
+    panic!("no run of {count} free ports");
+}
+
+fn pid_alive(pid: &str) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z"))
+}
+
+#[test]
+fn live_cli_up_status_down_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sb");
+    let dir_s = dir.to_str().unwrap();
+    let base = free_base_port(3);
+    let base_s = base.to_string();
+    let up = rwtop(
+        &["sandbox", "up", "--dir", dir_s, "--base-port", &base_s],
+        &[],
+    );
+    let (out, err) = text(&up);
+    assert!(up.status.success(), "up failed: {err}");
+    assert!(
+        out.contains("[primary]") && out.contains(&format!("127.0.0.1:{}", base + 2)),
+        "{out}"
+    );
+    assert!(
+        !out.contains(&std::fs::read_to_string(dir.join("monitor.password")).unwrap()),
+        "no password printed"
+    );
+    let config: toml::Value =
+        toml::from_str(&std::fs::read_to_string(dir.join("rwtop.toml")).unwrap()).unwrap();
+    assert_eq!(config["replicas"].as_array().unwrap().len(), 2);
+
+    // Twice is harmless and keeps the same servers.
+    let again = rwtop(
+        &["sandbox", "up", "--dir", dir_s, "--base-port", &base_s],
+        &[],
+    );
+    assert!(again.status.success(), "{}", text(&again).1);
+
+    let status = rwtop(&["sandbox", "status", "--dir", dir_s], &[]);
+    let (out, _) = text(&status);
+    assert!(status.status.success(), "{}", text(&status).1);
+    let replica_lines: Vec<&str> = out.lines().filter(|l| l.starts_with('r')).collect();
+    assert_eq!(replica_lines.len(), 2, "{out}");
+    assert!(
+        replica_lines.iter().all(|l| l.contains("Yes        Yes")),
+        "{out}"
+    );
+    let pids: Vec<String> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("NODE"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
+        .collect();
+    assert_eq!(pids.len(), 3, "{out}");
+    assert!(pids.iter().all(|p| pid_alive(p)), "{out}");
+
+    let down = rwtop(&["sandbox", "down", "--dir", dir_s], &[]);
+    assert!(down.status.success(), "{}", text(&down).1);
+    assert!(
+        pids.iter().all(|p| !pid_alive(p)),
+        "no server process survives down"
+    );
+    for port in base..base + 3 {
+        assert!(
+            TcpListener::bind(("127.0.0.1", port)).is_ok(),
+            "port {port} still taken"
+        );
+    }
+    assert!(!dir.exists(), "folder removed");
+    let twice = rwtop(&["sandbox", "down", "--dir", dir_s], &[]);
+    assert!(twice.status.success(), "down twice is fine");
+}
+
+#[test]
+fn live_taken_port_is_refused_with_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let holder = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = holder.local_addr().unwrap().port().to_string();
+    let out = rwtop(
+        &[
+            "sandbox",
+            "up",
+            "--dir",
+            tmp.path().join("sb").to_str().unwrap(),
+            "--base-port",
+            &port,
+        ],
+        &[],
+    );
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("port {port} on 127.0.0.1")) && err.contains("--base-port"),
+        "{err}"
+    );
+    assert!(
+        !tmp.path().join("sb").exists(),
+        "nothing half-built is left"
+    );
+}
+
+#[test]
+fn missing_server_binary_says_which_package_to_install() {
+    let empty = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = rwtop(
+        &[
+            "sandbox",
+            "up",
+            "--dir",
+            tmp.path().join("sb").to_str().unwrap(),
+        ],
+        &[("RWTOP_SERVER_DIR", empty.path().to_str().unwrap())],
+    );
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no MariaDB or MySQL server found"), "{err}");
+    assert!(
+        err.contains("apt-get install mariadb-server mariadb-client"),
+        "{err}"
+    );
+    assert!(
+        err.contains(empty.path().to_str().unwrap()),
+        "names where it looked: {err}"
+    );
+}
+
+#[test]
+fn status_of_a_missing_sandbox_says_how_to_start_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("none");
+    let out = rwtop(&["sandbox", "status", "--dir", dir.to_str().unwrap()], &[]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("rwtop sandbox up --dir"), "{err}");
+}
+
+#[test]
+fn readme_lists_exactly_the_grants_the_sandbox_gives() {
+    use rwtop::mysql::{Family, grants};
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let documented: Vec<&str> = readme.lines().filter(|l| l.starts_with("GRANT ")).collect();
+    let mut from_code: Vec<String> = [Family::Mariadb, Family::Mysql]
+        .into_iter()
+        .flat_map(|f| grants::monitor_grants(f, grants::README_ACCOUNT))
+        .map(|g| format!("{g};"))
+        .collect();
+    let mut documented_sorted: Vec<String> = documented.iter().map(|s| (*s).to_owned()).collect();
+    documented_sorted.sort();
+    from_code.sort();
+    assert_eq!(
+        documented_sorted, from_code,
+        "README's grants and the code's differ"
+    );
+}
