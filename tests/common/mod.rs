@@ -20,21 +20,27 @@ fn tests_root() -> PathBuf {
 }
 
 /// A test process killed outright (no unwinding, so no `Drop`) leaves its servers behind; the
-/// next run stops those whose owner is gone.
+/// next run stops those whose owner is gone. The owner's pid is the folder name's prefix, so a
+/// folder is never seen without its owner (a pid file written after the folder would leave a
+/// window in which a parallel test reaps a live sandbox).
 fn reap_orphans() {
-    let Ok(entries) = fs::read_dir(tests_root()) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let owner = fs::read_to_string(entry.path().join("owner.pid"))
-            .ok()
-            .and_then(|p| p.trim().parse::<i32>().ok());
-        let alive = owner.is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
-        if !alive {
-            let _ = Sandbox::down(&entry.path().join("s"));
-            let _ = fs::remove_dir_all(entry.path());
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(entries) = fs::read_dir(tests_root()) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let owner = name.split('-').next().and_then(|p| p.parse::<u32>().ok());
+            let alive = owner.is_some_and(|pid| {
+                pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists()
+            });
+            if !alive {
+                let _ = Sandbox::down(&entry.path().join("s"));
+                let _ = fs::remove_dir_all(entry.path());
+            }
         }
-    }
+    });
 }
 
 pub struct TestSandbox {
@@ -49,8 +55,6 @@ impl TestSandbox {
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let holder = tests_root().join(format!("{}-{n}", std::process::id()));
         fs::create_dir_all(&holder).expect("creating the test sandbox folder");
-        fs::write(holder.join("owner.pid"), std::process::id().to_string())
-            .expect("writing owner.pid");
         let spec = SandboxSpec {
             dir: holder.join("s"),
             replicas,
@@ -107,7 +111,6 @@ impl Drop for TestSandbox {
     fn drop(&mut self) {
         // The sandbox's own Drop kills the servers and removes its folder; then the holder goes.
         drop(self.sandbox.take());
-        let _ = fs::remove_file(self.holder.join("owner.pid"));
         let _ = fs::remove_dir(&self.holder);
     }
 }
