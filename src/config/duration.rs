@@ -1,0 +1,163 @@
+//! Durations as people write them in a config file or on the command line.
+//!
+//! The arithmetic is done on integer nanoseconds rather than `f64` so that `"0.3s"` is exactly
+//! 300 ms: a poll interval that drifts by a nanosecond would be harmless, but a test comparing
+//! the sample config against the defaults would not be.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+
+/// The accepted forms, quoted by every duration error so the fix is in the message.
+pub const EXPECTED: &str = concat!(
+    "a duration such as \"250ms\", \"1s\", \"1.5s\", \"2m\" (units ms, s, m, h) ",
+    "or a number of seconds"
+);
+
+/// The longest poll or heartbeat interval: past an hour a "monitor" no longer monitors, and such
+/// a value is nearly always a unit slip (`"2h"` for `"2s"`).
+pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// Parses `"250ms"`, `"1s"`, `"1.5s"`, `"2m"`, `"1h"` or a bare number of seconds.
+///
+/// The error is the reason alone (no key, no file): callers know where the text came from and
+/// wrap it in a [`super::ConfigError::BadDuration`].
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let unit_nanos: u128 = match unit.trim() {
+        "" | "s" => NANOS_PER_SEC,
+        "ms" => 1_000_000,
+        "m" => 60 * NANOS_PER_SEC,
+        "h" => 3600 * NANOS_PER_SEC,
+        _ if trimmed.starts_with('-') => {
+            return Err(format!("found {text:?}; it must be positive: {EXPECTED}"));
+        }
+        other => {
+            return Err(format!(
+                "found {text:?}, unknown unit {other:?}: expected {EXPECTED}"
+            ));
+        }
+    };
+    let nanos = decimal_nanos(number, unit_nanos)
+        .ok_or_else(|| format!("found {text:?}: expected {EXPECTED}"))?;
+    if nanos == 0 {
+        return Err(format!(
+            "found {text:?}; it must be more than zero: {EXPECTED}"
+        ));
+    }
+    let secs = u64::try_from(nanos / NANOS_PER_SEC)
+        .map_err(|_| format!("found {text:?}, which is far too long: expected {EXPECTED}"))?;
+    // The remainder of a division by 10^9 always fits.
+    let sub = u32::try_from(nanos % NANOS_PER_SEC).unwrap_or(0);
+    Ok(Duration::new(secs, sub))
+}
+
+/// A poll or heartbeat interval: a duration of at most [`MAX_INTERVAL`].
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let interval = parse_duration(text)?;
+    if interval > MAX_INTERVAL {
+        return Err(format!(
+            "found {text:?}; an interval is at most 1h: expected {EXPECTED}"
+        ));
+    }
+    Ok(interval)
+}
+
+/// `digits[.digits]` times the unit, in nanoseconds; `None` for anything else or overflow.
+fn decimal_nanos(number: &str, unit_nanos: u128) -> Option<u128> {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty()) || !digits_only(whole) || !digits_only(fraction) {
+        return None;
+    }
+    // More decimals than nanosecond precision needs are dropped rather than refused.
+    let fraction = &fraction[..fraction.len().min(18)];
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let mut total = whole.checked_mul(unit_nanos)?;
+    if !fraction.is_empty() {
+        let scale = 10u128.pow(u32::try_from(fraction.len()).ok()?);
+        let part: u128 = fraction.parse().ok()?;
+        total = total.checked_add(part.checked_mul(unit_nanos)? / scale)?;
+    }
+    Some(total)
+}
+
+/// A duration value as found in TOML, kept as text until its key is known, so the error can
+/// name the key, its line and what was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawDuration(pub String);
+
+impl<'de> de::Deserialize<'de> for RawDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(RawDurationVisitor)
+    }
+}
+
+struct RawDurationVisitor;
+
+impl Visitor<'_> for RawDurationVisitor {
+    type Value = RawDuration;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(EXPECTED)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawDuration, E> {
+        Ok(RawDuration(v.to_owned()))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawDuration, E> {
+        Ok(RawDuration(v.to_string()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawDuration, E> {
+        Ok(RawDuration(v.to_string()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawDuration, E> {
+        // `f64`'s Display never uses an exponent, so the text parses like a typed number;
+        // NaN and infinities come out as words and are refused by `parse_duration`.
+        Ok(RawDuration(v.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("0.3s"), Ok(Duration::from_millis(300)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration(".5"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration(" 10 ms "), Ok(Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn refusals_quote_the_text_and_the_forms() {
+        for bad in [
+            "", "0", "0s", "-1s", "-2", "1x", "s", "1.2.3s", "nan", "inf", "1e3",
+        ] {
+            let err = parse_duration(bad).expect_err(bad);
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+            assert!(err.contains("\"250ms\""), "{err}");
+        }
+        assert!(parse_duration("999999999999999999999999h").is_err());
+    }
+}

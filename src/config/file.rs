@@ -1,0 +1,398 @@
+//! `rwtop.toml`: the raw shape serde reads, and its resolution into checked [`Settings`].
+//!
+//! Values are read as `Spanned` wherever a later check (range, DSN, duplicate) can fail, so that
+//! error can still name the line and key like the ones serde raises while reading.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::dsn::{check_pt_table, check_writer_id};
+use super::duration::{RawDuration, parse_duration, parse_interval};
+use super::{ConfigError, HeartbeatConfig, Origin, Role, Thresholds};
+use crate::mysql::Timeouts;
+
+/// The file-level settings once checked, that is everything but the nodes.
+///
+/// `heartbeat.writer_id` is kept as written (empty = derive it) because the derived value depends
+/// on the host and the primary, which are not settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Relative paths are already resolved against the config file's directory.
+    pub password_file: Option<PathBuf>,
+    pub interval: Duration,
+    pub timeouts: Timeouts,
+    pub discovery: bool,
+    pub read_only: bool,
+    pub heartbeat: HeartbeatConfig,
+    pub thresholds: Thresholds,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            password_file: None,
+            interval: Duration::from_secs(1),
+            timeouts: Timeouts::default(),
+            discovery: true,
+            read_only: false,
+            heartbeat: HeartbeatConfig::default(),
+            thresholds: Thresholds::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// Reads only the settings of a config file, for tools and tests that need no nodes.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = read(path, true)?;
+        let src = Source { path, text: &text };
+        src.parse()?.settings(&src)
+    }
+}
+
+/// What a file says about one node, before its DSN is parsed.
+#[derive(Debug, Clone)]
+pub struct NodeSpec {
+    pub role: Role,
+    /// From a `name =` key; the DSN may carry one too.
+    pub name: Option<(String, Origin)>,
+    pub dsn: String,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    password_file: Option<Spanned<String>>,
+    interval: Option<Spanned<RawDuration>>,
+    connect_timeout: Option<Spanned<RawDuration>>,
+    query_timeout: Option<Spanned<RawDuration>>,
+    discovery: Option<bool>,
+    read_only: Option<bool>,
+    #[serde(default)]
+    heartbeat: HeartbeatFile,
+    #[serde(default)]
+    thresholds: ThresholdsFile,
+    primary: Option<NodeFile>,
+    #[serde(default)]
+    replicas: Vec<NodeFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeartbeatFile {
+    interval: Option<Spanned<RawDuration>>,
+    read_interval: Option<Spanned<RawDuration>>,
+    writer_id: Option<Spanned<String>>,
+    pt_table: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThresholdsFile {
+    sbm_disagree_seconds: Option<Spanned<f64>>,
+    lag_p99_seconds: Option<Spanned<f64>>,
+    /// Any value, so that a float or a negative number gets the same plain-words message.
+    gtid_backlog: Option<Spanned<toml::Value>>,
+    routing_max_lag_seconds: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeFile {
+    name: Option<Spanned<String>>,
+    dsn: Spanned<String>,
+}
+
+/// Reads a config file; `explicit` says whether `--config` named it (for the message).
+pub fn read(path: &Path, explicit: bool) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
+        path: path.to_owned(),
+        explicit,
+        source,
+    })
+}
+
+/// A config file's text, to turn byte spans into line, column and key.
+pub struct Source<'a> {
+    pub path: &'a Path,
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    pub fn parse(&self) -> Result<FileConfig, ConfigError> {
+        // Syntax first, on its own, so that a syntax error keeps the toml crate's full report
+        // (line, column, the line itself and a caret) and is told apart from a wrong value.
+        if let Err(err) = self.text.parse::<toml::Table>() {
+            return Err(ConfigError::Syntax {
+                at: self.origin(err.span(), None),
+                detail: err.to_string().trim_end().to_owned(),
+            });
+        }
+        toml::from_str(self.text).map_err(|err| ConfigError::Invalid {
+            at: self.origin(err.span(), None),
+            message: err.message().trim_end().to_owned(),
+        })
+    }
+
+    /// Where a span is, naming the key found on its line unless the caller knows better.
+    pub fn origin(&self, span: Option<Range<usize>>, key: Option<&str>) -> Origin {
+        let position = span.map(|span| self.position(span.start));
+        let key = key
+            .map(str::to_owned)
+            .or_else(|| position.and_then(|(line, _)| key_on_line(self.text, line)));
+        Origin::File {
+            path: self.path.to_owned(),
+            position,
+            key,
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    fn position(&self, offset: usize) -> (u32, u32) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before[line_start..].chars().count() + 1;
+        let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        (small(line), small(column))
+    }
+
+    fn at<T>(&self, value: &Spanned<T>, key: &str) -> Origin {
+        self.origin(Some(value.span()), Some(key))
+    }
+
+    /// `parse` is [`parse_duration`] or, for intervals, [`parse_interval`].
+    fn duration(
+        &self,
+        value: Option<&Spanned<RawDuration>>,
+        key: &str,
+        default: Duration,
+        parse: fn(&str) -> Result<Duration, String>,
+    ) -> Result<Duration, ConfigError> {
+        value.map_or(Ok(default), |value| {
+            parse(&value.get_ref().0).map_err(|reason| ConfigError::BadDuration {
+                at: self.at(value, key),
+                reason,
+            })
+        })
+    }
+
+    /// A string value run through a check that explains its refusal.
+    fn checked(
+        &self,
+        value: Option<&Spanned<String>>,
+        key: &str,
+        check: fn(&str) -> Result<(), String>,
+    ) -> Result<Option<String>, ConfigError> {
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        check(value.get_ref()).map_err(|message| ConfigError::Invalid {
+            at: self.at(value, key),
+            message,
+        })?;
+        Ok(Some(value.get_ref().clone()))
+    }
+
+    fn seconds(
+        &self,
+        value: Option<&Spanned<f64>>,
+        key: &str,
+        default: f64,
+    ) -> Result<f64, ConfigError> {
+        match value {
+            None => Ok(default),
+            Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => Ok(*v.get_ref()),
+            Some(v) => Err(ConfigError::Invalid {
+                at: self.at(v, key),
+                message: format!(
+                    "found {}, expected a number of seconds, 0 or more (such as 1.0)",
+                    v.get_ref()
+                ),
+            }),
+        }
+    }
+}
+
+impl HeartbeatFile {
+    fn resolve(&self, src: &Source<'_>) -> Result<HeartbeatConfig, ConfigError> {
+        let d = HeartbeatConfig::default();
+        Ok(HeartbeatConfig {
+            interval: src.duration(
+                self.interval.as_ref(),
+                "heartbeat.interval",
+                d.interval,
+                parse_interval,
+            )?,
+            read_interval: src.duration(
+                self.read_interval.as_ref(),
+                "heartbeat.read_interval",
+                d.read_interval,
+                parse_interval,
+            )?,
+            writer_id: src
+                .checked(
+                    self.writer_id.as_ref(),
+                    "heartbeat.writer_id",
+                    check_writer_id,
+                )?
+                .unwrap_or(d.writer_id),
+            pt_table: src
+                .checked(self.pt_table.as_ref(), "heartbeat.pt_table", check_pt_table)?
+                .unwrap_or(d.pt_table),
+        })
+    }
+}
+
+impl ThresholdsFile {
+    fn resolve(&self, src: &Source<'_>) -> Result<Thresholds, ConfigError> {
+        let d = Thresholds::default();
+        Ok(Thresholds {
+            sbm_disagree_seconds: src.seconds(
+                self.sbm_disagree_seconds.as_ref(),
+                "thresholds.sbm_disagree_seconds",
+                d.sbm_disagree_seconds,
+            )?,
+            lag_p99_seconds: src.seconds(
+                self.lag_p99_seconds.as_ref(),
+                "thresholds.lag_p99_seconds",
+                d.lag_p99_seconds,
+            )?,
+            gtid_backlog: match &self.gtid_backlog {
+                Some(n) => count(n.get_ref()).ok_or_else(|| ConfigError::Invalid {
+                    at: src.at(n, "thresholds.gtid_backlog"),
+                    message: format!(
+                        "found {}, expected a number of transactions, 0 or more (such as 1000)",
+                        n.get_ref()
+                    ),
+                })?,
+                None => d.gtid_backlog,
+            },
+            routing_max_lag_seconds: src.seconds(
+                self.routing_max_lag_seconds.as_ref(),
+                "thresholds.routing_max_lag_seconds",
+                d.routing_max_lag_seconds,
+            )?,
+        })
+    }
+}
+
+impl FileConfig {
+    pub fn settings(&self, src: &Source<'_>) -> Result<Settings, ConfigError> {
+        let defaults = Settings::default();
+        let password_file = match &self.password_file {
+            Some(p) if p.get_ref().trim().is_empty() => {
+                return Err(ConfigError::Invalid {
+                    at: src.at(p, "password_file"),
+                    message: "found an empty path, expected the path of a file holding the \
+                              password (or leave the key out)"
+                        .to_owned(),
+                });
+            }
+            // Relative to the config file, so a config and its password file can move together.
+            Some(p) => Some(
+                src.path
+                    .parent()
+                    .unwrap_or_else(|| Path::new(""))
+                    .join(p.get_ref()),
+            ),
+            None => None,
+        };
+        Ok(Settings {
+            password_file,
+            interval: src.duration(
+                self.interval.as_ref(),
+                "interval",
+                defaults.interval,
+                parse_interval,
+            )?,
+            timeouts: Timeouts {
+                connect: src.duration(
+                    self.connect_timeout.as_ref(),
+                    "connect_timeout",
+                    defaults.timeouts.connect,
+                    parse_duration,
+                )?,
+                query: src.duration(
+                    self.query_timeout.as_ref(),
+                    "query_timeout",
+                    defaults.timeouts.query,
+                    parse_duration,
+                )?,
+            },
+            discovery: self.discovery.unwrap_or(defaults.discovery),
+            read_only: self.read_only.unwrap_or(defaults.read_only),
+            heartbeat: self.heartbeat.resolve(src)?,
+            thresholds: self.thresholds.resolve(src)?,
+        })
+    }
+
+    /// The primary first, then the replicas in file order.
+    pub fn nodes(&self, src: &Source<'_>) -> Vec<NodeSpec> {
+        let primary = self.primary.iter().map(|n| (Role::Primary, "primary", n));
+        let replicas = self.replicas.iter().map(|n| (Role::Replica, "replicas", n));
+        primary
+            .chain(replicas)
+            .map(|(role, table, node)| NodeSpec {
+                role,
+                name: node.name.as_ref().map(|name| {
+                    (
+                        name.get_ref().clone(),
+                        src.at(name, &format!("{table}.name")),
+                    )
+                }),
+                dsn: node.dsn.get_ref().clone(),
+                origin: src.at(&node.dsn, &format!("{table}.dsn")),
+            })
+            .collect()
+    }
+}
+
+/// A backlog counts transactions, so only a whole number, 0 or more, passes.
+fn count(value: &toml::Value) -> Option<u64> {
+    value.as_integer().and_then(|n| u64::try_from(n).ok())
+}
+
+/// The dotted key a 1-based line defines, read from the text itself because the toml crate
+/// keeps the key path of an error private; on a `[table]` line it is the table.
+fn key_on_line(text: &str, line: u32) -> Option<String> {
+    let mut table: Option<String> = None;
+    for (index, raw) in text.split('\n').enumerate() {
+        let trimmed = raw.trim();
+        if let Some(header) = trimmed.strip_prefix('[') {
+            let header = header.trim_start_matches('[');
+            let end = header.find(']').unwrap_or(header.len());
+            table = Some(unquote(&header[..end]));
+        } else if index + 1 == line as usize {
+            if trimmed.starts_with('#') {
+                return table;
+            }
+            let key = trimmed.split_once('=').map(|(key, _)| unquote(key));
+            return match (table, key) {
+                (Some(table), Some(key)) => Some(format!("{table}.{key}")),
+                (table, key) => key.or(table),
+            };
+        }
+        if index + 1 == line as usize {
+            return table;
+        }
+    }
+    table
+}
+
+fn unquote(key: &str) -> String {
+    key.trim()
+        .split('.')
+        .map(|part| part.trim().trim_matches(|c| c == '"' || c == '\''))
+        .collect::<Vec<_>>()
+        .join(".")
+}

@@ -1,0 +1,377 @@
+//! What to monitor and how: `rwtop.toml`, then the command line over it, then the password.
+//!
+//! Precedence is CLI > file > defaults. Loading stops at the first problem and names where it is
+//! (file, line, key, or flag), what was found and what is expected, because a monitor that starts
+//! with a half-understood config shows wrong numbers with confidence. Warnings (an inline
+//! password, a world-readable password file) are returned as data: the library never prints.
+
+mod dsn;
+mod duration;
+mod file;
+mod password;
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use dsn::{ParsedDsn, parse_dsn, redact};
+pub use duration::parse_duration;
+pub use file::Settings;
+pub use password::ENV_VAR as PASSWORD_ENV_VAR;
+
+use crate::mysql::{Endpoint, Timeouts};
+
+/// The flags that can override the file; `rwtop`'s argument parser fills it.
+#[derive(Debug, Clone, Default)]
+pub struct CliOverrides {
+    pub config: Option<PathBuf>,
+    pub primary: Option<String>,
+    pub replicas: Vec<String>,
+    pub interval: Option<String>,
+    pub password_file: Option<PathBuf>,
+    pub read_only: bool,
+    pub no_discovery: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Primary,
+    Replica,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeConfig {
+    pub name: String,
+    pub role: Role,
+    pub endpoint: Endpoint,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeartbeatConfig {
+    pub interval: Duration,
+    pub read_interval: Duration,
+    /// Never empty in a loaded [`Config`]; empty in [`Settings`] means "derive it".
+    pub writer_id: String,
+    pub pt_table: String,
+}
+
+impl Default for HeartbeatConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_millis(250),
+            read_interval: Duration::from_millis(250),
+            writer_id: String::new(),
+            pt_table: "percona.heartbeat".to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub sbm_disagree_seconds: f64,
+    pub lag_p99_seconds: f64,
+    pub gtid_backlog: u64,
+    pub routing_max_lag_seconds: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            sbm_disagree_seconds: 1.0,
+            lag_p99_seconds: 1.0,
+            gtid_backlog: 1000,
+            routing_max_lag_seconds: 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file the settings came from, if any.
+    pub source: Option<PathBuf>,
+    /// The primary first, if there is one.
+    pub nodes: Vec<NodeConfig>,
+    pub interval: Duration,
+    pub timeouts: Timeouts,
+    pub discovery: bool,
+    pub read_only: bool,
+    pub heartbeat: HeartbeatConfig,
+    pub thresholds: Thresholds,
+    /// For the caller to show; none contains a password.
+    pub warnings: Vec<String>,
+}
+
+/// Where a value came from, so a message can send the operator straight to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    File {
+        path: PathBuf,
+        /// 1-based line and column, when known (`u32` keeps every `Result` small).
+        position: Option<(u32, u32)>,
+        key: Option<String>,
+    },
+    Flag(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File {
+                path,
+                position,
+                key,
+            } => {
+                write!(f, "{}", path.display())?;
+                if let Some((line, column)) = position {
+                    write!(f, ", line {line}, column {column}")?;
+                }
+                match key {
+                    Some(key) => write!(f, ", key `{key}`"),
+                    None => Ok(()),
+                }
+            }
+            Self::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+fn at_prefix(at: Option<&Origin>) -> String {
+    at.map(|at| format!("{at}: ")).unwrap_or_default()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "cannot read config file {}{}: {source}",
+        path.display(),
+        if *explicit { " (named by --config)" } else { "" }
+    )]
+    Unreadable {
+        path: PathBuf,
+        explicit: bool,
+        #[source]
+        source: io::Error,
+    },
+    /// `detail` is the toml crate's report, which quotes the line and points at the column.
+    #[error("{at}: not valid TOML:\n{detail}")]
+    Syntax { at: Origin, detail: String },
+    /// Valid TOML with an unknown key, a wrong type or a value out of range.
+    #[error("{at}: {message}")]
+    Invalid { at: Origin, message: String },
+    #[error("{at}: bad duration: {reason}")]
+    BadDuration { at: Origin, reason: String },
+    /// `dsn` is already redacted.
+    #[error("{}bad DSN \"{dsn}\": {reason}; expected {}", at_prefix(at.as_ref()), dsn::EXPECTED)]
+    BadDsn {
+        at: Option<Origin>,
+        dsn: String,
+        reason: String,
+    },
+    #[error(
+        "node {what} `{value}` is used twice, at {first} and at {second}: \
+         every node needs its own name and its own host:port"
+    )]
+    DuplicateNode {
+        what: &'static str,
+        value: String,
+        /// Boxed to keep every `Result<_, ConfigError>` small.
+        first: Box<Origin>,
+        second: Box<Origin>,
+    },
+    #[error(
+        "no nodes to monitor: write a config file with a [primary] table (--config FILE, \
+         ./rwtop.toml or ~/.config/rwtop/rwtop.toml; see docs/rwtop.sample.toml), or pass \
+         --primary mysql://user@host:port [--replica mysql://user@host:port ...], \
+         or try `rwtop demo`"
+    )]
+    NoNodes,
+    #[error("cannot read password file {} (named by {at}): {reason}", path.display())]
+    PasswordFile {
+        path: PathBuf,
+        at: Origin,
+        reason: String,
+    },
+    #[error(
+        "no password for the monitor user: {reason}. Give it one of three ways: set \
+         RWTOP_PASSWORD, pass --password-file FILE (or set password_file in rwtop.toml), \
+         or run rwtop in a terminal to be prompted"
+    )]
+    NoPassword { reason: String },
+}
+
+impl ConfigError {
+    /// Every config problem is a usage error, whatever its kind.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        2
+    }
+}
+
+impl Config {
+    /// Loads with the real `RWTOP_PASSWORD` and a no-echo prompt on the terminal.
+    pub fn load(cli: &CliOverrides) -> Result<Self, ConfigError> {
+        let env = std::env::var(password::ENV_VAR).ok();
+        Self::load_with(cli, env, &mut password::tty_prompt)
+    }
+
+    /// The testable core of [`Config::load`]: the password from the environment and the prompt
+    /// are injected so that tests neither read the real environment nor need a terminal.
+    pub fn load_with(
+        cli: &CliOverrides,
+        env_password: Option<String>,
+        prompt: &mut dyn FnMut(&str) -> io::Result<String>,
+    ) -> Result<Self, ConfigError> {
+        Self::load_from(cli, &implicit_paths(), env_password, prompt)
+    }
+
+    /// [`Config::load_with`] with the places searched when `--config` is absent given
+    /// explicitly, so tests do not depend on the working directory or `$HOME`.
+    pub fn load_from(
+        cli: &CliOverrides,
+        implicit: &[PathBuf],
+        env_password: Option<String>,
+        prompt: &mut dyn FnMut(&str) -> io::Result<String>,
+    ) -> Result<Self, ConfigError> {
+        let found = match &cli.config {
+            Some(path) => Some((path.clone(), file::read(path, true)?)),
+            None => find_implicit(implicit)?,
+        };
+        let (settings, file_nodes) = match &found {
+            Some((path, text)) => {
+                let src = file::Source { path, text };
+                let raw = src.parse()?;
+                (raw.settings(&src)?, raw.nodes(&src))
+            }
+            None => (Settings::default(), Vec::new()),
+        };
+        let password_file = settings.password_file.clone();
+        let mut config = Self::from_settings(cli, settings)?;
+        config.source = found.map(|(path, _)| path);
+
+        let cli_nodes = dsn::cli_node_specs(cli);
+        let specs = if cli_nodes.is_empty() {
+            file_nodes
+        } else {
+            cli_nodes
+        };
+        if specs.is_empty() {
+            return Err(ConfigError::NoNodes);
+        }
+        let mut nodes = dsn::build_nodes(&specs, &mut config.warnings)?;
+
+        if let Some(first) = nodes.iter().find(|n| n.endpoint.password.is_none()) {
+            let file = match (&cli.password_file, password_file, &config.source) {
+                (Some(path), _, _) => Some((path.clone(), Origin::Flag("--password-file".into()))),
+                (None, Some(path), Some(source)) => Some((
+                    path,
+                    Origin::File {
+                        path: source.clone(),
+                        position: None,
+                        key: Some("password_file".to_owned()),
+                    },
+                )),
+                _ => None,
+            };
+            let sources = password::Sources {
+                env: env_password,
+                file,
+            };
+            let user = first.endpoint.user.clone();
+            let shared = password::resolve(sources, &user, prompt, &mut config.warnings)?;
+            for node in nodes.iter_mut().filter(|n| n.endpoint.password.is_none()) {
+                node.endpoint.password = Some(shared.clone());
+            }
+        }
+        if config.heartbeat.writer_id.is_empty() {
+            let primary = nodes.iter().find(|n| n.role == Role::Primary);
+            config.heartbeat.writer_id = derive_writer_id(&hostname(), primary);
+        }
+        config.nodes = nodes;
+        Ok(config)
+    }
+
+    /// The file-level settings with the flags applied; nodes and password come later.
+    fn from_settings(cli: &CliOverrides, settings: Settings) -> Result<Self, ConfigError> {
+        let interval = match &cli.interval {
+            Some(text) => {
+                duration::parse_interval(text).map_err(|reason| ConfigError::BadDuration {
+                    at: Origin::Flag("--interval".to_owned()),
+                    reason,
+                })?
+            }
+            None => settings.interval,
+        };
+        Ok(Self {
+            source: None,
+            nodes: Vec::new(),
+            interval,
+            timeouts: settings.timeouts,
+            discovery: settings.discovery && !cli.no_discovery,
+            read_only: settings.read_only || cli.read_only,
+            heartbeat: settings.heartbeat,
+            thresholds: settings.thresholds,
+            warnings: Vec::new(),
+        })
+    }
+
+    #[must_use]
+    pub fn primary(&self) -> Option<&NodeConfig> {
+        self.nodes.iter().find(|n| n.role == Role::Primary)
+    }
+}
+
+/// `./rwtop.toml`, then `$XDG_CONFIG_HOME/rwtop/rwtop.toml` or `~/.config/rwtop/rwtop.toml`.
+#[must_use]
+pub fn implicit_paths() -> Vec<PathBuf> {
+    let mut paths = vec![PathBuf::from("rwtop.toml")];
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let home = std::env::var_os("HOME").map(|home| Path::new(&home).join(".config"));
+    if let Some(dir) = xdg.or(home) {
+        paths.push(dir.join("rwtop").join("rwtop.toml"));
+    }
+    paths
+}
+
+/// The first implicit file that exists; one that exists but cannot be read is still an error,
+/// since silently falling back to defaults would hide it.
+fn find_implicit(paths: &[PathBuf]) -> Result<Option<(PathBuf, String)>, ConfigError> {
+    for path in paths {
+        match std::fs::read_to_string(path) {
+            Ok(text) => return Ok(Some((path.clone(), text))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(ConfigError::Unreadable {
+                    path: path.clone(),
+                    explicit: false,
+                    source,
+                });
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Stable across runs on one host for one primary, so a restarted rwtop updates its own
+/// heartbeat row instead of adding another; 64 characters fit the heartbeat table's column.
+fn derive_writer_id(hostname: &str, primary: Option<&NodeConfig>) -> String {
+    let id = match primary {
+        Some(node) => format!(
+            "rwtop-{hostname}-{}-{}",
+            node.endpoint.host, node.endpoint.port
+        ),
+        None => format!("rwtop-{hostname}"),
+    };
+    id.chars().take(64).collect()
+}
+
+fn hostname() -> String {
+    let clean = |s: String| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .and_then(clean)
+        .or_else(|| std::env::var("HOSTNAME").ok().and_then(clean))
+        .unwrap_or_else(|| "host".to_owned())
+}
