@@ -3,6 +3,10 @@
 //! The model never imports ratatui: parsing, GTID arithmetic, the SQL layer and the sandbox know
 //! nothing of how they are shown.
 
+pub mod config;
+pub mod export;
 pub mod gtid;
 pub mod mysql;
+pub mod poll;
 pub mod sandbox;
+pub mod store;

@@ -11,8 +11,13 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("rwtop: {err:#}");
-            ExitCode::FAILURE
+            // Every error type here already says its cause; `{:#}` would repeat it.
+            eprintln!("rwtop: {err}");
+            // Bad configuration or flags exit 2, like clap's own usage errors.
+            match err.downcast_ref::<rwtop::config::ConfigError>() {
+                Some(config) => ExitCode::from(config.exit_code()),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }

@@ -1,9 +1,14 @@
 //! Command-line surface: the clap definitions and dispatch to each subcommand.
 
+// Doc comments here are `--help` text for people, not rustdoc.
+#![allow(clippy::doc_markdown)]
+
 mod output;
 mod sandbox_cmd;
+mod snapshot_cmd;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -14,12 +19,67 @@ use clap::{Parser, Subcommand};
     about = "Replication monitor for MySQL and MariaDB: true lag, GTID backlog, read-after-write strategies tested live"
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub target: TargetArgs,
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// Which servers to watch and how; shared by every command that talks to a topology.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TargetArgs {
+    /// Config file [default: ./rwtop.toml, then $XDG_CONFIG_HOME/rwtop/rwtop.toml].
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    /// The primary, as [NAME=]mysql://USER@HOST[:PORT]; replaces the config file's nodes.
+    #[arg(long, global = true)]
+    pub primary: Option<String>,
+    /// A replica, as [NAME=]mysql://USER@HOST[:PORT]; repeat for more.
+    #[arg(long = "replica", id = "replica_dsns", global = true)]
+    pub replicas: Vec<String>,
+    /// Poll interval, e.g. 1s or 500ms.
+    #[arg(long, global = true)]
+    pub interval: Option<String>,
+    /// File holding the monitor user's password (else RWTOP_PASSWORD, else a prompt).
+    #[arg(long, global = true)]
+    pub password_file: Option<PathBuf>,
+    /// Write nothing to any server (no heartbeat writer).
+    #[arg(long, global = true)]
+    pub read_only: bool,
+    /// Do not follow the replicas that nodes report.
+    #[arg(long, global = true)]
+    pub no_discovery: bool,
+}
+
+impl TargetArgs {
+    pub fn overrides(&self) -> rwtop::config::CliOverrides {
+        rwtop::config::CliOverrides {
+            config: self.config.clone(),
+            primary: self.primary.clone(),
+            replicas: self.replicas.clone(),
+            interval: self.interval.clone(),
+            password_file: self.password_file.clone(),
+            read_only: self.read_only,
+            no_discovery: self.no_discovery,
+        }
+    }
+}
+
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    rwtop::config::parse_duration(text)
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Poll the topology for a while, then print one snapshot (a table, or JSON with --json).
+    Snapshot {
+        /// Print the documented JSON document (docs/json-schema.md).
+        #[arg(long)]
+        json: bool,
+        /// How long to poll before printing.
+        #[arg(long, default_value = "3s", value_parser = duration_arg)]
+        duration: Duration,
+    },
     /// Start, inspect or remove a local replication topology of real servers on 127.0.0.1.
     Sandbox {
         #[command(subcommand)]
@@ -59,5 +119,46 @@ pub enum SandboxAction {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Sandbox { action } => sandbox_cmd::run(action),
+        Command::Snapshot { json, duration } => snapshot_cmd::run(&cli.target, json, duration),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::{Cli, Command, SandboxAction};
+
+    #[test]
+    fn the_command_lines_people_type_parse() {
+        Cli::command().debug_assert();
+        // Global flags and subcommand flags share one id space; a clash only shows as a panic
+        // when a command line is parsed, so parse the ones people type.
+        let up = Cli::try_parse_from(["rwtop", "sandbox", "up", "--replicas", "3"]).unwrap();
+        assert!(matches!(
+            up.command,
+            Command::Sandbox {
+                action: SandboxAction::Up { replicas: 3, .. }
+            }
+        ));
+        let snap = Cli::try_parse_from([
+            "rwtop",
+            "--primary",
+            "p=mysql://u@h:1",
+            "--replica",
+            "mysql://u@h:2",
+            "--replica",
+            "mysql://u@h:3",
+            "snapshot",
+            "--json",
+            "--duration",
+            "2s",
+        ])
+        .unwrap();
+        assert_eq!(snap.target.replicas.len(), 2);
+        let after =
+            Cli::try_parse_from(["rwtop", "snapshot", "--replica", "mysql://u@h:2"]).unwrap();
+        assert_eq!(after.target.replicas, ["mysql://u@h:2"]);
+        assert!(Cli::try_parse_from(["rwtop", "snapshot", "--duration", "soon"]).is_err());
     }
 }

@@ -72,7 +72,8 @@ pub struct Sandbox {
     dir: PathBuf,
     state: SandboxState,
     binaries: Binaries,
-    children: Vec<Child>,
+    /// Servers this handle started, by node; only their exits matter while waiting for a start.
+    children: Vec<(String, Child)>,
     ephemeral: bool,
 }
 
@@ -249,8 +250,9 @@ impl Sandbox {
         })
     }
 
-    /// Starts every node whose server is not running, then waits until each accepts connections.
-    fn start_stopped(&mut self) -> Result<(), SandboxError> {
+    /// Starts every node whose server is not running (killed, or stopped by hand), then waits
+    /// until each accepts connections.
+    pub fn start_stopped(&mut self) -> Result<(), SandboxError> {
         let mut started = Vec::new();
         for node in &self.state.nodes {
             let dirs = self.node_dir(&node.name);
@@ -267,7 +269,15 @@ impl Sandbox {
             let child = process::spawn_server(&self.binaries.server, &dirs.cnf, &dirs.error_log)
                 .map_err(|e| SandboxError::io(format!("starting {}", node.name), e))?;
             started.push(node.name.clone());
-            self.children.push(child);
+            // Reap the previous server of this node (killed, or stopped by hand).
+            self.children.retain_mut(|(name, old)| {
+                let same = *name == node.name;
+                if same {
+                    let _ = old.wait();
+                }
+                !same
+            });
+            self.children.push((node.name.clone(), child));
         }
         for name in started {
             self.wait_accepting(&name)?;
@@ -285,7 +295,8 @@ impl Sandbox {
             let exited = self
                 .children
                 .iter_mut()
-                .any(|c| matches!(c.try_wait(), Ok(Some(_))));
+                .filter(|(node, _)| node == name)
+                .any(|(_, c)| matches!(c.try_wait(), Ok(Some(_))));
             if exited || start.elapsed() > START_DEADLINE {
                 return Err(SandboxError::StartFailed {
                     node: name.to_owned(),
@@ -509,7 +520,7 @@ impl Drop for Sandbox {
                 process::signal(pid, nix::sys::signal::Signal::SIGKILL);
             }
         }
-        for child in &mut self.children {
+        for (_, child) in &mut self.children {
             let _ = child.kill();
             let _ = child.wait();
         }

@@ -82,6 +82,15 @@ impl TestSandbox {
             .expect("sandbox is present until drop")
     }
 
+    /// Starts again the servers that were killed.
+    pub fn restart_stopped(&mut self) {
+        self.sandbox
+            .as_mut()
+            .expect("sandbox is present until drop")
+            .start_stopped()
+            .unwrap_or_else(|e| panic!("restarting stopped servers: {e}"));
+    }
+
     pub fn admin(&self, node: &str, sql: &str) -> Vec<rwtop::mysql::RawRow> {
         self.sandbox()
             .admin(node, sql)

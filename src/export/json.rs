@@ -1,0 +1,219 @@
+//! The JSON snapshot (`rwtop snapshot --json`): a documented, versioned schema of its own
+//! (docs/json-schema.md), built from a [`Snapshot`] so the store can change without the output
+//! changing under its consumers.
+
+use serde::Serialize;
+
+use crate::mysql::{IoRunning, ThreadError};
+use crate::poll::ConnState;
+use crate::store::lag::Lag;
+use crate::store::windows::Window;
+use crate::store::{NodeView, Role, Snapshot};
+
+/// Bumped on any change a consumer could notice; additions bump the minor part.
+pub const SCHEMA_VERSION: &str = "1.0";
+
+#[derive(Debug, Serialize)]
+pub struct JsonSnapshot {
+    pub schema_version: &'static str,
+    pub taken_at: String,
+    pub heartbeat: JsonHeartbeat,
+    pub nodes: Vec<JsonNode>,
+    /// Filled by the alert engine (a later issue); always present.
+    pub alerts: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonHeartbeat {
+    pub interval_seconds: f64,
+    pub writer: String,
+    pub writer_detail: Option<String>,
+    pub last_seq: Option<u64>,
+    pub last_ack_age_seconds: Option<f64>,
+    pub stale: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonNode {
+    pub name: String,
+    pub address: String,
+    pub role: Role,
+    pub source: Option<String>,
+    pub flavor: Option<String>,
+    pub version: Option<String>,
+    pub state: &'static str,
+    pub state_detail: Option<String>,
+    pub server_id: Option<u32>,
+    pub read_only: Option<bool>,
+    pub sample_age_seconds: Option<f64>,
+    // Replica fields: null on a primary, and on a replica that does not answer now.
+    pub io_running: Option<IoRunning>,
+    pub sql_running: Option<bool>,
+    pub seconds_behind_source: Option<u64>,
+    pub heartbeat_lag_seconds: Option<JsonLag>,
+    pub gtid_backlog: Option<JsonBacklog>,
+    pub bytes_behind: Option<JsonBytes>,
+    pub sql_delay: Option<u64>,
+    pub last_io_error: Option<JsonError>,
+    pub last_sql_error: Option<JsonError>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonLag {
+    /// `exact`, `at_least` (a lower bound) or `unknown` (then `now` is null and `reason` says why).
+    pub kind: &'static str,
+    pub now: Option<f64>,
+    pub reason: Option<String>,
+    /// Over the last minute of exact readings; null before the first.
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+    pub windows: Vec<JsonWindow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonWindow {
+    pub window: &'static str,
+    pub samples: u64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonBacklog {
+    pub not_received: Option<u64>,
+    pub not_applied: Option<u64>,
+    pub total: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonBytes {
+    pub io: Option<u64>,
+    pub sql: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonError {
+    pub errno: u32,
+    pub message: String,
+}
+
+fn window_name(window: Window) -> &'static str {
+    match window {
+        Window::OneMinute => "1m",
+        Window::FiveMinutes => "5m",
+        Window::FifteenMinutes => "15m",
+    }
+}
+
+fn error(e: Option<&ThreadError>) -> Option<JsonError> {
+    e.map(|e| JsonError {
+        errno: e.errno,
+        message: e.message.clone(),
+    })
+}
+
+fn state_detail(conn: &ConnState) -> Option<String> {
+    match conn {
+        ConnState::Retrying { cause, .. } | ConnState::Down { cause, .. } => Some(cause.clone()),
+        ConnState::Connecting | ConnState::Up => None,
+    }
+}
+
+fn lag(lag: &Lag, windows: &[(Window, Option<crate::store::windows::WindowStats>)]) -> JsonLag {
+    let (kind, reason) = match lag {
+        Lag::Exact { .. } => ("exact", None),
+        Lag::AtLeast { .. } => ("at_least", None),
+        Lag::Unknown { reason } => ("unknown", Some(reason.clone())),
+    };
+    let windows: Vec<JsonWindow> = windows
+        .iter()
+        .filter_map(|(w, stats)| {
+            stats.map(|s| JsonWindow {
+                window: window_name(*w),
+                samples: s.samples,
+                p50: s.p50.as_secs_f64(),
+                p99: s.p99.as_secs_f64(),
+                max: s.max.as_secs_f64(),
+            })
+        })
+        .collect();
+    let minute = windows.iter().find(|w| w.window == "1m");
+    JsonLag {
+        kind,
+        now: lag.value().map(|d| d.as_secs_f64()),
+        reason,
+        p50: minute.map(|w| w.p50),
+        p99: minute.map(|w| w.p99),
+        max: minute.map(|w| w.max),
+        windows,
+    }
+}
+
+fn node(n: &NodeView) -> JsonNode {
+    let r = n.replica.as_ref();
+    let unknown_lag = (n.role == Role::Replica && r.is_none()).then(|| JsonLag {
+        kind: "unknown",
+        now: None,
+        reason: Some(format!("node is {}", n.conn.name())),
+        p50: None,
+        p99: None,
+        max: None,
+        windows: Vec::new(),
+    });
+    JsonNode {
+        name: n.name.clone(),
+        address: n.address.clone(),
+        role: n.role,
+        source: n.source.clone(),
+        flavor: n.flavor.clone(),
+        version: n.version.clone(),
+        state: n.conn.name(),
+        state_detail: state_detail(&n.conn),
+        server_id: n.server_id,
+        read_only: n.read_only,
+        sample_age_seconds: n.sample_age.map(|d| d.as_secs_f64()),
+        io_running: r.map(|r| r.io_running),
+        sql_running: r.map(|r| r.sql_running),
+        seconds_behind_source: r.and_then(|r| r.seconds_behind_source),
+        heartbeat_lag_seconds: r.map(|r| lag(&r.heartbeat_lag, &r.windows)).or(unknown_lag),
+        gtid_backlog: r.map(|r| JsonBacklog {
+            not_received: r.gtid_backlog.not_received,
+            not_applied: r.gtid_backlog.not_applied,
+            total: r.gtid_backlog.total(),
+        }),
+        bytes_behind: r.map(|r| JsonBytes {
+            io: r.bytes_behind.io,
+            sql: r.bytes_behind.sql,
+        }),
+        sql_delay: r.and_then(|r| r.sql_delay),
+        last_io_error: r.and_then(|r| error(r.last_io_error.as_ref())),
+        last_sql_error: r.and_then(|r| error(r.last_sql_error.as_ref())),
+    }
+}
+
+#[must_use]
+pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
+    let (writer, writer_detail) = match &s.heartbeat.writer {
+        crate::poll::WriterState::Starting => ("starting", None),
+        crate::poll::WriterState::Writing => ("writing", None),
+        crate::poll::WriterState::Observing => ("observing", None),
+        crate::poll::WriterState::Refused { reason } => ("refused", Some(reason.clone())),
+        crate::poll::WriterState::Failing { cause } => ("failing", Some(cause.clone())),
+    };
+    JsonSnapshot {
+        schema_version: SCHEMA_VERSION,
+        taken_at: s.taken_at.to_rfc3339(),
+        heartbeat: JsonHeartbeat {
+            interval_seconds: s.heartbeat.interval.as_secs_f64(),
+            writer: writer.to_owned(),
+            writer_detail,
+            last_seq: s.heartbeat.last_seq,
+            last_ack_age_seconds: s.heartbeat.last_ack_age.map(|d| d.as_secs_f64()),
+            stale: s.heartbeat.stale,
+        },
+        nodes: s.nodes.iter().map(node).collect(),
+        alerts: Vec::new(),
+    }
+}

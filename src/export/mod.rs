@@ -1,0 +1,3 @@
+//! Outputs beside the TUI, all built from store snapshots.
+
+pub mod json;

@@ -1,0 +1,109 @@
+//! What poller and heartbeat tasks send to the store: owned results, one message each.
+
+use std::time::{Duration, Instant};
+
+use crate::mysql::{
+    BinlogFile, BinlogStatus, Flavor, Identity, NodeState, ReplicaHost, ReplicaStatus,
+};
+
+/// The state of a node's connection, shown as data rather than hidden in logs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum ConnState {
+    Connecting,
+    Up,
+    /// A poll or connect failed; the next attempt is due in `next`.
+    Retrying {
+        next: Duration,
+        cause: String,
+    },
+    /// Failing repeatedly; still retrying in the background with capped back-off.
+    Down {
+        next: Duration,
+        cause: String,
+    },
+}
+
+impl ConnState {
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Connecting => "connecting",
+            Self::Up => "up",
+            Self::Retrying { .. } => "retrying",
+            Self::Down { .. } => "down",
+        }
+    }
+}
+
+/// One status poll of one node.
+#[derive(Debug, Clone)]
+pub struct NodeSample {
+    /// When the first statement was sent: the sample describes the node no earlier than this.
+    pub at: Instant,
+    pub replication: Vec<ReplicaStatus>,
+    pub state: NodeState,
+    pub binlog: Option<BinlogStatus>,
+    /// Refreshed every few polls; `None` when not read this time.
+    pub binlog_files: Option<Vec<BinlogFile>>,
+    /// Read when discovery is on, every few polls.
+    pub replica_hosts: Option<Vec<ReplicaHost>>,
+    /// Wall time the poll took (all statements), for the cost display.
+    pub took: Duration,
+}
+
+/// One read of rwtop's heartbeat row on a replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeartbeatRead {
+    /// When the read was sent: the replica showed `seq` at some moment after this.
+    pub sent_at: Instant,
+    pub rtt: Duration,
+    /// `None`: the row (or table) is not there yet.
+    pub seq: Option<u64>,
+}
+
+/// What the heartbeat writer is doing.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum WriterState {
+    Starting,
+    /// This process writes the row.
+    Writing,
+    /// Another live rwtop holds the writer lock: this one watches the row on the primary instead
+    /// and times each new sequence number as it appears.
+    Observing,
+    /// `--read-only`, or the primary is read-only: nothing is written.
+    Refused {
+        reason: String,
+    },
+    Failing {
+        cause: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub enum PollEvent {
+    Conn {
+        node: String,
+        state: ConnState,
+    },
+    Connected {
+        node: String,
+        flavor: Flavor,
+        identity: Identity,
+    },
+    Sample {
+        node: String,
+        sample: Box<NodeSample>,
+    },
+    Heartbeat {
+        node: String,
+        read: HeartbeatRead,
+    },
+    /// A heartbeat with sequence `seq` was committed (or first seen) on the primary at `at`.
+    Ack {
+        seq: u64,
+        at: Instant,
+    },
+    Writer(WriterState),
+}

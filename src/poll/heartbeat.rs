@@ -1,0 +1,198 @@
+//! The heartbeat writer: a row in `rwtop.heartbeat` on the primary, its sequence number bumped
+//! every `interval`, and the local monotonic instant each bump was acknowledged sent to the store.
+//!
+//! Lag is then `now − ack(N+1)` for a replica that shows N (DESIGN.md §4): no clock agreement
+//! between servers is needed. The row is keyed by a stable writer id so rows do not pile up
+//! across runs, and a named lock makes a second rwtop on the same primary watch the row instead
+//! of writing it twice.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
+
+use super::events::{PollEvent, WriterState};
+use super::node_poller::backoff;
+use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts};
+
+/// How often an observer tries to take the lock over from a writer that may have gone away,
+/// and a refused writer re-checks `read_only` (a failover can make the node writable).
+const RECHECK_EVERY: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone)]
+pub struct WriterSpec {
+    pub endpoint: Endpoint,
+    pub timeouts: Timeouts,
+    pub interval: Duration,
+    pub writer_id: String,
+}
+
+/// A string literal for SQL: the writer id comes from configuration, so it is escaped rather
+/// than trusted.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+#[must_use]
+pub fn heartbeat_read_sql(writer_id: &str) -> String {
+    format!(
+        "SELECT seq FROM rwtop.heartbeat WHERE writer_id = {}",
+        literal(writer_id)
+    )
+}
+
+const CREATE_SCHEMA: &str = "CREATE DATABASE IF NOT EXISTS rwtop";
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS rwtop.heartbeat (\
+     writer_id VARCHAR(64) NOT NULL PRIMARY KEY, \
+     seq BIGINT UNSIGNED NOT NULL, \
+     ts DATETIME(6) NOT NULL) ENGINE=InnoDB";
+
+fn lock_sql(writer_id: &str) -> String {
+    format!(
+        "SELECT GET_LOCK({}, 0) AS got",
+        literal(&format!("rwtop-hb-{writer_id}"))
+    )
+}
+
+fn write_sql(writer_id: &str, seq: u64) -> String {
+    format!(
+        "INSERT INTO rwtop.heartbeat (writer_id, seq, ts) VALUES ({}, {seq}, NOW(6)) \
+         ON DUPLICATE KEY UPDATE seq = VALUES(seq), ts = VALUES(ts)",
+        literal(writer_id)
+    )
+}
+
+pub async fn run(
+    spec: WriterSpec,
+    events: mpsc::Sender<PollEvent>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let _ = events.send(PollEvent::Writer(WriterState::Starting)).await;
+    let mut failures = 0u32;
+    loop {
+        let outcome = match NodeConn::connect(&spec.endpoint, spec.timeouts).await {
+            Ok(conn) => serve(&spec, conn, &events, &mut stop, &mut failures).await,
+            Err(err) => Err(err),
+        };
+        let wait = match outcome {
+            Ok(Served::Stopped) => return,
+            Ok(Served::Refused) => RECHECK_EVERY,
+            Err(err) => {
+                failures = failures.saturating_add(1);
+                let cause = err.to_string();
+                if events
+                    .send(PollEvent::Writer(WriterState::Failing { cause }))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                backoff(failures)
+            }
+        };
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+enum Served {
+    Stopped,
+    Refused,
+}
+
+async fn serve(
+    spec: &WriterSpec,
+    mut conn: NodeConn,
+    events: &mpsc::Sender<PollEvent>,
+    stop: &mut watch::Receiver<bool>,
+    failures: &mut u32,
+) -> Result<Served, SqlError> {
+    if conn.node_state().await?.read_only {
+        let reason = format!(
+            "{} has read_only=ON: rwtop writes its heartbeat only to a writable primary",
+            spec.endpoint.address()
+        );
+        let _ = events
+            .send(PollEvent::Writer(WriterState::Refused { reason }))
+            .await;
+        conn.close().await;
+        return Ok(Served::Refused);
+    }
+    conn.query_rows(CREATE_SCHEMA).await?;
+    conn.query_rows(CREATE_TABLE).await?;
+    let mut last_seen = conn
+        .query_rows(&heartbeat_read_sql(&spec.writer_id))
+        .await?
+        .first()
+        .and_then(|r| r.optional_u64(&["seq"]).ok().flatten());
+    let mut writing = false;
+    let mut last_lock_try: Option<Instant> = None;
+    let mut ticker = tokio::time::interval(spec.interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = stop.changed() => {
+                conn.close().await;
+                return Ok(Served::Stopped);
+            }
+        }
+        if !writing && last_lock_try.is_none_or(|t| t.elapsed() >= RECHECK_EVERY) {
+            last_lock_try = Some(Instant::now());
+            let got = conn.query_rows(&lock_sql(&spec.writer_id)).await?;
+            writing = got
+                .first()
+                .and_then(|r| r.optional_u64(&["got"]).ok().flatten())
+                == Some(1);
+            let state = if writing {
+                WriterState::Writing
+            } else {
+                WriterState::Observing
+            };
+            let _ = events.send(PollEvent::Writer(state)).await;
+        }
+        let acked = if writing {
+            let seq = last_seen.unwrap_or(0) + 1;
+            conn.query_rows(&write_sql(&spec.writer_id, seq)).await?;
+            Some(seq)
+        } else {
+            // Observing: the instant a new sequence number is first seen bounds its commit
+            // time from above by one interval.
+            let rows = conn
+                .query_rows(&heartbeat_read_sql(&spec.writer_id))
+                .await?;
+            let seq = rows
+                .first()
+                .and_then(|r| r.optional_u64(&["seq"]).ok().flatten());
+            (seq != last_seen).then_some(seq).flatten()
+        };
+        if let Some(seq) = acked {
+            last_seen = Some(seq);
+            *failures = 0;
+            if events
+                .send(PollEvent::Ack {
+                    seq,
+                    at: Instant::now(),
+                })
+                .await
+                .is_err()
+            {
+                return Ok(Served::Stopped);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writer_ids_are_quoted_not_trusted() {
+        assert_eq!(
+            heartbeat_read_sql("a'b\\c"),
+            "SELECT seq FROM rwtop.heartbeat WHERE writer_id = 'a''b\\\\c'"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! The tasks that watch servers: one poller per node, the heartbeat writer on the primary, and
+//! the engine that starts them, wires them to the store and adds pollers for discovered nodes.
+
+mod events;
+pub mod heartbeat;
+pub mod node_poller;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+
+pub use events::{ConnState, HeartbeatRead, NodeSample, PollEvent, WriterState};
+use heartbeat::WriterSpec;
+use node_poller::PollerSpec;
+
+use crate::mysql::{Endpoint, Timeouts};
+use crate::store::{self, Discovered, Role, Snapshot, Store, StoreSettings};
+
+/// Events in flight between tasks and the store. Bounded: a stalled store slows pollers down
+/// rather than growing memory without limit.
+const EVENT_QUEUE: usize = 4096;
+
+/// Everything the engine needs, independent of where it came from (config file, flags, tests).
+#[derive(Debug, Clone)]
+pub struct EngineSpec {
+    /// Primary first.
+    pub nodes: Vec<(String, Endpoint, Role)>,
+    pub timeouts: Timeouts,
+    pub interval: Duration,
+    pub heartbeat_interval: Duration,
+    pub read_interval: Duration,
+    pub writer_id: String,
+    pub discovery: bool,
+    /// Write nothing (no heartbeat writer).
+    pub read_only: bool,
+}
+
+pub struct Engine {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    stop: watch::Sender<bool>,
+    tasks: JoinSet<()>,
+}
+
+impl Engine {
+    /// Starts the store, a poller per node and the heartbeat writer. Must run inside a tokio
+    /// runtime.
+    #[must_use]
+    pub fn start(spec: &EngineSpec) -> Self {
+        let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE);
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let primary = spec
+            .nodes
+            .iter()
+            .find(|(_, _, role)| *role == Role::Primary);
+        let settings = StoreSettings {
+            heartbeat_interval: spec.heartbeat_interval,
+            poll_interval: spec.interval,
+            discovery: spec.discovery,
+            template: primary.map(|(_, endpoint, _)| endpoint.clone()),
+        };
+        let store = Store::new(settings, &spec.nodes);
+        let (snap_tx, snap_rx) =
+            watch::channel(Arc::new(store.snapshot(std::time::Instant::now())));
+        let (found_tx, mut found_rx) = mpsc::unbounded_channel::<Discovered>();
+        let mut tasks = JoinSet::new();
+        tasks.spawn(store::run(
+            store,
+            events_rx,
+            snap_tx,
+            found_tx,
+            stop_rx.clone(),
+        ));
+
+        let poller = |name: &str, endpoint: &Endpoint| PollerSpec {
+            name: name.to_owned(),
+            endpoint: endpoint.clone(),
+            timeouts: spec.timeouts,
+            interval: spec.interval,
+            read_interval: spec.read_interval,
+            discovery: spec.discovery,
+            writer_id: Some(spec.writer_id.clone()),
+        };
+        for (name, endpoint, _) in &spec.nodes {
+            tasks.spawn(node_poller::run(
+                poller(name, endpoint),
+                events_tx.clone(),
+                stop_rx.clone(),
+            ));
+        }
+        if let (false, Some((_, endpoint, _))) = (spec.read_only, primary) {
+            let writer = WriterSpec {
+                endpoint: endpoint.clone(),
+                timeouts: spec.timeouts,
+                interval: spec.heartbeat_interval,
+                writer_id: spec.writer_id.clone(),
+            };
+            tasks.spawn(heartbeat::run(writer, events_tx.clone(), stop_rx.clone()));
+        } else {
+            let reason = "read-only mode: rwtop writes nothing".to_owned();
+            let _ = events_tx.try_send(PollEvent::Writer(WriterState::Refused { reason }));
+        }
+
+        // Discovered nodes get pollers like configured ones.
+        let template = poller(
+            "",
+            &Endpoint {
+                host: String::new(),
+                port: 0,
+                user: String::new(),
+                password: None,
+            },
+        );
+        let mut stop_discovery = stop_rx.clone();
+        tasks.spawn(async move {
+            let mut pollers = JoinSet::new();
+            loop {
+                tokio::select! {
+                    found = found_rx.recv() => {
+                        let Some(found) = found else { break };
+                        let spec = PollerSpec { name: found.name, endpoint: found.endpoint, ..template.clone() };
+                        pollers.spawn(node_poller::run(spec, events_tx.clone(), stop_rx.clone()));
+                    }
+                    _ = stop_discovery.changed() => break,
+                }
+            }
+            while pollers.join_next().await.is_some() {}
+        });
+        Self {
+            snapshots: snap_rx,
+            stop: stop_tx,
+            tasks,
+        }
+    }
+
+    #[must_use]
+    pub fn snapshots(&self) -> watch::Receiver<Arc<Snapshot>> {
+        self.snapshots.clone()
+    }
+
+    #[must_use]
+    pub fn latest(&self) -> Arc<Snapshot> {
+        self.snapshots.borrow().clone()
+    }
+
+    /// Stops every task, closing connections politely; gives up waiting after a few seconds.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        let drain = async { while self.tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(Duration::from_secs(5), drain)
+            .await
+            .is_err()
+        {
+            self.tasks.abort_all();
+        }
+    }
+}
+
+impl EngineSpec {
+    #[must_use]
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        Self {
+            nodes: config
+                .nodes
+                .iter()
+                .map(|n| {
+                    let role = match n.role {
+                        crate::config::Role::Primary => Role::Primary,
+                        crate::config::Role::Replica => Role::Replica,
+                    };
+                    (n.name.clone(), n.endpoint.clone(), role)
+                })
+                .collect(),
+            timeouts: config.timeouts,
+            interval: config.interval,
+            heartbeat_interval: config.heartbeat.interval,
+            read_interval: config.heartbeat.read_interval,
+            writer_id: config.heartbeat.writer_id.clone(),
+            discovery: config.discovery,
+            read_only: config.read_only,
+        }
+    }
+}

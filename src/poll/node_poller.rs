@@ -1,0 +1,237 @@
+//! One task per node: connect, poll replication state every `interval`, read the heartbeat row
+//! every `read_interval`, and report everything — failures included — to the store.
+//!
+//! A hung or dead node only ever delays its own task: every statement runs under a timeout, and a
+//! connection whose statement timed out is dropped and reopened with capped back-off.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
+
+use super::events::{ConnState, HeartbeatRead, NodeSample, PollEvent};
+use super::heartbeat::heartbeat_read_sql;
+use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts};
+
+/// First retry after this, doubling per consecutive failure up to [`BACKOFF_CAP`].
+const BACKOFF_START: Duration = Duration::from_millis(250);
+const BACKOFF_CAP: Duration = Duration::from_secs(5);
+/// Consecutive failures before a node is shown `down` rather than `retrying`.
+const DOWN_AFTER: u32 = 2;
+/// Binlog list and discovery are read every this many status polls: they change rarely and the
+/// binlog list costs more than a status read.
+const SLOW_EVERY: u64 = 5;
+
+#[derive(Debug, Clone)]
+pub struct PollerSpec {
+    pub name: String,
+    pub endpoint: Endpoint,
+    pub timeouts: Timeouts,
+    pub interval: Duration,
+    pub read_interval: Duration,
+    pub discovery: bool,
+    /// Whose heartbeat row to read; `None` reads none (read-only mode without a table).
+    pub writer_id: Option<String>,
+}
+
+#[must_use]
+pub fn backoff(failures: u32) -> Duration {
+    let shift = failures.saturating_sub(1).min(16);
+    BACKOFF_START.saturating_mul(1 << shift).min(BACKOFF_CAP)
+}
+
+pub async fn run(
+    spec: PollerSpec,
+    events: mpsc::Sender<PollEvent>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut failures: u32 = 0;
+    let _ = events
+        .send(PollEvent::Conn {
+            node: spec.name.clone(),
+            state: ConnState::Connecting,
+        })
+        .await;
+    loop {
+        let cause = match NodeConn::connect(&spec.endpoint, spec.timeouts).await {
+            Ok(conn) => {
+                failures = 0;
+                let ended = poll_connected(&spec, conn, &events, &mut stop).await;
+                match ended {
+                    None => return,
+                    Some(err) => err.to_string(),
+                }
+            }
+            Err(err) => err.to_string(),
+        };
+        failures = failures.saturating_add(1);
+        let next = backoff(failures);
+        let state = if failures >= DOWN_AFTER {
+            ConnState::Down { next, cause }
+        } else {
+            ConnState::Retrying { next, cause }
+        };
+        if events
+            .send(PollEvent::Conn {
+                node: spec.name.clone(),
+                state,
+            })
+            .await
+            .is_err()
+        {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(next) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// Polls over one connection until it fails (returns the error) or the engine stops (`None`).
+async fn poll_connected(
+    spec: &PollerSpec,
+    mut conn: NodeConn,
+    events: &mpsc::Sender<PollEvent>,
+    stop: &mut watch::Receiver<bool>,
+) -> Option<SqlError> {
+    let name = spec.name.clone();
+    let send = |event| events.send(event);
+    let connected = PollEvent::Connected {
+        node: name.clone(),
+        flavor: conn.flavor().clone(),
+        identity: conn.identity().clone(),
+    };
+    if send(connected).await.is_err() {
+        return None;
+    }
+    let _ = send(PollEvent::Conn {
+        node: name.clone(),
+        state: ConnState::Up,
+    })
+    .await;
+    let mut ticker = tokio::time::interval(spec.read_interval.min(spec.interval));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_status: Option<Instant> = None;
+    let mut polls: u64 = 0;
+    let mut is_replica = false;
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = stop.changed() => {
+                conn.close().await;
+                return None;
+            }
+        }
+        let status_due =
+            last_status.is_none_or(|t| t.elapsed() + Duration::from_millis(5) >= spec.interval);
+        if status_due {
+            last_status = Some(Instant::now());
+            let slow = polls % SLOW_EVERY == 0;
+            polls += 1;
+            match poll_status(&mut conn, slow, spec.discovery && slow).await {
+                Ok(sample) => {
+                    is_replica = !sample.replication.is_empty();
+                    let event = PollEvent::Sample {
+                        node: name.clone(),
+                        sample: Box::new(sample),
+                    };
+                    if send(event).await.is_err() {
+                        return None;
+                    }
+                }
+                Err(err) => return Some(err),
+            }
+        }
+        if let (true, Some(writer_id)) = (is_replica, &spec.writer_id) {
+            match read_heartbeat(&mut conn, writer_id).await {
+                Ok(read) => {
+                    if send(PollEvent::Heartbeat {
+                        node: name.clone(),
+                        read,
+                    })
+                    .await
+                    .is_err()
+                    {
+                        return None;
+                    }
+                }
+                Err(err) => return Some(err),
+            }
+        }
+    }
+}
+
+/// Replica first, then the node's own state and binlog: a replica's GTID state read after its
+/// replication status can only be newer, never make it look behind what it reported.
+async fn poll_status(
+    conn: &mut NodeConn,
+    slow: bool,
+    discover: bool,
+) -> Result<NodeSample, SqlError> {
+    let at = Instant::now();
+    let replication = conn.replica_status().await?;
+    let state = conn.node_state().await?;
+    let binlog = if conn.identity().log_bin {
+        conn.binlog_status().await?
+    } else {
+        None
+    };
+    let binlog_files = if slow && binlog.is_some() {
+        Some(conn.binlog_files().await?)
+    } else {
+        None
+    };
+    let replica_hosts = if discover {
+        match conn.replica_hosts().await {
+            Ok(hosts) => Some(hosts),
+            // Discovery is optional: a missing grant must not take the node's monitoring down.
+            Err(SqlError::Server { .. }) => None,
+            Err(other) => return Err(other),
+        }
+    } else {
+        None
+    };
+    Ok(NodeSample {
+        at,
+        replication,
+        state,
+        binlog,
+        binlog_files,
+        replica_hosts,
+        took: at.elapsed(),
+    })
+}
+
+async fn read_heartbeat(conn: &mut NodeConn, writer_id: &str) -> Result<HeartbeatRead, SqlError> {
+    let sent_at = Instant::now();
+    let seq = match conn.query_rows(&heartbeat_read_sql(writer_id)).await {
+        Ok(rows) => rows
+            .first()
+            .and_then(|r| r.optional_u64(&["seq"]).ok().flatten()),
+        // No table or schema yet: the writer has not reached this replica.
+        Err(SqlError::Server {
+            code: 1146 | 1049, ..
+        }) => None,
+        Err(other) => return Err(other),
+    };
+    Ok(HeartbeatRead {
+        sent_at,
+        rtt: sent_at.elapsed(),
+        seq,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        assert_eq!(backoff(1), Duration::from_millis(250));
+        assert_eq!(backoff(2), Duration::from_millis(500));
+        assert_eq!(backoff(4), Duration::from_secs(2));
+        assert_eq!(backoff(5), Duration::from_secs(4));
+        assert_eq!(backoff(6), BACKOFF_CAP);
+        assert_eq!(backoff(u32::MAX), BACKOFF_CAP);
+    }
+}

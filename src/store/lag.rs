@@ -1,0 +1,179 @@
+//! Heartbeat lag from acknowledged sequence numbers (DESIGN.md §4).
+//!
+//! A replica that shows heartbeat N is behind by `now − ack(N+1)` when N+1 was acknowledged on the
+//! primary, and by 0 when it was not. Both instants are this process's monotonic clock, so no
+//! clock agreement between servers is needed. What this process cannot know it says: a replica
+//! still missing heartbeats older than this process's history is only bounded from below, and a
+//! writer that stopped advancing makes "caught up" unknowable.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// A lag figure and how much it can be trusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Lag {
+    Exact {
+        lag: Duration,
+    },
+    /// The replica has not applied this process's first heartbeat: at least this far behind.
+    AtLeast {
+        lag: Duration,
+    },
+    Unknown {
+        reason: String,
+    },
+}
+
+impl Lag {
+    /// The number to plot or compare: exact or the lower bound.
+    #[must_use]
+    pub fn value(&self) -> Option<Duration> {
+        match self {
+            Self::Exact { lag } | Self::AtLeast { lag } => Some(*lag),
+            Self::Unknown { .. } => None,
+        }
+    }
+}
+
+/// Acknowledged heartbeats, oldest first, bounded to the configured history.
+#[derive(Debug)]
+pub struct Acks {
+    ring: VecDeque<(u64, Instant)>,
+    capacity: usize,
+}
+
+impl Acks {
+    #[must_use]
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            ring: VecDeque::with_capacity(capacity.min(4096)),
+            capacity: capacity.max(2),
+        }
+    }
+
+    /// Records an acknowledgement. Sequence numbers only grow; a repeated or older one (an
+    /// observer re-reading the row) is ignored.
+    pub fn push(&mut self, seq: u64, at: Instant) {
+        if self.ring.back().is_some_and(|(last, _)| *last >= seq) {
+            return;
+        }
+        if self.ring.len() == self.capacity {
+            self.ring.pop_front();
+        }
+        self.ring.push_back((seq, at));
+    }
+
+    #[must_use]
+    pub fn latest(&self) -> Option<(u64, Instant)> {
+        self.ring.back().copied()
+    }
+
+    fn ack_of(&self, seq: u64) -> Option<Instant> {
+        self.ring
+            .binary_search_by_key(&seq, |(s, _)| *s)
+            .ok()
+            .map(|i| self.ring[i].1)
+    }
+
+    /// Lag of a replica that showed heartbeat `shown` (None: no row yet) in a read sent at `at`.
+    /// `stale` is set when the writer has stopped advancing.
+    #[must_use]
+    pub fn lag(&self, shown: Option<u64>, at: Instant, stale: bool) -> Lag {
+        let Some(&(first_seq, first_at)) = self.ring.front() else {
+            return Lag::Unknown {
+                reason: "no heartbeat written yet".to_owned(),
+            };
+        };
+        let latest = self.ring.back().map_or(0, |(s, _)| *s);
+        let since = |t: Instant| at.saturating_duration_since(t);
+        match shown {
+            None => Lag::AtLeast {
+                lag: since(first_at),
+            },
+            Some(n) if n >= latest => {
+                if stale {
+                    Lag::Unknown {
+                        reason: "the heartbeat is not advancing on the primary".to_owned(),
+                    }
+                } else {
+                    Lag::Exact {
+                        lag: Duration::ZERO,
+                    }
+                }
+            }
+            Some(n) if n + 1 < first_seq => Lag::AtLeast {
+                lag: since(first_at),
+            },
+            Some(n) => match self.ack_of(n + 1) {
+                Some(t) => Lag::Exact { lag: since(t) },
+                // A gap in the history (acks dropped): bound by the next one we have.
+                None => self.ring.iter().find(|(s, _)| *s > n).map_or(
+                    Lag::Exact {
+                        lag: Duration::ZERO,
+                    },
+                    |(_, t)| Lag::AtLeast { lag: since(*t) },
+                ),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lag_is_time_since_the_first_unapplied_heartbeat() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut acks = Acks::with_capacity(100);
+        assert!(matches!(acks.lag(Some(5), t0, false), Lag::Unknown { .. }));
+        for seq in 10..=20 {
+            acks.push(seq, t0 + ms(250 * (seq - 10)));
+        }
+        let now = t0 + ms(3000);
+        // Caught up: shows the latest.
+        assert_eq!(
+            acks.lag(Some(20), now, false),
+            Lag::Exact {
+                lag: Duration::ZERO
+            }
+        );
+        // Shows 14: heartbeat 15 was acked at 1250 ms.
+        assert_eq!(acks.lag(Some(14), now, false), Lag::Exact { lag: ms(1750) });
+        // Older than our history, or no row at all: only a lower bound.
+        assert_eq!(
+            acks.lag(Some(3), now, false),
+            Lag::AtLeast { lag: ms(3000) }
+        );
+        assert_eq!(acks.lag(None, now, false), Lag::AtLeast { lag: ms(3000) });
+        // N+1 == first: exact.
+        assert_eq!(acks.lag(Some(9), now, false), Lag::Exact { lag: ms(3000) });
+        // Writer stalled: "caught up" is unknowable, real lag still exact.
+        assert!(matches!(acks.lag(Some(20), now, true), Lag::Unknown { .. }));
+        assert_eq!(acks.lag(Some(14), now, true), Lag::Exact { lag: ms(1750) });
+        // A read sent before the ack cannot be behind it.
+        assert_eq!(
+            acks.lag(Some(19), t0, false),
+            Lag::Exact {
+                lag: Duration::ZERO
+            }
+        );
+    }
+
+    #[test]
+    fn history_is_bounded_and_monotonic() {
+        let t0 = Instant::now();
+        let mut acks = Acks::with_capacity(3);
+        for seq in [1, 2, 2, 1, 3, 4] {
+            acks.push(seq, t0);
+        }
+        assert_eq!(
+            acks.ring.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+            vec![2, 3, 4]
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! The one owner of monitoring state. Tasks send [`PollEvent`]s over a bounded channel; the store
+//! applies them in plain methods and publishes immutable [`Snapshot`]s.
+
+pub mod backlog;
+pub mod lag;
+mod node;
+pub mod series;
+pub mod snapshot;
+pub mod windows;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
+
+use crate::mysql::{Endpoint, ReplicaHost};
+use crate::poll::{PollEvent, WriterState};
+use lag::Acks;
+use node::NodeEntry;
+pub use snapshot::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot};
+
+/// A node the store learnt of through discovery and wants polled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovered {
+    pub name: String,
+    pub endpoint: Endpoint,
+}
+
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    pub heartbeat_interval: Duration,
+    pub poll_interval: Duration,
+    pub discovery: bool,
+    /// Credentials for discovered nodes (the configured primary's).
+    pub template: Option<Endpoint>,
+}
+
+pub struct Store {
+    settings: StoreSettings,
+    started: Instant,
+    nodes: BTreeMap<String, NodeEntry>,
+    /// Configured order first, discovered after.
+    order: Vec<String>,
+    acks: Acks,
+    writer: WriterState,
+}
+
+impl Store {
+    #[must_use]
+    pub fn new(settings: StoreSettings, configured: &[(String, Endpoint, Role)]) -> Self {
+        let history =
+            Duration::from_secs(3600).as_millis() / settings.heartbeat_interval.as_millis().max(1);
+        let mut store = Self {
+            acks: Acks::with_capacity(usize::try_from(history).unwrap_or(14_400)),
+            started: Instant::now(),
+            nodes: BTreeMap::new(),
+            order: Vec::new(),
+            writer: WriterState::Starting,
+            settings,
+        };
+        for (name, endpoint, role) in configured {
+            store.add(name, endpoint.address(), Some(*role), true);
+        }
+        store
+    }
+
+    fn add(&mut self, name: &str, address: String, role: Option<Role>, configured: bool) {
+        let points =
+            usize::try_from(3600 / self.settings.poll_interval.as_secs().max(1)).unwrap_or(3600);
+        self.nodes.insert(
+            name.to_owned(),
+            NodeEntry::new(name, address, role, configured, points),
+        );
+        self.order.push(name.to_owned());
+    }
+
+    /// Applies one event; returns nodes discovery found that nobody polls yet.
+    pub fn apply(&mut self, event: PollEvent) -> Vec<Discovered> {
+        match event {
+            PollEvent::Conn { node, state } => {
+                if let Some(entry) = self.nodes.get_mut(&node) {
+                    if state != crate::poll::ConnState::Up {
+                        // Never show the last value of a node that stopped answering.
+                        entry.lag = lag::Lag::Unknown {
+                            reason: format!("node is {}", state.name()),
+                        };
+                    }
+                    entry.conn = state;
+                }
+            }
+            PollEvent::Connected {
+                node,
+                flavor,
+                identity,
+            } => {
+                if let Some(entry) = self.nodes.get_mut(&node) {
+                    entry.flavor = Some(flavor);
+                    entry.identity = Some(identity);
+                }
+            }
+            PollEvent::Sample { node, sample } => {
+                let since_start = self.since_start(sample.at);
+                let hosts = sample.replica_hosts.clone();
+                if let Some(entry) = self.nodes.get_mut(&node) {
+                    entry.apply_sample(*sample, since_start);
+                }
+                if let Some(hosts) = hosts {
+                    return self.discover(&hosts);
+                }
+            }
+            PollEvent::Heartbeat { node, read } => {
+                let stale = self.heartbeat_stale(read.sent_at);
+                let lag = self.acks.lag(read.seq, read.sent_at, stale);
+                if let Some(entry) = self.nodes.get_mut(&node) {
+                    entry.apply_heartbeat(read, lag);
+                }
+            }
+            PollEvent::Ack { seq, at } => self.acks.push(seq, at),
+            PollEvent::Writer(state) => self.writer = state,
+        }
+        Vec::new()
+    }
+
+    fn since_start(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.started).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The writer has not advanced for three intervals (and at least a second): lag figures that
+    /// rest on "no newer heartbeat exists" are no longer true.
+    fn heartbeat_stale(&self, now: Instant) -> bool {
+        let limit = (self.settings.heartbeat_interval * 3).max(Duration::from_secs(1));
+        match self.acks.latest() {
+            Some((_, at)) => now.saturating_duration_since(at) > limit,
+            None => false,
+        }
+    }
+
+    fn discover(&mut self, hosts: &[ReplicaHost]) -> Vec<Discovered> {
+        let Some(template) = self
+            .settings
+            .template
+            .clone()
+            .filter(|_| self.settings.discovery)
+        else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for host in hosts.iter().filter(|h| !h.host.is_empty()) {
+            let address = format!("{}:{}", host.host, host.port);
+            if self.nodes.values().any(|n| n.address == address) {
+                continue;
+            }
+            let name = address.clone();
+            self.add(&name, address, None, false);
+            found.push(Discovered {
+                name,
+                endpoint: Endpoint {
+                    host: host.host.clone(),
+                    port: host.port,
+                    ..template.clone()
+                },
+            });
+        }
+        found
+    }
+
+    /// Which node a replica's channel replicates from: by address first, then by server id
+    /// (hostnames in configs rarely match the IP a replica reports).
+    fn source_of(&self, entry: &NodeEntry) -> Option<String> {
+        let status = entry.sample.as_ref()?.replication.first()?;
+        let address = format!("{}:{}", status.source_host, status.source_port);
+        self.nodes
+            .values()
+            .find(|n| n.address == address)
+            .or_else(|| {
+                let id = status.source_server_id?;
+                self.nodes
+                    .values()
+                    .find(|n| n.identity.as_ref().is_some_and(|i| i.server_id == id))
+            })
+            .map(|n| n.name.clone())
+    }
+
+    #[must_use]
+    pub fn snapshot(&self, now: Instant) -> Snapshot {
+        let nodes = self
+            .order
+            .iter()
+            .filter_map(|name| self.nodes.get(name))
+            .map(|entry| {
+                let source_name = self.source_of(entry);
+                let source = source_name.as_deref().and_then(|s| self.nodes.get(s));
+                entry.view(now, source_name.clone(), source)
+            })
+            .collect();
+        Snapshot {
+            uptime: now.saturating_duration_since(self.started),
+            taken_at: chrono::Utc::now(),
+            heartbeat: HeartbeatView {
+                interval: self.settings.heartbeat_interval,
+                writer: self.writer.clone(),
+                last_seq: self.acks.latest().map(|(s, _)| s),
+                last_ack_age: self
+                    .acks
+                    .latest()
+                    .map(|(_, at)| now.saturating_duration_since(at)),
+                stale: self.heartbeat_stale(now),
+            },
+            nodes,
+        }
+    }
+}
+
+/// How often a changed store publishes a snapshot: fast enough for a live display, rare enough
+/// that a thousand nodes cost little.
+pub const PUBLISH_EVERY: Duration = Duration::from_millis(250);
+
+/// The store's task: apply events as they come, publish on a timer when something changed, and
+/// hand discovered nodes to whoever spawns pollers.
+pub async fn run(
+    mut store: Store,
+    mut events: mpsc::Receiver<PollEvent>,
+    snapshots: watch::Sender<Arc<Snapshot>>,
+    discovered: mpsc::UnboundedSender<Discovered>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut publish = tokio::time::interval(PUBLISH_EVERY);
+    publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut dirty = true;
+    loop {
+        tokio::select! {
+            biased;
+            _ = stop.changed() => return,
+            // Before events, so a flood of events cannot starve publication.
+            _ = publish.tick() => {
+                if dirty {
+                    snapshots.send_replace(Arc::new(store.snapshot(Instant::now())));
+                    dirty = false;
+                }
+            }
+            event = events.recv() => {
+                let Some(event) = event else { return };
+                for node in store.apply(event) {
+                    let _ = discovered.send(node);
+                }
+                dirty = true;
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! What the store keeps per node, and how one node becomes a [`NodeView`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::backlog::{bytes_behind, gtid_backlog};
+use super::lag::Lag;
+use super::series::{Point, Series};
+use super::snapshot::{NodeView, ReplicaView, Role};
+use super::windows::{LagWindows, Window};
+use crate::mysql::{BinlogFile, Flavor, Identity};
+use crate::poll::{ConnState, HeartbeatRead, NodeSample};
+
+/// Charts look back at most this far; the rest of the hour stays in the store.
+const CHART_SPAN_MS: u64 = 15 * 60 * 1000;
+
+pub struct NodeEntry {
+    pub name: String,
+    pub address: String,
+    pub configured_role: Option<Role>,
+    pub configured: bool,
+    pub conn: ConnState,
+    pub flavor: Option<Flavor>,
+    pub identity: Option<Identity>,
+    pub sample: Option<NodeSample>,
+    /// The newest binlog list: samples carry one only every few polls.
+    pub binlog_files: Vec<BinlogFile>,
+    pub lag: Lag,
+    windows: LagWindows,
+    series: Series,
+    /// The chart's points, rebuilt once per new point rather than per snapshot.
+    chart: Arc<[Point]>,
+}
+
+impl NodeEntry {
+    pub fn new(
+        name: &str,
+        address: String,
+        role: Option<Role>,
+        configured: bool,
+        points: usize,
+    ) -> Self {
+        Self {
+            name: name.to_owned(),
+            address,
+            configured_role: role,
+            configured,
+            conn: ConnState::Connecting,
+            flavor: None,
+            identity: None,
+            sample: None,
+            binlog_files: Vec::new(),
+            lag: Lag::Unknown {
+                reason: "no heartbeat read yet".to_owned(),
+            },
+            windows: LagWindows::new(),
+            series: Series::with_capacity(points),
+            chart: Arc::from(Vec::new()),
+        }
+    }
+
+    pub fn apply_sample(&mut self, mut sample: NodeSample, at_ms: u64) {
+        if let Some(files) = sample.binlog_files.take() {
+            self.binlog_files = files;
+        }
+        if let Some(status) = sample.replication.first() {
+            let lag_ms = self
+                .lag
+                .value()
+                .map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
+            let sbm = status
+                .seconds_behind_source
+                .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
+            self.series.push(Point {
+                at_ms,
+                heartbeat_lag_ms: lag_ms,
+                sbm_s: sbm,
+            });
+            let from = at_ms.saturating_sub(CHART_SPAN_MS);
+            self.chart = self.series.since(from).collect();
+        }
+        self.sample = Some(sample);
+    }
+
+    pub fn apply_heartbeat(&mut self, read: HeartbeatRead, lag: Lag) {
+        if let Lag::Exact { lag } = lag {
+            // Bounds and unknowns stay out of the percentiles: they would pull them toward
+            // whatever the bound happens to be.
+            self.windows.record(read.sent_at, lag);
+        }
+        self.lag = lag;
+    }
+
+    fn is_up(&self) -> bool {
+        self.conn == ConnState::Up
+    }
+
+    pub fn view(
+        &self,
+        now: Instant,
+        source_name: Option<String>,
+        source: Option<&NodeEntry>,
+    ) -> NodeView {
+        // Role and source come from the last sample even when the node is down; live values
+        // (threads, lag, backlog) only from a node that answers now.
+        let last_status = self.sample.as_ref().and_then(|s| s.replication.first());
+        let role = match (self.configured_role, last_status) {
+            (Some(role), _) => role,
+            (None, Some(_)) => Role::Replica,
+            (None, None) => Role::Primary,
+        };
+        let sample = self.sample.as_ref().filter(|_| self.is_up());
+        let status = sample.and_then(|s| s.replication.first());
+        let replica = status.zip(sample).map(|(status, sample)| {
+            let source_sample = source.and_then(|s| s.sample.as_ref());
+            let heartbeat_lag = self.lag.clone();
+            ReplicaView {
+                channel: status.channel.clone(),
+                io_running: status.io_running,
+                sql_running: status.sql_running,
+                io_state: status.io_state.clone(),
+                sql_state: status.sql_state.clone(),
+                seconds_behind_source: status.seconds_behind_source,
+                heartbeat_lag,
+                windows: Window::ALL
+                    .iter()
+                    .map(|w| (*w, self.windows.stats(now, *w)))
+                    .collect(),
+                gtid_backlog: gtid_backlog(status, &sample.state, source_sample.map(|s| &s.state)),
+                bytes_behind: bytes_behind(
+                    status,
+                    source_sample.and_then(|s| s.binlog.as_ref()),
+                    source.map_or(&[][..], |s| &s.binlog_files),
+                ),
+                received: status.received.clone(),
+                applied: status.applied.clone(),
+                sql_delay: status.sql_delay,
+                sql_remaining_delay: status.sql_remaining_delay,
+                last_io_error: status.last_io_error.clone(),
+                last_sql_error: status.last_sql_error.clone(),
+                series: Arc::clone(&self.chart),
+            }
+        });
+        NodeView {
+            name: self.name.clone(),
+            address: self.address.clone(),
+            role,
+            source: source_name.filter(|_| role == Role::Replica),
+            configured: self.configured,
+            conn: self.conn.clone(),
+            flavor: self.flavor.as_ref().map(ToString::to_string),
+            version: self.flavor.as_ref().map(|f| f.version_string.clone()),
+            server_id: self.identity.as_ref().map(|i| i.server_id),
+            read_only: sample.map(|s| s.state.read_only),
+            sample_age: self
+                .sample
+                .as_ref()
+                .map(|s| now.saturating_duration_since(s.at)),
+            replica,
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Immutable pictures of the store. The TUI, JSON, recordings and metrics all read these, so they
+//! show the same truth.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::backlog::{BytesBehind, GtidBacklog};
+use super::lag::Lag;
+use super::series::Point;
+use super::windows::{Window, WindowStats};
+use crate::mysql::{BinlogPos, IoRunning, ThreadError};
+use crate::poll::{ConnState, WriterState};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Primary,
+    Replica,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    /// Time since the store started; snapshots are ordered by it.
+    pub uptime: Duration,
+    pub taken_at: chrono::DateTime<chrono::Utc>,
+    pub heartbeat: HeartbeatView,
+    pub nodes: Vec<NodeView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HeartbeatView {
+    pub interval: Duration,
+    pub writer: WriterState,
+    pub last_seq: Option<u64>,
+    /// Since the last acknowledged heartbeat; `None` before the first.
+    pub last_ack_age: Option<Duration>,
+    /// The writer stopped advancing: every "caught up" lag is unknown.
+    pub stale: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeView {
+    pub name: String,
+    pub address: String,
+    pub role: Role,
+    /// Name of the node this one replicates from (first channel).
+    pub source: Option<String>,
+    pub configured: bool,
+    pub conn: ConnState,
+    pub flavor: Option<String>,
+    pub version: Option<String>,
+    pub server_id: Option<u32>,
+    pub read_only: Option<bool>,
+    /// Age of the newest status sample; the values below are that old.
+    pub sample_age: Option<Duration>,
+    pub replica: Option<ReplicaView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplicaView {
+    pub channel: String,
+    pub io_running: IoRunning,
+    pub sql_running: bool,
+    pub io_state: String,
+    pub sql_state: String,
+    /// NULL from the server stays `None`.
+    pub seconds_behind_source: Option<u64>,
+    pub heartbeat_lag: Lag,
+    pub windows: Vec<(Window, Option<WindowStats>)>,
+    pub gtid_backlog: GtidBacklog,
+    pub bytes_behind: BytesBehind,
+    pub received: BinlogPos,
+    pub applied: BinlogPos,
+    pub sql_delay: Option<u64>,
+    pub sql_remaining_delay: Option<u64>,
+    pub last_io_error: Option<ThreadError>,
+    pub last_sql_error: Option<ThreadError>,
+    /// The last hour at the poll interval, for charts; `at_ms` counts from the store's start.
+    #[serde(skip)]
+    pub series: Arc<[Point]>,
+}
+
+impl Snapshot {
+    #[must_use]
+    pub fn node(&self, name: &str) -> Option<&NodeView> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+}

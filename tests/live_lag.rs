@@ -1,0 +1,372 @@
+//! The engine against real servers: heartbeat lag, GTID backlog and connection states must tell
+//! the truth while replication is stopped, delayed, killed or frozen.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{TestSandbox, eventually};
+use rwtop::mysql::{NodeConn, Timeouts};
+use rwtop::poll::{Engine, EngineSpec};
+use rwtop::store::lag::Lag;
+use rwtop::store::windows::Window;
+use rwtop::store::{Role, Snapshot};
+
+const DEADLINE: Duration = Duration::from_secs(40);
+const INTERVAL: Duration = Duration::from_secs(1);
+const HEARTBEAT: Duration = Duration::from_millis(250);
+
+fn spec(t: &TestSandbox, names: &[&str]) -> EngineSpec {
+    EngineSpec {
+        nodes: names
+            .iter()
+            .map(|n| {
+                let role = if *n == "primary" {
+                    Role::Primary
+                } else {
+                    Role::Replica
+                };
+                ((*n).to_owned(), t.sandbox().endpoint(n).unwrap(), role)
+            })
+            .collect(),
+        timeouts: Timeouts::default(),
+        interval: INTERVAL,
+        heartbeat_interval: HEARTBEAT,
+        read_interval: HEARTBEAT,
+        writer_id: "rwtop-test".to_owned(),
+        discovery: false,
+        read_only: false,
+    }
+}
+
+/// Steady writes on the primary (every 50 ms) until dropped.
+struct Load(Arc<AtomicBool>);
+
+impl Load {
+    async fn start(t: &TestSandbox) -> Self {
+        let mut conn = NodeConn::connect(
+            &t.sandbox().endpoint("primary").unwrap(),
+            Timeouts::default(),
+        )
+        .await
+        .unwrap();
+        conn.query_rows(
+            "CREATE TABLE IF NOT EXISTS rwtop.load (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
+        )
+        .await
+        .unwrap();
+        let running = Arc::new(AtomicBool::new(true));
+        let flag = Arc::clone(&running);
+        tokio::spawn(async move {
+            while flag.load(Ordering::Relaxed) {
+                let _ = conn
+                    .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
+                    .await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        });
+        Self(running)
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+fn lag_now(s: &Snapshot, node: &str) -> Option<Lag> {
+    s.node(node)?
+        .replica
+        .as_ref()
+        .map(|r| r.heartbeat_lag.clone())
+}
+
+fn exact(s: &Snapshot, node: &str) -> Option<Duration> {
+    match lag_now(s, node)? {
+        Lag::Exact { lag } => Some(lag),
+        _ => None,
+    }
+}
+
+/// Waits until every replica reads an exact lag of 0: the writer runs and they caught up.
+async fn settled(engine: &Engine, replicas: &[&str]) {
+    let mut rx = engine.snapshots();
+    eventually(
+        "replicas caught up on the heartbeat",
+        DEADLINE,
+        async || {
+            let _ = rx.changed().await;
+            let s = rx.borrow().clone();
+            replicas
+                .iter()
+                .all(|r| exact(&s, r) == Some(Duration::ZERO))
+                .then_some(())
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_caught_up_replicas_read_lag_below_one_heartbeat() {
+    let t = TestSandbox::start(2, false);
+    let engine = Engine::start(&spec(&t, &["primary", "r1", "r2"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1", "r2"]).await;
+    let mut rx = engine.snapshots();
+    let s = eventually("20 exact lag readings per replica", DEADLINE, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        let enough = ["r1", "r2"].iter().all(|r| {
+            s.node(r)
+                .and_then(|n| n.replica.as_ref())
+                .and_then(|r| r.windows[0].1)
+                .is_some_and(|w| w.samples >= 20)
+        });
+        enough.then_some(s)
+    })
+    .await;
+    for name in ["r1", "r2"] {
+        let node = s.node(name).unwrap();
+        assert_eq!(
+            node.source.as_deref(),
+            Some("primary"),
+            "topology from the replica's own status"
+        );
+        let r = node.replica.as_ref().unwrap();
+        let (window, stats) = r.windows[0];
+        assert_eq!(window, Window::OneMinute);
+        let stats = stats.unwrap();
+        assert!(
+            stats.p50 < HEARTBEAT,
+            "{name}: P50 {:?} under steady writes",
+            stats.p50
+        );
+        assert_eq!(
+            r.gtid_backlog.not_received.map(|n| n <= 2),
+            Some(true),
+            "{name}"
+        );
+    }
+    assert!(!s.heartbeat.stale);
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_sql_thread_stopped_for_3s_reads_3s_of_lag() {
+    let t = TestSandbox::start(1, false);
+    let engine = Engine::start(&spec(&t, &["primary", "r1"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1"]).await;
+    let mut rx = engine.snapshots();
+
+    let stop_begin = Instant::now();
+    t.admin("r1", "STOP SLAVE SQL_THREAD");
+    let stop_done = Instant::now();
+    // While stopped: transactions are received but not applied, and SBM is NULL.
+    let during = eventually(
+        "backlog of received, unapplied transactions",
+        DEADLINE,
+        async || {
+            let _ = rx.changed().await;
+            let s = rx.borrow().clone();
+            let r = s.node("r1")?.replica.clone()?;
+            (r.gtid_backlog.not_applied? > 0 && !r.sql_running).then_some(r)
+        },
+    )
+    .await;
+    assert!(
+        during.gtid_backlog.not_received.unwrap() <= 2,
+        "{:?}",
+        during.gtid_backlog
+    );
+    assert_eq!(during.seconds_behind_source, None);
+    let hold = Duration::from_secs(3).saturating_sub(stop_done.elapsed());
+    tokio::time::sleep(hold).await; // the stop itself is the scenario, not a wait for a condition
+    let start_sent = Instant::now();
+    t.admin("r1", "START SLAVE SQL_THREAD");
+    let stopped_min = start_sent - stop_done;
+    let stopped_max = stop_begin.elapsed();
+    // The largest exact lag seen while the thread was stopped is the stop's length.
+    let max = eventually("caught up again", DEADLINE, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        let r = s.node("r1")?.replica.clone()?;
+        let caught_up = exact(&s, "r1") == Some(Duration::ZERO) && r.sql_running;
+        caught_up.then(|| r.windows[0].1.map(|w| w.max))?
+    })
+    .await;
+    let slack = HEARTBEAT + Duration::from_millis(300);
+    eprintln!("stopped {stopped_min:?}..{stopped_max:?}, max heartbeat lag {max:?}");
+    assert!(
+        max + slack >= stopped_min && max <= stopped_max + slack,
+        "max lag {max:?}, stopped {stopped_min:?}..{stopped_max:?}"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_io_thread_stopped_grows_not_received_and_lag() {
+    let t = TestSandbox::start(1, false);
+    let engine = Engine::start(&spec(&t, &["primary", "r1"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1"]).await;
+    t.admin("r1", "STOP SLAVE IO_THREAD");
+    let mut rx = engine.snapshots();
+    let mut seen = Vec::new();
+    let r = eventually(
+        "not_received growing and lag over 1.5 s",
+        DEADLINE,
+        async || {
+            let _ = rx.changed().await;
+            let s = rx.borrow().clone();
+            let r = s.node("r1")?.replica.clone()?;
+            seen.push(r.gtid_backlog.not_received?);
+            let growing = seen.len() > 3 && seen.last() > seen.first();
+            (growing && r.heartbeat_lag.value()? > Duration::from_millis(1500)).then_some(r)
+        },
+    )
+    .await;
+    // SBM exactly as the server reports it: NULL with the IO thread stopped.
+    let server = t.admin("r1", "SHOW ALL SLAVES STATUS");
+    assert_eq!(server[0].text(&["Seconds_Behind_Master"]).unwrap(), None);
+    assert_eq!(r.seconds_behind_source, None);
+    assert!(r.gtid_backlog.not_received.unwrap() > 0);
+    assert_eq!(
+        r.bytes_behind.io.map(|b| b > 0),
+        Some(true),
+        "{:?}",
+        r.bytes_behind
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_master_delay_2s_reads_about_2s() {
+    let t = TestSandbox::start(1, false);
+    t.admin(
+        "r1",
+        "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY=2; START SLAVE",
+    );
+    let engine = Engine::start(&spec(&t, &["primary", "r1"]));
+    let _load = Load::start(&t).await;
+    let mut rx = engine.snapshots();
+    let mut readings = Vec::new();
+    eventually(
+        "40 exact readings from the delayed replica",
+        DEADLINE,
+        async || {
+            let _ = rx.changed().await;
+            let s = rx.borrow().clone();
+            // Skip the start, before the delay shows in the heartbeat.
+            if let Some(lag) = exact(&s, "r1").filter(|l| *l > Duration::from_millis(500)) {
+                readings.push(lag);
+            }
+            (readings.len() >= 40).then_some(())
+        },
+    )
+    .await;
+    readings.sort();
+    let median = readings[readings.len() / 2];
+    eprintln!(
+        "MASTER_DELAY=2: median heartbeat lag {median:?}, range {:?}..{:?}",
+        readings[0],
+        readings[readings.len() - 1]
+    );
+    // Event timestamps have whole-second resolution, so the server applies 1-2 s after commit.
+    assert!(
+        median >= Duration::from_millis(1300) && median <= Duration::from_millis(2600),
+        "median {median:?}"
+    );
+    let s = rx.borrow().clone();
+    assert_eq!(
+        s.node("r1").unwrap().replica.as_ref().unwrap().sql_delay,
+        Some(2)
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_killed_replica_goes_down_fast_and_comes_back() {
+    let mut t = TestSandbox::start(2, false);
+    let engine = Engine::start(&spec(&t, &["primary", "r1", "r2"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1", "r2"]).await;
+    let mut rx = engine.snapshots();
+    let pid = t.sandbox().pid("r1").unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let killed = Instant::now();
+    let s = eventually("r1 down", DEADLINE, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        (s.node("r1")?.conn.name() == "down").then_some(s)
+    })
+    .await;
+    let took = killed.elapsed();
+    assert!(took <= 2 * INTERVAL, "down after {took:?}");
+    let r1 = s.node("r1").unwrap();
+    assert!(r1.replica.is_none(), "no last values shown for a dead node");
+    assert_eq!(
+        r1.role,
+        Role::Replica,
+        "a dead replica stays a replica in the tree"
+    );
+    // The other replica keeps flowing meanwhile.
+    let r2 = s.node("r2").unwrap();
+    assert!(
+        r2.sample_age.unwrap() <= 2 * INTERVAL,
+        "{:?}",
+        r2.sample_age
+    );
+    assert!(matches!(lag_now(&s, "r2"), Some(Lag::Exact { .. })));
+
+    t.restart_stopped();
+    eventually("r1 up again with an exact lag", DEADLINE, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        (s.node("r1")?.conn.name() == "up" && exact(&s, "r1").is_some()).then_some(())
+    })
+    .await;
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_frozen_replica_times_out_without_delaying_others() {
+    let t = TestSandbox::start(2, false);
+    let engine = Engine::start(&spec(&t, &["primary", "r1", "r2"]));
+    settled(&engine, &["r1", "r2"]).await;
+    let mut rx = engine.snapshots();
+    let pid = nix::unistd::Pid::from_raw(t.sandbox().pid("r1").unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let mut worst_r2_age = Duration::ZERO;
+    let s = eventually("r1 retrying or down", DEADLINE, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        worst_r2_age = worst_r2_age.max(s.node("r2")?.sample_age?);
+        matches!(s.node("r1")?.conn.name(), "retrying" | "down").then_some(s)
+    })
+    .await;
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    let detail = format!("{:?}", s.node("r1").unwrap().conn);
+    assert!(
+        detail.contains("within") || detail.contains("handshake"),
+        "timeout named: {detail}"
+    );
+    assert!(
+        worst_r2_age <= 2 * INTERVAL,
+        "r2 delayed: sample age {worst_r2_age:?}"
+    );
+    eventually("r1 back up", DEADLINE, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        (s.node("r1")?.conn.name() == "up").then_some(())
+    })
+    .await;
+    engine.shutdown().await;
+}
