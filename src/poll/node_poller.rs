@@ -202,7 +202,7 @@ async fn poll_status(
     })
 }
 
-async fn read_heartbeat(conn: &mut NodeConn, writer_id: &str) -> Result<HeartbeatRead, SqlError> {
+pub async fn read_heartbeat(conn: &mut NodeConn, writer_id: &str) -> Result<HeartbeatRead, SqlError> {
     let sent_at = Instant::now();
     let seq = match conn.query_rows(&heartbeat_read_sql(writer_id)).await {
         Ok(rows) => rows
