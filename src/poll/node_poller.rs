@@ -163,7 +163,7 @@ async fn poll_connected(
 
 /// Replica first, then the node's own state and binlog: a replica's GTID state read after its
 /// replication status can only be newer, never make it look behind what it reported.
-async fn poll_status(
+pub async fn poll_status(
     conn: &mut NodeConn,
     slow: bool,
     discover: bool,
