@@ -97,6 +97,9 @@ pub enum SandboxAction {
         /// Turn on semi-synchronous replication.
         #[arg(long)]
         semisync: bool,
+        /// Add a cascaded replica (c1) that replicates from r1.
+        #[arg(long)]
+        cascade: bool,
         /// Sandbox folder [default: $TMPDIR/rwtop-sandbox-<uid>].
         #[arg(long)]
         dir: Option<PathBuf>,

@@ -15,6 +15,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
         SandboxAction::Up {
             replicas,
             semisync,
+            cascade,
             dir,
             base_port,
         } => {
@@ -22,6 +23,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
                 dir: dir.unwrap_or_else(layout::default_dir),
                 replicas: usize::from(replicas),
                 semisync,
+                cascade,
                 ports: Ports::Base(base_port),
                 ephemeral: false,
             };

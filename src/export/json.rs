@@ -46,6 +46,8 @@ pub struct JsonNode {
     pub server_id: Option<u32>,
     pub read_only: Option<bool>,
     pub sample_age_seconds: Option<f64>,
+    /// From the processlist: `{ "threads": 12, "active": 2, "longest_query_s": 41 }`.
+    pub processes: Option<crate::mysql::ProcessSummary>,
     // Replica fields: null on a primary, and on a replica that does not answer now.
     pub io_running: Option<IoRunning>,
     pub sql_running: Option<bool>,
@@ -174,6 +176,7 @@ fn node(n: &NodeView) -> JsonNode {
         server_id: n.server_id,
         read_only: n.read_only,
         sample_age_seconds: n.sample_age.map(|d| d.as_secs_f64()),
+        processes: n.processes,
         io_running: r.map(|r| r.io_running),
         sql_running: r.map(|r| r.sql_running),
         seconds_behind_source: r.and_then(|r| r.seconds_behind_source),

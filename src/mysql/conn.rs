@@ -294,6 +294,12 @@ impl NodeConn {
         self.rows_as(sql, ReplicaHost::from_row).await
     }
 
+    pub async fn processes(&mut self) -> Result<super::ProcessSummary, SqlError> {
+        let sql = super::processlist::SUMMARY_SQL;
+        let row = self.one_row(sql).await?;
+        self.parse(sql, super::ProcessSummary::from_row(&row))
+    }
+
     pub async fn semisync(&mut self) -> Result<SemiSync, SqlError> {
         let variables_sql = self.flavor.semisync_variables_sql();
         let variables = self.query_rows(variables_sql).await?;

@@ -6,6 +6,7 @@ pub mod conn;
 pub mod flavor;
 pub mod grants;
 pub mod node_state;
+pub mod processlist;
 pub mod replica_hosts;
 pub mod replica_status;
 pub mod row;
@@ -15,6 +16,7 @@ pub use binlog::{BinlogFile, BinlogStatus, bytes_between};
 pub use conn::{Endpoint, NodeConn, Secret, SqlError, Timeouts};
 pub use flavor::{Family, Flavor, Version};
 pub use node_state::{GtidState, Identity, NodeState};
+pub use processlist::ProcessSummary;
 pub use replica_hosts::ReplicaHost;
 pub use replica_status::{
     BinlogPos, IoRunning, ReplicaGtid, ReplicaStatus, StatusError, ThreadError,

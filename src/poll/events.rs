@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use crate::mysql::{
-    BinlogFile, BinlogStatus, Flavor, Identity, NodeState, ReplicaHost, ReplicaStatus,
+    BinlogFile, BinlogStatus, Flavor, Identity, NodeState, ProcessSummary, ReplicaHost,
+    ReplicaStatus,
 };
 
 /// The state of a node's connection, shown as data rather than hidden in logs.
@@ -48,6 +49,8 @@ pub struct NodeSample {
     pub binlog_files: Option<Vec<BinlogFile>>,
     /// Read when discovery is on, every few polls.
     pub replica_hosts: Option<Vec<ReplicaHost>>,
+    /// Every few polls; `None` when not read this time or not permitted (no PROCESS grant).
+    pub processes: Option<ProcessSummary>,
     /// Wall time the poll took (all statements), for the cost display.
     pub took: Duration,
 }

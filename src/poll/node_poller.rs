@@ -191,8 +191,18 @@ pub async fn poll_status(
     } else {
         None
     };
+    let processes = if slow {
+        match conn.processes().await {
+            Ok(summary) => Some(summary),
+            Err(SqlError::Server { .. }) => None,
+            Err(other) => return Err(other),
+        }
+    } else {
+        None
+    };
     Ok(NodeSample {
         at,
+        processes,
         replication,
         state,
         binlog,
@@ -202,7 +212,10 @@ pub async fn poll_status(
     })
 }
 
-pub async fn read_heartbeat(conn: &mut NodeConn, writer_id: &str) -> Result<HeartbeatRead, SqlError> {
+pub async fn read_heartbeat(
+    conn: &mut NodeConn,
+    writer_id: &str,
+) -> Result<HeartbeatRead, SqlError> {
     let sent_at = Instant::now();
     let seq = match conn.query_rows(&heartbeat_read_sql(writer_id)).await {
         Ok(rows) => rows

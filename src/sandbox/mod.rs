@@ -49,6 +49,8 @@ pub struct SandboxSpec {
     pub dir: PathBuf,
     pub replicas: usize,
     pub semisync: bool,
+    /// Add one cascaded replica (`c1`) replicating from `r1`.
+    pub cascade: bool,
     pub ports: Ports,
     /// Kill the servers and delete the folder when the handle drops (tests).
     pub ephemeral: bool,
@@ -61,6 +63,7 @@ impl SandboxSpec {
             dir: dir.into(),
             replicas: 2,
             semisync: false,
+            cascade: false,
             ports: Ports::Base(DEFAULT_BASE_PORT),
             ephemeral: false,
         }
@@ -119,7 +122,8 @@ impl Sandbox {
     }
 
     fn create(spec: &SandboxSpec, binaries: Binaries) -> Result<Self, SandboxError> {
-        let ports = choose_ports(&spec.ports, spec.replicas + 1)?;
+        let cascaded = usize::from(spec.cascade && spec.replicas > 0);
+        let ports = choose_ports(&spec.ports, spec.replicas + 1 + cascaded)?;
         let mut nodes = vec![NodeSpec {
             name: "primary".to_owned(),
             port: ports[0],
@@ -127,11 +131,16 @@ impl Sandbox {
             source: None,
         }];
         for (i, port) in ports.iter().enumerate().skip(1) {
+            let cascade = i > spec.replicas;
             nodes.push(NodeSpec {
-                name: format!("r{i}"),
+                name: if cascade {
+                    "c1".to_owned()
+                } else {
+                    format!("r{i}")
+                },
                 port: *port,
                 server_id: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                source: Some("primary".to_owned()),
+                source: Some(if cascade { "r1" } else { "primary" }.to_owned()),
             });
         }
         let state = SandboxState {
@@ -169,8 +178,10 @@ impl Sandbox {
         binaries: Binaries,
         state: SandboxState,
     ) -> Result<Self, SandboxError> {
-        let replicas = state.replicas().count();
-        if replicas != spec.replicas || state.semisync != spec.semisync {
+        let cascaded = state.nodes.iter().any(|n| n.name == "c1");
+        let replicas = state.replicas().count() - usize::from(cascaded);
+        if replicas != spec.replicas || state.semisync != spec.semisync || cascaded != spec.cascade
+        {
             return Err(SandboxError::Exists {
                 dir: spec.dir.display().to_string(),
                 problem: format!(

@@ -8,7 +8,7 @@ use super::lag::Lag;
 use super::series::{Point, Series};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
-use crate::mysql::{BinlogFile, Flavor, Identity};
+use crate::mysql::{BinlogFile, Flavor, Identity, ProcessSummary};
 use crate::poll::{ConnState, HeartbeatRead, NodeSample};
 
 /// Charts look back at most this far; the rest of the hour stays in the store.
@@ -25,6 +25,8 @@ pub struct NodeEntry {
     pub sample: Option<NodeSample>,
     /// The newest binlog list: samples carry one only every few polls.
     pub binlog_files: Vec<BinlogFile>,
+    /// The newest processlist summary: samples carry one only every few polls.
+    pub processes: Option<ProcessSummary>,
     pub lag: Lag,
     windows: LagWindows,
     series: Series,
@@ -50,6 +52,7 @@ impl NodeEntry {
             identity: None,
             sample: None,
             binlog_files: Vec::new(),
+            processes: None,
             lag: Lag::Unknown {
                 reason: "no heartbeat read yet".to_owned(),
             },
@@ -62,6 +65,9 @@ impl NodeEntry {
     pub fn apply_sample(&mut self, mut sample: NodeSample, at_ms: u64) {
         if let Some(files) = sample.binlog_files.take() {
             self.binlog_files = files;
+        }
+        if let Some(processes) = sample.processes {
+            self.processes = Some(processes);
         }
         if let Some(status) = sample.replication.first() {
             let lag_ms = self
@@ -156,6 +162,7 @@ impl NodeEntry {
                 .sample
                 .as_ref()
                 .map(|s| now.saturating_duration_since(s.at)),
+            processes: self.processes.filter(|_| self.is_up()),
             replica,
         }
     }

@@ -51,6 +51,11 @@ pub struct TestSandbox {
 
 impl TestSandbox {
     pub fn start(replicas: usize, semisync: bool) -> Self {
+        Self::start_with(replicas, semisync, false)
+    }
+
+    /// With `cascade`, a replica `c1` replicates from `r1`.
+    pub fn start_with(replicas: usize, semisync: bool, cascade: bool) -> Self {
         reap_orphans();
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let holder = tests_root().join(format!("{}-{n}", std::process::id()));
@@ -59,6 +64,7 @@ impl TestSandbox {
             dir: holder.join("s"),
             replicas,
             semisync,
+            cascade,
             ports: Ports::Free,
             ephemeral: true,
         };

@@ -1,0 +1,192 @@
+//! `rwtop snapshot` through the real binary against a real sandbox: the documented JSON, discovery
+//! of replicas (cascaded too), and clear exits for bad configuration.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::TestSandbox;
+use serde_json::Value;
+
+fn rwtop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rwtop"))
+        .args(args)
+        .env_remove("RWTOP_PASSWORD")
+        .output()
+        .expect("running rwtop")
+}
+
+fn snapshot_json(config: &Path) -> (Value, String) {
+    let config = config.to_str().unwrap();
+    let out = rwtop(&["--config", config, "snapshot", "--json", "--duration", "3s"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "snapshot failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (serde_json::from_str(&stdout).expect("valid JSON"), stdout)
+}
+
+fn node<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == name)
+        .unwrap_or_else(|| panic!("no node {name} in {doc:#}"))
+}
+
+/// Every key the binary prints must be documented, so docs and output cannot drift apart.
+fn keys(value: &Value, out: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.insert(k.clone());
+                keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
+    let t = TestSandbox::start_with(2, false, true);
+    let dir = t.sandbox().dir().to_owned();
+    // The sandbox's config names the primary and r1, r2; c1 hangs off r1 and is only discovered.
+    let (doc, stdout) = snapshot_json(&dir.join("rwtop.toml"));
+    assert_eq!(doc["schema_version"], "1.0");
+    assert_eq!(doc["alerts"], Value::Array(Vec::new()));
+    assert_eq!(doc["heartbeat"]["writer"], "writing");
+    assert_eq!(doc["heartbeat"]["stale"], false);
+
+    let primary = node(&doc, "primary");
+    assert_eq!(primary["role"], "primary");
+    assert_eq!(primary["source"], Value::Null);
+    assert_eq!(primary["heartbeat_lag_seconds"], Value::Null);
+    for name in ["r1", "r2"] {
+        let r = node(&doc, name);
+        assert_eq!(r["role"], "replica", "{name}");
+        assert_eq!(r["source"], "primary", "{name}");
+        assert_eq!(r["state"], "up", "{name}");
+        assert_eq!(r["io_running"], "yes", "{name}");
+        assert_eq!(r["seconds_behind_source"], 0, "{name}");
+        assert_eq!(r["heartbeat_lag_seconds"]["kind"], "exact", "{name}");
+        assert_eq!(r["gtid_backlog"]["total"], 0, "{name}");
+        assert_eq!(r["bytes_behind"]["io"], 0, "{name}");
+        assert_eq!(r["read_only"], true, "{name}");
+    }
+    assert_eq!(
+        node(&doc, "c1")["source"],
+        "r1",
+        "a cascaded replica hangs off its own source"
+    );
+    let documented =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json-schema.md"))
+            .unwrap();
+    let mut all = BTreeSet::new();
+    keys(&doc, &mut all);
+    let undocumented: Vec<&String> = all
+        .iter()
+        .filter(|k| !documented.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "keys missing from docs/json-schema.md: {undocumented:?}"
+    );
+
+    let password = std::fs::read_to_string(dir.join("monitor.password")).unwrap();
+    assert!(
+        !stdout.contains(password.trim()),
+        "the password never appears in the output"
+    );
+
+    // Only the primary named: discovery finds the replicas, and the cascaded one under r1.
+    let addr = |n: &str| format!("127.0.0.1:{}", t.sandbox().port(n).unwrap());
+    let primary_dsn = format!("mysql://rwtop@{}", addr("primary"));
+    let password_file = dir.join("monitor.password");
+    let flags = [
+        "--primary",
+        &primary_dsn,
+        "--password-file",
+        password_file.to_str().unwrap(),
+    ];
+    let out = rwtop(&[&flags[..], &["snapshot", "--json", "--duration", "4s"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (replica, source) in [("r1", "primary"), ("r2", "primary"), ("c1", "r1")] {
+        let found = node(&doc, &addr(replica));
+        assert_eq!(found["source"], addr(source), "{replica}");
+        assert_eq!(found["heartbeat_lag_seconds"]["kind"], "exact", "{replica}");
+    }
+
+    // Discovery off: only what was named.
+    let out = rwtop(
+        &[
+            &flags[..],
+            &["--no-discovery", "snapshot", "--json", "--duration", "2s"],
+        ]
+        .concat(),
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn bad_config_exits_2_naming_the_file_and_key() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/bad_configs/unknown_top_level_key.toml"
+    );
+    let out = rwtop(&["--config", file, "snapshot"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("unknown_top_level_key.toml") && err.contains("intervall"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn no_nodes_exits_2_saying_how_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("rwtop.toml");
+    std::fs::write(&empty, "interval = \"1s\"\n").unwrap();
+    let out = rwtop(&["--config", empty.to_str().unwrap(), "snapshot"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--primary") && err.contains("rwtop demo"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_dsn_with_a_password_warns_and_never_echoes_it() {
+    let out = rwtop(&[
+        "--primary",
+        "mysql://rwtop:hunter2@127.0.0.1:1",
+        "snapshot",
+        "--duration",
+        "1s",
+    ]);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!all.contains("hunter2"), "{all}");
+    assert!(all.contains("warning"), "{all}");
+    // Nothing listens on port 1: the node is shown as failing, the command still completes.
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("retrying") || all.contains("down"), "{all}");
+}
