@@ -38,6 +38,7 @@ fn spec(t: &TestSandbox, names: &[&str]) -> EngineSpec {
         writer_id: "rwtop-test".to_owned(),
         discovery: false,
         read_only: false,
+        pt_table: "percona.heartbeat".to_owned(),
     }
 }
 

@@ -48,6 +48,8 @@ pub struct JsonNode {
     pub sample_age_seconds: Option<f64>,
     /// From the processlist: `{ "threads": 12, "active": 2, "longest_query_s": 41 }`.
     pub processes: Option<crate::mysql::ProcessSummary>,
+    /// This server's clock minus rwtop's host clock, from query round trips.
+    pub clock_offset_ms: Option<i64>,
     // Replica fields: null on a primary, and on a replica that does not answer now.
     pub io_running: Option<IoRunning>,
     pub sql_running: Option<bool>,
@@ -177,6 +179,7 @@ fn node(n: &NodeView) -> JsonNode {
         read_only: n.read_only,
         sample_age_seconds: n.sample_age.map(|d| d.as_secs_f64()),
         processes: n.processes,
+        clock_offset_ms: n.clock_offset_ms,
         io_running: r.map(|r| r.io_running),
         sql_running: r.map(|r| r.sql_running),
         seconds_behind_source: r.and_then(|r| r.seconds_behind_source),

@@ -65,6 +65,17 @@ pub struct HeartbeatRead {
     pub seq: Option<u64>,
 }
 
+/// One read of a pt-heartbeat row (read-only mode). The row's `ts` was written with the clock of
+/// the host running pt-heartbeat, in its local zone or in UTC; both readings are kept and the
+/// store picks the zone that makes the primary's own row fresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PtRead {
+    pub sent_at: Instant,
+    /// `NOW(6) − ts` and `UTC_TIMESTAMP(6) − ts` on the server read, in ms; `None`: no row.
+    pub local_ms: Option<i64>,
+    pub utc_ms: Option<i64>,
+}
+
 /// What the heartbeat writer is doing.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -102,6 +113,16 @@ pub enum PollEvent {
     Heartbeat {
         node: String,
         read: HeartbeatRead,
+    },
+    PtHeartbeat {
+        node: String,
+        read: PtRead,
+    },
+    /// The server's clock minus this host's, estimated at the midpoint of a query round trip.
+    Clock {
+        node: String,
+        offset_ms: i64,
+        rtt: Duration,
     },
     /// A heartbeat with sequence `seq` was committed (or first seen) on the primary at `at`.
     Ack {

@@ -4,6 +4,7 @@
 mod events;
 pub mod heartbeat;
 pub mod node_poller;
+pub mod pt_heartbeat;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,9 +12,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
-pub use events::{ConnState, HeartbeatRead, NodeSample, PollEvent, WriterState};
+pub use events::{ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, WriterState};
 use heartbeat::WriterSpec;
-use node_poller::PollerSpec;
+use node_poller::{HeartbeatSource, PollerSpec};
 
 use crate::mysql::{Endpoint, Timeouts};
 use crate::store::{self, Discovered, Role, Snapshot, Store, StoreSettings};
@@ -33,8 +34,9 @@ pub struct EngineSpec {
     pub read_interval: Duration,
     pub writer_id: String,
     pub discovery: bool,
-    /// Write nothing (no heartbeat writer).
+    /// Write nothing (no heartbeat writer); lag comes from `pt_table`.
     pub read_only: bool,
+    pub pt_table: String,
 }
 
 pub struct Engine {
@@ -59,6 +61,7 @@ impl Engine {
             poll_interval: spec.interval,
             discovery: spec.discovery,
             template: primary.map(|(_, endpoint, _)| endpoint.clone()),
+            pt_table: spec.read_only.then(|| spec.pt_table.clone()),
         };
         let store = Store::new(settings, &spec.nodes);
         let (snap_tx, snap_rx) =
@@ -80,7 +83,15 @@ impl Engine {
             interval: spec.interval,
             read_interval: spec.read_interval,
             discovery: spec.discovery,
-            writer_id: Some(spec.writer_id.clone()),
+            heartbeat: if spec.read_only {
+                HeartbeatSource::Pt {
+                    table: spec.pt_table.clone(),
+                }
+            } else {
+                HeartbeatSource::Own {
+                    writer_id: spec.writer_id.clone(),
+                }
+            },
         };
         for (name, endpoint, _) in &spec.nodes {
             tasks.spawn(node_poller::run(
@@ -98,7 +109,10 @@ impl Engine {
             };
             tasks.spawn(heartbeat::run(writer, events_tx.clone(), stop_rx.clone()));
         } else {
-            let reason = "read-only mode: rwtop writes nothing".to_owned();
+            let reason = format!(
+                "read-only mode: rwtop writes nothing; lag comes from pt-heartbeat's {}",
+                spec.pt_table
+            );
             let _ = events_tx.try_send(PollEvent::Writer(WriterState::Refused { reason }));
         }
 
@@ -179,6 +193,7 @@ impl EngineSpec {
             writer_id: config.heartbeat.writer_id.clone(),
             discovery: config.discovery,
             read_only: config.read_only,
+            pt_table: config.heartbeat.pt_table.clone(),
         }
     }
 }

@@ -10,6 +10,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::events::{ConnState, HeartbeatRead, NodeSample, PollEvent};
 use super::heartbeat::heartbeat_read_sql;
+use super::pt_heartbeat;
 use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts};
 
 /// First retry after this, doubling per consecutive failure up to [`BACKOFF_CAP`].
@@ -29,8 +30,17 @@ pub struct PollerSpec {
     pub interval: Duration,
     pub read_interval: Duration,
     pub discovery: bool,
-    /// Whose heartbeat row to read; `None` reads none (read-only mode without a table).
-    pub writer_id: Option<String>,
+    pub heartbeat: HeartbeatSource,
+}
+
+/// Where lag comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeartbeatSource {
+    /// rwtop's own row, written by this or another rwtop.
+    Own { writer_id: String },
+    /// An existing pt-heartbeat table (read-only mode): read on every node, the primary's row
+    /// telling whether pt-heartbeat still runs.
+    Pt { table: String },
 }
 
 #[must_use]
@@ -141,22 +151,42 @@ async fn poll_connected(
                 }
                 Err(err) => return Some(err),
             }
+            if slow {
+                match pt_heartbeat::clock_offset(&mut conn).await {
+                    Ok(Some((offset_ms, rtt))) => {
+                        let clock = PollEvent::Clock {
+                            node: name.clone(),
+                            offset_ms,
+                            rtt,
+                        };
+                        let _ = send(clock).await;
+                    }
+                    Ok(None) => {}
+                    Err(err) => return Some(err),
+                }
+            }
         }
-        if let (true, Some(writer_id)) = (is_replica, &spec.writer_id) {
-            match read_heartbeat(&mut conn, writer_id).await {
-                Ok(read) => {
-                    if send(PollEvent::Heartbeat {
+        let event = match &spec.heartbeat {
+            HeartbeatSource::Own { writer_id } if is_replica => {
+                match read_heartbeat(&mut conn, writer_id).await {
+                    Ok(read) => PollEvent::Heartbeat {
                         node: name.clone(),
                         read,
-                    })
-                    .await
-                    .is_err()
-                    {
-                        return None;
-                    }
+                    },
+                    Err(err) => return Some(err),
                 }
-                Err(err) => return Some(err),
             }
+            HeartbeatSource::Pt { table } => match pt_heartbeat::read(&mut conn, table).await {
+                Ok(read) => PollEvent::PtHeartbeat {
+                    node: name.clone(),
+                    read,
+                },
+                Err(err) => return Some(err),
+            },
+            HeartbeatSource::Own { .. } => continue,
+        };
+        if send(event).await.is_err() {
+            return None;
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct StoreSettings {
     pub discovery: bool,
     /// Credentials for discovered nodes (the configured primary's).
     pub template: Option<Endpoint>,
+    /// Read-only mode: lag comes from this pt-heartbeat table.
+    pub pt_table: Option<String>,
 }
 
 pub struct Store {
@@ -44,6 +46,9 @@ pub struct Store {
     order: Vec<String>,
     acks: Acks,
     writer: WriterState,
+    /// Read-only mode: the primary's own pt-heartbeat row, which tells whether pt-heartbeat
+    /// runs and in which zone it writes.
+    pt_primary: Option<crate::poll::PtRead>,
 }
 
 impl Store {
@@ -57,6 +62,7 @@ impl Store {
             nodes: BTreeMap::new(),
             order: Vec::new(),
             writer: WriterState::Starting,
+            pt_primary: None,
             settings,
         };
         for (name, endpoint, role) in configured {
@@ -116,10 +122,85 @@ impl Store {
                     entry.apply_heartbeat(read, lag);
                 }
             }
+            PollEvent::PtHeartbeat { node, read } => self.apply_pt(&node, read),
+            PollEvent::Clock {
+                node,
+                offset_ms,
+                rtt,
+            } => {
+                if let Some(entry) = self.nodes.get_mut(&node) {
+                    entry.apply_clock(offset_ms, rtt, Instant::now());
+                }
+            }
             PollEvent::Ack { seq, at } => self.acks.push(seq, at),
             PollEvent::Writer(state) => self.writer = state,
         }
         Vec::new()
+    }
+
+    /// pt-heartbeat lag of one node: `now − ts` on the replica, corrected by how far the
+    /// replica's clock runs ahead of the primary's (pt-heartbeat is taken to run on the primary's
+    /// host, as it usually does).
+    fn apply_pt(&mut self, node: &str, read: crate::poll::PtRead) {
+        let is_primary = self
+            .nodes
+            .get(node)
+            .is_some_and(|n| n.configured_role == Some(Role::Primary));
+        if is_primary {
+            self.pt_primary = Some(read);
+            return;
+        }
+        let table = self.settings.pt_table.clone().unwrap_or_default();
+        // The zone in which the primary's own row is fresh is the zone pt-heartbeat writes in.
+        let use_utc = self.pt_primary.is_some_and(
+            |p| matches!((p.local_ms, p.utc_ms), (Some(l), Some(u)) if u.abs() < l.abs()),
+        );
+        let raw = if use_utc { read.utc_ms } else { read.local_ms };
+        let offset = |name: &str| {
+            self.nodes
+                .get(name)
+                .and_then(|n| n.clock)
+                .map(|(o, _, _)| o)
+        };
+        let primary = self
+            .nodes
+            .values()
+            .find(|n| n.configured_role == Some(Role::Primary))
+            .map(|n| n.name.clone());
+        let correction = match (offset(node), primary.as_deref().and_then(offset)) {
+            (Some(mine), Some(theirs)) => mine - theirs,
+            _ => 0,
+        };
+        let lag = match raw {
+            None => lag::Lag::Unknown {
+                reason: format!("no pt-heartbeat row in {table} on this node"),
+            },
+            Some(_) if self.pt_stale() => lag::Lag::Unknown {
+                reason: format!("pt-heartbeat is not updating {table} on the primary"),
+            },
+            Some(raw) => {
+                let ms = u64::try_from((raw - correction).max(0)).unwrap_or(0);
+                lag::Lag::Exact {
+                    lag: Duration::from_millis(ms),
+                }
+            }
+        };
+        if let Some(entry) = self.nodes.get_mut(node) {
+            entry.apply_lag(read.sent_at, lag);
+        }
+    }
+
+    /// pt-heartbeat updates every second by default; a primary row older than a few seconds
+    /// means it stopped (or never ran), and "caught up" can no longer be told.
+    fn pt_stale(&self) -> bool {
+        let Some(p) = self.pt_primary else {
+            return false;
+        };
+        let age = match (p.local_ms, p.utc_ms) {
+            (Some(l), Some(u)) => l.abs().min(u.abs()),
+            _ => return true,
+        };
+        age > 3_000
     }
 
     fn since_start(&self, at: Instant) -> u64 {
@@ -205,7 +286,11 @@ impl Store {
                     .acks
                     .latest()
                     .map(|(_, at)| now.saturating_duration_since(at)),
-                stale: self.heartbeat_stale(now),
+                stale: if self.settings.pt_table.is_some() {
+                    self.pt_stale()
+                } else {
+                    self.heartbeat_stale(now)
+                },
             },
             nodes,
         }

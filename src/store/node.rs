@@ -28,6 +28,8 @@ pub struct NodeEntry {
     /// The newest processlist summary: samples carry one only every few polls.
     pub processes: Option<ProcessSummary>,
     pub lag: Lag,
+    /// Best clock-offset estimate (server minus this host, ms), its round trip and age.
+    pub clock: Option<(i64, std::time::Duration, Instant)>,
     windows: LagWindows,
     series: Series,
     /// The chart's points, rebuilt once per new point rather than per snapshot.
@@ -53,6 +55,7 @@ impl NodeEntry {
             sample: None,
             binlog_files: Vec::new(),
             processes: None,
+            clock: None,
             lag: Lag::Unknown {
                 reason: "no heartbeat read yet".to_owned(),
             },
@@ -89,12 +92,27 @@ impl NodeEntry {
     }
 
     pub fn apply_heartbeat(&mut self, read: HeartbeatRead, lag: Lag) {
+        self.apply_lag(read.sent_at, lag);
+    }
+
+    pub fn apply_lag(&mut self, at: Instant, lag: Lag) {
         if let Lag::Exact { lag } = lag {
             // Bounds and unknowns stay out of the percentiles: they would pull them toward
             // whatever the bound happens to be.
-            self.windows.record(read.sent_at, lag);
+            self.windows.record(at, lag);
         }
         self.lag = lag;
+    }
+
+    /// Keeps the estimate with the shortest round trip (the tightest bound on its error), unless
+    /// it is a minute old: clocks drift and get stepped.
+    pub fn apply_clock(&mut self, offset_ms: i64, rtt: std::time::Duration, at: Instant) {
+        let replace = self.clock.is_none_or(|(_, best, when)| {
+            rtt <= best + best / 2 || at.saturating_duration_since(when).as_secs() >= 60
+        });
+        if replace {
+            self.clock = Some((offset_ms, rtt, at));
+        }
     }
 
     fn is_up(&self) -> bool {
@@ -163,6 +181,7 @@ impl NodeEntry {
                 .as_ref()
                 .map(|s| now.saturating_duration_since(s.at)),
             processes: self.processes.filter(|_| self.is_up()),
+            clock_offset_ms: self.clock.map(|(offset, _, _)| offset),
             replica,
         }
     }

@@ -55,6 +55,8 @@ pub struct NodeView {
     pub read_only: Option<bool>,
     /// Age of the newest status sample; the values below are that old.
     pub sample_age: Option<Duration>,
+    /// This server's clock minus rwtop's host clock, estimated from query round trips.
+    pub clock_offset_ms: Option<i64>,
     /// The newest processlist summary (read every few polls).
     pub processes: Option<crate::mysql::ProcessSummary>,
     pub replica: Option<ReplicaView>,
