@@ -57,7 +57,7 @@ fn table(s: &Snapshot) -> String {
             || "-".to_owned(),
             |r| match &r.heartbeat_lag {
                 rwtop::store::lag::Lag::Exact { lag } => seconds(Some(*lag)),
-                rwtop::store::lag::Lag::AtLeast { lag } => format!(">={}", seconds(Some(*lag))),
+                rwtop::store::lag::Lag::AtLeast { lag, .. } => format!(">={}", seconds(Some(*lag))),
                 rwtop::store::lag::Lag::Unknown { .. } => "?".to_owned(),
             },
         );

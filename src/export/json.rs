@@ -67,6 +67,8 @@ pub struct JsonLag {
     /// `exact`, `at_least` (a lower bound) or `unknown` (then `now` is null and `reason` says why).
     pub kind: &'static str,
     pub now: Option<f64>,
+    /// With `at_least`: the most it can be (the age of the row the replica shows).
+    pub upper_bound: Option<f64>,
     pub reason: Option<String>,
     /// Over the last minute of exact readings; null before the first.
     pub p50: Option<f64>,
@@ -131,6 +133,10 @@ fn lag(lag: &Lag, windows: &[(Window, Option<crate::store::windows::WindowStats>
         Lag::AtLeast { .. } => ("at_least", None),
         Lag::Unknown { reason } => ("unknown", Some(reason.clone())),
     };
+    let upper_bound = match lag {
+        Lag::AtLeast { upper, .. } => upper.map(|u| u.as_secs_f64()),
+        _ => None,
+    };
     let windows: Vec<JsonWindow> = windows
         .iter()
         .filter_map(|(w, stats)| {
@@ -147,6 +153,7 @@ fn lag(lag: &Lag, windows: &[(Window, Option<crate::store::windows::WindowStats>
     JsonLag {
         kind,
         now: lag.value().map(|d| d.as_secs_f64()),
+        upper_bound,
         reason,
         p50: minute.map(|w| w.p50),
         p99: minute.map(|w| w.p99),
@@ -160,6 +167,7 @@ fn node(n: &NodeView) -> JsonNode {
     let unknown_lag = (n.role == Role::Replica && r.is_none()).then(|| JsonLag {
         kind: "unknown",
         now: None,
+        upper_bound: None,
         reason: Some(format!("node is {}", n.conn.name())),
         p50: None,
         p99: None,

@@ -63,6 +63,8 @@ pub struct HeartbeatRead {
     pub rtt: Duration,
     /// `None`: the row (or table) is not there yet.
     pub seq: Option<u64>,
+    /// The row's age by the replica's clock (ms; negative when that clock runs behind).
+    pub row_age_ms: Option<i64>,
 }
 
 /// One read of a pt-heartbeat row (read-only mode). The row's `ts` was written with the clock of

@@ -34,8 +34,11 @@ fn literal(text: &str) -> String {
 
 #[must_use]
 pub fn heartbeat_read_sql(writer_id: &str) -> String {
+    // The row's age by the reading server's clock: an upper bound on lag when the ack history
+    // cannot tell (UTC on both sides, so server time zones do not matter).
     format!(
-        "SELECT seq FROM rwtop.heartbeat WHERE writer_id = {}",
+        "SELECT seq, TIMESTAMPDIFF(MICROSECOND, ts, UTC_TIMESTAMP(6)) AS age_us \
+         FROM rwtop.heartbeat WHERE writer_id = {}",
         literal(writer_id)
     )
 }
@@ -55,7 +58,7 @@ fn lock_sql(writer_id: &str) -> String {
 
 fn write_sql(writer_id: &str, seq: u64) -> String {
     format!(
-        "INSERT INTO rwtop.heartbeat (writer_id, seq, ts) VALUES ({}, {seq}, NOW(6)) \
+        "INSERT INTO rwtop.heartbeat (writer_id, seq, ts) VALUES ({}, {seq}, UTC_TIMESTAMP(6)) \
          ON DUPLICATE KEY UPDATE seq = VALUES(seq), ts = VALUES(ts)",
         literal(writer_id)
     )
@@ -192,7 +195,8 @@ mod tests {
     fn writer_ids_are_quoted_not_trusted() {
         assert_eq!(
             heartbeat_read_sql("a'b\\c"),
-            "SELECT seq FROM rwtop.heartbeat WHERE writer_id = 'a''b\\\\c'"
+            "SELECT seq, TIMESTAMPDIFF(MICROSECOND, ts, UTC_TIMESTAMP(6)) AS age_us \
+             FROM rwtop.heartbeat WHERE writer_id = 'a''b\\\\c'"
         );
     }
 }

@@ -247,20 +247,23 @@ pub async fn read_heartbeat(
     writer_id: &str,
 ) -> Result<HeartbeatRead, SqlError> {
     let sent_at = Instant::now();
-    let seq = match conn.query_rows(&heartbeat_read_sql(writer_id)).await {
-        Ok(rows) => rows
-            .first()
-            .and_then(|r| r.optional_u64(&["seq"]).ok().flatten()),
+    let rows = match conn.query_rows(&heartbeat_read_sql(writer_id)).await {
+        Ok(rows) => rows,
         // No table or schema yet: the writer has not reached this replica.
         Err(SqlError::Server {
             code: 1146 | 1049, ..
-        }) => None,
+        }) => Vec::new(),
         Err(other) => return Err(other),
     };
+    let row = rows.first();
     Ok(HeartbeatRead {
         sent_at,
         rtt: sent_at.elapsed(),
-        seq,
+        seq: row.and_then(|r| r.optional_u64(&["seq"]).ok().flatten()),
+        row_age_ms: row
+            .and_then(|r| r.optional_text(&["age_us"]))
+            .and_then(|age| age.trim().parse::<i64>().ok())
+            .map(|us| us / 1000),
     })
 }
 

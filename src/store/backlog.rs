@@ -112,3 +112,98 @@ pub fn bytes_behind(
         sql: between(&status.applied, &status.received),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gtid::{GtidList, GtidSet};
+    use crate::mysql::{Family, parse_vertical};
+
+    fn fixture(path: &str) -> crate::mysql::RawRow {
+        let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(full).unwrap();
+        parse_vertical(&text).unwrap().rows.remove(0)
+    }
+
+    fn state_mysql(executed: &str) -> NodeState {
+        NodeState {
+            gtid: GtidState::Mysql {
+                executed: GtidSet::parse(executed).unwrap(),
+            },
+            read_only: false,
+            super_read_only: Some(false),
+        }
+    }
+
+    #[test]
+    fn mysql_backlog_is_set_arithmetic() {
+        let status =
+            ReplicaStatus::from_row(&fixture("mysql-8.0/show_replica_status__sql_stopped.txt"))
+                .unwrap();
+        let ReplicaGtid::Mysql {
+            executed,
+            retrieved,
+            ..
+        } = &status.gtid
+        else {
+            panic!()
+        };
+        let replica = state_mysql(&executed.to_string());
+        // The source has 5 transactions beyond what the replica retrieved.
+        let uuid = retrieved.uuids().next().unwrap();
+        let source = state_mysql(&format!("{executed},{uuid}:1-211898"));
+        let backlog = gtid_backlog(&status, &replica, Some(&source));
+        assert_eq!(backlog.not_received, Some(5));
+        assert_eq!(backlog.not_applied, Some(211_893 - 210_457));
+        assert_eq!(backlog.total(), Some(5 + 211_893 - 210_457));
+        // Without the source's state the first half is unknown, not 0.
+        let alone = gtid_backlog(&status, &replica, None);
+        assert_eq!((alone.not_received, alone.total()), (None, None));
+    }
+
+    #[test]
+    fn mariadb_backlog_is_per_domain_sequence_distance() {
+        let row = fixture("mariadb-10.11/show_all_slaves_status__sql_stopped.txt");
+        let status = ReplicaStatus::from_row(&row).unwrap();
+        let replica = NodeState::from_row(
+            &fixture("mariadb-10.11/state__replica.txt"),
+            Family::Mariadb,
+        )
+        .unwrap();
+        let source = NodeState {
+            gtid: GtidState::Mariadb {
+                binlog_pos: GtidList::parse("0-1-13").unwrap(),
+                slave_pos: GtidList::empty(),
+                current_pos: GtidList::parse("0-1-13").unwrap(),
+            },
+            read_only: false,
+            super_read_only: None,
+        };
+        let backlog = gtid_backlog(&status, &replica, Some(&source));
+        // Received up to 0-1-10, applied 0-1-8, source at 0-1-13.
+        assert_eq!(backlog.not_received, Some(3));
+        assert_eq!(backlog.not_applied, Some(2));
+    }
+
+    #[test]
+    fn bytes_behind_adds_the_sources_current_file_when_the_list_predates_it() {
+        let status =
+            ReplicaStatus::from_row(&fixture("mysql-8.0/show_replica_status__sql_stopped.txt"))
+                .unwrap();
+        let head = BinlogStatus {
+            position: BinlogPos {
+                file: "binlog.000043".into(),
+                pos: 1000,
+            },
+            executed_gtid_set: None,
+        };
+        let files = [BinlogFile {
+            name: "binlog.000042".into(),
+            size: 80_000_000,
+        }];
+        let behind = bytes_behind(&status, Some(&head), &files);
+        assert_eq!(behind.io, Some(80_000_000 - 79_904_418 + 1000));
+        assert_eq!(behind.sql, Some(79_904_418 - 73_461_285));
+        assert_eq!(bytes_behind(&status, None, &files), BytesBehind::default());
+    }
+}

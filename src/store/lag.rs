@@ -18,9 +18,11 @@ pub enum Lag {
     Exact {
         lag: Duration,
     },
-    /// The replica has not applied this process's first heartbeat: at least this far behind.
+    /// The replica has not applied this process's first heartbeat: at least `lag` behind, and at
+    /// most `upper` (the age of the row it shows, offset-corrected) when that can be told.
     AtLeast {
         lag: Duration,
+        upper: Option<Duration>,
     },
     Unknown {
         reason: String,
@@ -32,7 +34,7 @@ impl Lag {
     #[must_use]
     pub fn value(&self) -> Option<Duration> {
         match self {
-            Self::Exact { lag } | Self::AtLeast { lag } => Some(*lag),
+            Self::Exact { lag } | Self::AtLeast { lag, .. } => Some(*lag),
             Self::Unknown { .. } => None,
         }
     }
@@ -79,9 +81,16 @@ impl Acks {
     }
 
     /// Lag of a replica that showed heartbeat `shown` (None: no row yet) in a read sent at `at`.
-    /// `stale` is set when the writer has stopped advancing.
+    /// `stale` is set when the writer has stopped advancing; `upper` is the shown row's age, used
+    /// when only a lower bound is known.
     #[must_use]
-    pub fn lag(&self, shown: Option<u64>, at: Instant, stale: bool) -> Lag {
+    pub fn lag(
+        &self,
+        shown: Option<u64>,
+        at: Instant,
+        stale: bool,
+        upper: Option<Duration>,
+    ) -> Lag {
         let Some(&(first_seq, first_at)) = self.ring.front() else {
             return Lag::Unknown {
                 reason: "no heartbeat written yet".to_owned(),
@@ -89,24 +98,19 @@ impl Acks {
         };
         let latest = self.ring.back().map_or(0, |(s, _)| *s);
         let since = |t: Instant| at.saturating_duration_since(t);
+        let bounded = |lag: Duration| Lag::AtLeast {
+            lag,
+            upper: upper.map(|u| u.max(lag)),
+        };
         match shown {
-            None => Lag::AtLeast {
-                lag: since(first_at),
+            None => bounded(since(first_at)),
+            Some(n) if n >= latest && stale => Lag::Unknown {
+                reason: "the heartbeat is not advancing on the primary".to_owned(),
             },
-            Some(n) if n >= latest => {
-                if stale {
-                    Lag::Unknown {
-                        reason: "the heartbeat is not advancing on the primary".to_owned(),
-                    }
-                } else {
-                    Lag::Exact {
-                        lag: Duration::ZERO,
-                    }
-                }
-            }
-            Some(n) if n + 1 < first_seq => Lag::AtLeast {
-                lag: since(first_at),
+            Some(n) if n >= latest => Lag::Exact {
+                lag: Duration::ZERO,
             },
+            Some(n) if n + 1 < first_seq => bounded(since(first_at)),
             Some(n) => match self.ack_of(n + 1) {
                 Some(t) => Lag::Exact { lag: since(t) },
                 // A gap in the history (acks dropped): bound by the next one we have.
@@ -114,7 +118,7 @@ impl Acks {
                     Lag::Exact {
                         lag: Duration::ZERO,
                     },
-                    |(_, t)| Lag::AtLeast { lag: since(*t) },
+                    |(_, t)| bounded(since(*t)),
                 ),
             },
         }
@@ -130,34 +134,71 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut acks = Acks::with_capacity(100);
-        assert!(matches!(acks.lag(Some(5), t0, false), Lag::Unknown { .. }));
+        assert!(matches!(
+            acks.lag(Some(5), t0, false, None),
+            Lag::Unknown { .. }
+        ));
         for seq in 10..=20 {
             acks.push(seq, t0 + ms(250 * (seq - 10)));
         }
         let now = t0 + ms(3000);
         // Caught up: shows the latest.
         assert_eq!(
-            acks.lag(Some(20), now, false),
+            acks.lag(Some(20), now, false, None),
             Lag::Exact {
                 lag: Duration::ZERO
             }
         );
         // Shows 14: heartbeat 15 was acked at 1250 ms.
-        assert_eq!(acks.lag(Some(14), now, false), Lag::Exact { lag: ms(1750) });
+        assert_eq!(
+            acks.lag(Some(14), now, false, None),
+            Lag::Exact { lag: ms(1750) }
+        );
         // Older than our history, or no row at all: only a lower bound.
         assert_eq!(
-            acks.lag(Some(3), now, false),
-            Lag::AtLeast { lag: ms(3000) }
+            acks.lag(Some(3), now, false, None),
+            Lag::AtLeast {
+                lag: ms(3000),
+                upper: None
+            }
         );
-        assert_eq!(acks.lag(None, now, false), Lag::AtLeast { lag: ms(3000) });
+        assert_eq!(
+            acks.lag(None, now, false, None),
+            Lag::AtLeast {
+                lag: ms(3000),
+                upper: None
+            }
+        );
+        // The row's age bounds it from above, never below the lower bound.
+        let bounded = |upper| Lag::AtLeast {
+            lag: ms(3000),
+            upper: Some(upper),
+        };
+        assert_eq!(
+            acks.lag(Some(3), now, false, Some(ms(9000))),
+            bounded(ms(9000))
+        );
+        assert_eq!(
+            acks.lag(Some(3), now, false, Some(ms(100))),
+            bounded(ms(3000))
+        );
         // N+1 == first: exact.
-        assert_eq!(acks.lag(Some(9), now, false), Lag::Exact { lag: ms(3000) });
+        assert_eq!(
+            acks.lag(Some(9), now, false, None),
+            Lag::Exact { lag: ms(3000) }
+        );
         // Writer stalled: "caught up" is unknowable, real lag still exact.
-        assert!(matches!(acks.lag(Some(20), now, true), Lag::Unknown { .. }));
-        assert_eq!(acks.lag(Some(14), now, true), Lag::Exact { lag: ms(1750) });
+        assert!(matches!(
+            acks.lag(Some(20), now, true, None),
+            Lag::Unknown { .. }
+        ));
+        assert_eq!(
+            acks.lag(Some(14), now, true, None),
+            Lag::Exact { lag: ms(1750) }
+        );
         // A read sent before the ack cannot be behind it.
         assert_eq!(
-            acks.lag(Some(19), t0, false),
+            acks.lag(Some(19), t0, false, None),
             Lag::Exact {
                 lag: Duration::ZERO
             }

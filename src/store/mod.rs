@@ -117,7 +117,11 @@ impl Store {
             }
             PollEvent::Heartbeat { node, read } => {
                 let stale = self.heartbeat_stale(read.sent_at);
-                let lag = self.acks.lag(read.seq, read.sent_at, stale);
+                let upper = read.row_age_ms.map(|age| {
+                    let age = age - self.clock_correction(&node);
+                    Duration::from_millis(u64::try_from(age.max(0)).unwrap_or(0))
+                });
+                let lag = self.acks.lag(read.seq, read.sent_at, stale, upper);
                 if let Some(entry) = self.nodes.get_mut(&node) {
                     entry.apply_heartbeat(read, lag);
                 }
@@ -156,21 +160,7 @@ impl Store {
             |p| matches!((p.local_ms, p.utc_ms), (Some(l), Some(u)) if u.abs() < l.abs()),
         );
         let raw = if use_utc { read.utc_ms } else { read.local_ms };
-        let offset = |name: &str| {
-            self.nodes
-                .get(name)
-                .and_then(|n| n.clock)
-                .map(|(o, _, _)| o)
-        };
-        let primary = self
-            .nodes
-            .values()
-            .find(|n| n.configured_role == Some(Role::Primary))
-            .map(|n| n.name.clone());
-        let correction = match (offset(node), primary.as_deref().and_then(offset)) {
-            (Some(mine), Some(theirs)) => mine - theirs,
-            _ => 0,
-        };
+        let correction = self.clock_correction(node);
         let lag = match raw {
             None => lag::Lag::Unknown {
                 reason: format!("no pt-heartbeat row in {table} on this node"),
@@ -187,6 +177,25 @@ impl Store {
         };
         if let Some(entry) = self.nodes.get_mut(node) {
             entry.apply_lag(read.sent_at, lag);
+        }
+    }
+
+    /// How far `node`'s clock runs ahead of the primary's, in ms (0 until both are estimated).
+    fn clock_correction(&self, node: &str) -> i64 {
+        let offset = |name: &str| {
+            self.nodes
+                .get(name)
+                .and_then(|n| n.clock)
+                .map(|(o, _, _)| o)
+        };
+        let primary = self
+            .nodes
+            .values()
+            .find(|n| n.configured_role == Some(Role::Primary))
+            .map(|n| n.name.as_str());
+        match (offset(node), primary.and_then(offset)) {
+            (Some(mine), Some(theirs)) => mine - theirs,
+            _ => 0,
         }
     }
 
