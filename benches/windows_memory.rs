@@ -8,6 +8,11 @@
     reason = "byte and nanosecond counts here are far below 2^52"
 )]
 
+#[path = "support/rng.rs"]
+mod rng;
+
+use rng::Rng;
+
 use std::alloc::System;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -27,22 +32,11 @@ const WINDOW_FILL_MS: u64 = 16 * 60_000 + 30_000;
 /// One hour of points at a 1 s poll.
 const SERIES_POINTS: usize = 3_600;
 
-/// splitmix64: deterministic, so runs compare, and needs no dependency.
-struct Rng(u64);
-
+/// Distributions this bench draws from the shared generator.
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
     /// Lag with a Pareto tail: mostly a few milliseconds, now and then seconds or minutes.
     fn lag(&mut self) -> Duration {
-        let uniform = (self.next() >> 11) as f64 / (1_u64 << 53) as f64;
-        let ms = 2.0 * (1.0 - uniform).powf(-1.0 / 1.1);
+        let ms = self.pareto(2.0);
         Duration::from_secs_f64(ms.min(600_000.0) / 1_000.0)
     }
 }

@@ -18,9 +18,41 @@ const BACKOFF_START: Duration = Duration::from_millis(250);
 const BACKOFF_CAP: Duration = Duration::from_secs(5);
 /// Consecutive failures before a node is shown `down` rather than `retrying`.
 const DOWN_AFTER: u32 = 2;
-/// Binlog list and discovery are read every this many status polls: they change rarely and the
-/// binlog list costs more than a status read.
-const SLOW_EVERY: u64 = 5;
+/// Which of the occasional statements a status poll adds. The binlog list and discovery change
+/// rarely; the processlist scan costs the server 0.3-0.6 ms, more than the rest of a poll
+/// together (BENCHMARKS.md), so it is read half as often and never on the same poll as the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent parts of one poll, switched on and off by cadence, not a state machine"
+)]
+pub struct PollParts {
+    pub binlog_files: bool,
+    pub replica_hosts: bool,
+    pub processes: bool,
+    pub clock: bool,
+}
+
+impl PollParts {
+    pub const ALL: Self = Self {
+        binlog_files: true,
+        replica_hosts: true,
+        processes: true,
+        clock: true,
+    };
+
+    /// The cadence of the `n`th status poll (0-based) of a connection.
+    #[must_use]
+    pub fn for_poll(n: u64, discovery: bool) -> Self {
+        let every_fifth = n % 5 == 0;
+        Self {
+            binlog_files: every_fifth,
+            replica_hosts: every_fifth && discovery,
+            processes: n % 10 == 2,
+            clock: every_fifth,
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct PollerSpec {
@@ -136,9 +168,9 @@ async fn poll_connected(
             last_status.is_none_or(|t| t.elapsed() + Duration::from_millis(5) >= spec.interval);
         if status_due {
             last_status = Some(Instant::now());
-            let slow = polls % SLOW_EVERY == 0;
+            let parts = PollParts::for_poll(polls, spec.discovery);
             polls += 1;
-            match poll_status(&mut conn, slow, spec.discovery && slow).await {
+            match poll_status(&mut conn, parts).await {
                 Ok(sample) => {
                     is_replica = !sample.replication.is_empty();
                     let event = PollEvent::Sample {
@@ -151,7 +183,7 @@ async fn poll_connected(
                 }
                 Err(err) => return Some(err),
             }
-            if slow {
+            if parts.clock {
                 match pt_heartbeat::clock_offset(&mut conn).await {
                     Ok(Some((offset_ms, rtt))) => {
                         let clock = PollEvent::Clock {
@@ -193,11 +225,7 @@ async fn poll_connected(
 
 /// Replica first, then the node's own state and binlog: a replica's GTID state read after its
 /// replication status can only be newer, never make it look behind what it reported.
-pub async fn poll_status(
-    conn: &mut NodeConn,
-    slow: bool,
-    discover: bool,
-) -> Result<NodeSample, SqlError> {
+pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSample, SqlError> {
     let at = Instant::now();
     let replication = conn.replica_status().await?;
     let state = conn.node_state().await?;
@@ -206,12 +234,12 @@ pub async fn poll_status(
     } else {
         None
     };
-    let binlog_files = if slow && binlog.is_some() {
+    let binlog_files = if parts.binlog_files && binlog.is_some() {
         Some(conn.binlog_files().await?)
     } else {
         None
     };
-    let replica_hosts = if discover {
+    let replica_hosts = if parts.replica_hosts {
         match conn.replica_hosts().await {
             Ok(hosts) => Some(hosts),
             // Discovery is optional: a missing grant must not take the node's monitoring down.
@@ -221,7 +249,7 @@ pub async fn poll_status(
     } else {
         None
     };
-    let processes = if slow {
+    let processes = if parts.processes {
         match conn.processes().await {
             Ok(summary) => Some(summary),
             Err(SqlError::Server { .. }) => None,
@@ -247,14 +275,9 @@ pub async fn read_heartbeat(
     writer_id: &str,
 ) -> Result<HeartbeatRead, SqlError> {
     let sent_at = Instant::now();
-    let rows = match conn.query_rows(&heartbeat_read_sql(writer_id)).await {
-        Ok(rows) => rows,
-        // No table or schema yet: the writer has not reached this replica.
-        Err(SqlError::Server {
-            code: 1146 | 1049, ..
-        }) => Vec::new(),
-        Err(other) => return Err(other),
-    };
+    let rows = conn
+        .query_rows_if_table(&heartbeat_read_sql(writer_id))
+        .await?;
     let row = rows.first();
     Ok(HeartbeatRead {
         sent_at,
@@ -270,6 +293,23 @@ pub async fn read_heartbeat(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_processlist_never_rides_on_the_other_occasional_reads() {
+        let polls: Vec<PollParts> = (0..20).map(|n| PollParts::for_poll(n, true)).collect();
+        assert_eq!(
+            polls.iter().filter(|p| p.processes).count(),
+            2,
+            "every 10th poll"
+        );
+        assert_eq!(
+            polls.iter().filter(|p| p.binlog_files).count(),
+            4,
+            "every 5th poll"
+        );
+        assert!(polls.iter().all(|p| !(p.processes && p.binlog_files)));
+        assert!(!PollParts::for_poll(0, false).replica_hosts);
+    }
 
     #[test]
     fn backoff_doubles_and_is_capped() {

@@ -1,0 +1,654 @@
+//! Cost of the poll path: CPU (rwtop's and the server's) and wall time per node-poll and per
+//! heartbeat read against a real sandbox, and the store's memory per replica once its 15-minute
+//! windows are full.
+//!
+//! Run with `cargo bench --bench poll_path`; prints `name value unit` lines. Needs a MariaDB (or
+//! MySQL) server installed, as the sandbox does; exits non-zero when the sandbox cannot start.
+//!
+//! Server CPU is the `utime + stime` delta of the node's server process over the run, divided by
+//! the calls made. That includes whatever the server does on its own meanwhile, so an idle rate
+//! is measured first and a `_net` figure has it taken out.
+
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "counts, ticks and nanoseconds here are far below 2^52"
+)]
+
+#[path = "support/rng.rs"]
+mod rng;
+
+use rng::Rng;
+
+use std::fs;
+use std::hint::black_box;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use nix::sys::resource::{UsageWho, getrusage};
+use nix::sys::time::TimeValLike;
+use nix::unistd::{SysconfVar, sysconf};
+use rwtop::mysql::{
+    BinlogFile, BinlogStatus, Endpoint, Family, NodeConn, NodeState, ProcessSummary, RawRow,
+    ReplicaStatus, Timeouts, parse_vertical,
+};
+use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
+use rwtop::poll::{ConnState, HeartbeatRead, NodeSample, PollEvent};
+use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
+use rwtop::store::{Role, Store, StoreSettings};
+
+/// Measured calls per case, after `WARMUP` unmeasured ones.
+const CALLS: u32 = 2_000;
+const WARMUP: u32 = 200;
+/// The poller reads the binlog list, the processlist and (with discovery) the replica hosts on
+/// every this-many-th status poll.
+const SLOW_EVERY: u32 = 5;
+/// How long the servers' own background CPU is watched before anything is measured.
+const IDLE_WATCH: Duration = Duration::from_secs(5);
+const WRITER_ID: &str = "bench";
+
+/// Replicas in the synthetic store.
+const REPLICAS: usize = 200;
+const HEARTBEAT_MS: u64 = 250;
+const POLL_MS: u64 = 1_000;
+/// A full 15-minute window plus the current minute.
+const WINDOW_MINUTES: u64 = 16;
+/// Then on to a full hour of series points.
+const HOUR_MINUTES: u64 = 61;
+const SNAPSHOT_ROUNDS: u32 = 20;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("poll_path: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    println!("# machine: {}", machine());
+    // The store first, in a fresh process, so that memory freed by the live part cannot be
+    // reused by the store and hide part of its size.
+    store_memory()?;
+    live_poll_path()
+}
+
+fn row(name: &str, value: f64, unit: &str) {
+    println!("{name:<40} {value:>12.3} {unit}");
+}
+
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
+    let model = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    format!("{cpus} cores, {model}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory per replica with full windows, and snapshot time.
+
+struct Fixtures {
+    status: ReplicaStatus,
+    replica_state: NodeState,
+    primary_state: NodeState,
+    binlog: BinlogStatus,
+    files: Vec<BinlogFile>,
+}
+
+fn fixture_row(name: &str) -> Result<RawRow> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mariadb-10.11")
+        .join(name);
+    let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let parsed = parse_vertical(&text).with_context(|| format!("parsing {}", path.display()))?;
+    parsed
+        .rows
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("{} holds no row", path.display()))
+}
+
+fn fixtures() -> Result<Fixtures> {
+    let state = |name| -> Result<NodeState> {
+        Ok(NodeState::from_row(&fixture_row(name)?, Family::Mariadb)?)
+    };
+    Ok(Fixtures {
+        status: ReplicaStatus::from_row(&fixture_row("show_all_slaves_status__running.txt")?)?,
+        replica_state: state("state__replica.txt")?,
+        primary_state: state("state__primary.txt")?,
+        binlog: BinlogStatus::from_row(&fixture_row("show_master_status__primary.txt")?)?,
+        files: vec![BinlogFile::from_row(&fixture_row(
+            "show_binary_logs__primary.txt",
+        )?)?],
+    })
+}
+
+/// Distributions this bench draws from the shared generator.
+impl Rng {
+    /// How many heartbeats behind a replica is: mostly none, with a Pareto tail of seconds.
+    fn heartbeats_behind(&mut self) -> u64 {
+        let ms = self.pareto(50.0);
+        // Whole heartbeats; far below u64::MAX after the cap.
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a positive value capped at 2,400"
+        )]
+        let behind = (ms.min(600_000.0) / HEARTBEAT_MS as f64) as u64;
+        behind
+    }
+}
+
+/// Feeds the store what a primary and `REPLICAS` replicas would send from `from` to `to`
+/// (simulated): an ack every 250 ms, each replica's heartbeat read right after it, and every
+/// node's status sample every second.
+struct Feed {
+    base: Instant,
+    rng: Rng,
+    fixtures: Fixtures,
+    heartbeat_time: Duration,
+    heartbeats: u64,
+    sample_time: Duration,
+    samples: u64,
+}
+
+impl Feed {
+    fn run(&mut self, store: &mut Store, from_ms: u64, to_ms: u64) {
+        let mut now_ms = from_ms;
+        let mut events = Vec::with_capacity(REPLICAS + 1);
+        while now_ms < to_ms {
+            let at = self.base + Duration::from_millis(now_ms);
+            let seq = now_ms / HEARTBEAT_MS + 1;
+            // Events are built first, as pollers would, so only the store's work is timed.
+            events.push(PollEvent::Ack { seq, at });
+            for i in 0..REPLICAS {
+                let behind = self.rng.heartbeats_behind().min(seq - 1);
+                let read = HeartbeatRead {
+                    sent_at: at + Duration::from_millis(2),
+                    rtt: Duration::from_micros(300),
+                    seq: Some(seq - behind),
+                    row_age_ms: i64::try_from(behind * HEARTBEAT_MS + 3).ok(),
+                };
+                events.push(PollEvent::Heartbeat {
+                    node: replica_name(i),
+                    read,
+                });
+            }
+            self.heartbeat_time += apply_all(store, &mut events);
+            self.heartbeats += REPLICAS as u64;
+            if now_ms % POLL_MS == 0 {
+                let slow = (now_ms / POLL_MS) % u64::from(SLOW_EVERY) == 0;
+                events.push(PollEvent::Sample {
+                    node: "primary".to_owned(),
+                    sample: Box::new(self.sample(at, false, slow)),
+                });
+                for i in 0..REPLICAS {
+                    events.push(PollEvent::Sample {
+                        node: replica_name(i),
+                        sample: Box::new(self.sample(at, true, slow)),
+                    });
+                }
+                self.sample_time += apply_all(store, &mut events);
+                self.samples += REPLICAS as u64 + 1;
+            }
+            now_ms += HEARTBEAT_MS;
+        }
+    }
+
+    fn sample(&self, at: Instant, replica: bool, slow: bool) -> NodeSample {
+        let f = &self.fixtures;
+        NodeSample {
+            at: at + Duration::from_millis(5),
+            replication: if replica {
+                vec![f.status.clone()]
+            } else {
+                Vec::new()
+            },
+            state: if replica {
+                f.replica_state.clone()
+            } else {
+                f.primary_state.clone()
+            },
+            binlog: Some(f.binlog.clone()),
+            binlog_files: slow.then(|| f.files.clone()),
+            replica_hosts: None,
+            processes: slow.then(ProcessSummary::default),
+            took: Duration::from_micros(900),
+        }
+    }
+}
+
+/// Applies and empties `events`; returns the time the store took.
+fn apply_all(store: &mut Store, events: &mut Vec<PollEvent>) -> Duration {
+    let began = Instant::now();
+    for event in events.drain(..) {
+        black_box(store.apply(event));
+    }
+    began.elapsed()
+}
+
+fn replica_name(i: usize) -> String {
+    format!("replica-{i:04}")
+}
+
+fn rss_kib() -> Result<u64> {
+    let status = fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| anyhow!("no VmRSS in /proc/self/status"))
+}
+
+fn store_memory() -> Result<()> {
+    let fixtures = fixtures()?;
+    // The fixture's replica replicates from 127.0.0.1:26306: make that the store's primary, so
+    // snapshots resolve every replica's source and compute backlog and bytes behind.
+    let endpoint = |port| Endpoint {
+        host: "127.0.0.1".to_owned(),
+        port,
+        user: "rwtop".to_owned(),
+        password: None,
+    };
+    let mut nodes = vec![("primary".to_owned(), endpoint(26_306), Role::Primary)];
+    for i in 0..REPLICAS {
+        let port = u16::try_from(30_000 + i)?;
+        nodes.push((replica_name(i), endpoint(port), Role::Replica));
+    }
+    let settings = StoreSettings {
+        heartbeat_interval: Duration::from_millis(HEARTBEAT_MS),
+        poll_interval: Duration::from_millis(POLL_MS),
+        discovery: false,
+        template: None,
+        pt_table: None,
+    };
+
+    let rss_before = rss_kib()?;
+    let mut store = Store::new(settings, &nodes);
+    for (name, _, _) in &nodes {
+        store.apply(PollEvent::Conn {
+            node: name.clone(),
+            state: ConnState::Up,
+        });
+    }
+    let rss_empty = rss_kib()?;
+    let mut feed = Feed {
+        base: Instant::now(),
+        rng: Rng(0x5EED),
+        fixtures,
+        heartbeat_time: Duration::ZERO,
+        heartbeats: 0,
+        sample_time: Duration::ZERO,
+        samples: 0,
+    };
+    let window_ms = WINDOW_MINUTES * 60_000;
+    feed.run(&mut store, 0, window_ms);
+    let rss_window = rss_kib()?;
+    let per_replica = |rss: u64| rss.saturating_sub(rss_before) as f64 / REPLICAS as f64;
+
+    row("store_rss_empty_per_replica", per_replica(rss_empty), "KiB");
+    row(
+        "store_rss_16min_per_replica",
+        per_replica(rss_window),
+        "KiB",
+    );
+    row(
+        "store_rss_16min_total",
+        rss_window.saturating_sub(rss_before) as f64 / 1_024.0,
+        "MiB",
+    );
+    let now = feed.base + Duration::from_millis(window_ms);
+    // Not kept: a snapshot shares each replica's chart, and would keep old ones alive.
+    let full = store
+        .snapshot(now)
+        .nodes
+        .iter()
+        .filter_map(|n| n.replica.as_ref())
+        .filter(|r| {
+            r.windows
+                .iter()
+                .all(|(_, s)| s.is_some_and(|s| s.samples > 0))
+        })
+        .count();
+    if full != REPLICAS {
+        bail!("{full} of {REPLICAS} replicas have all lag windows after {WINDOW_MINUTES} minutes");
+    }
+    time_snapshots(&store, now, "16min");
+
+    // On to a full hour, so the 1-hour series is full too (windows stay at 15 minutes).
+    let hour_ms = HOUR_MINUTES * 60_000;
+    feed.run(&mut store, window_ms, hour_ms);
+    let rss_hour = rss_kib()?;
+    row("store_rss_61min_per_replica", per_replica(rss_hour), "KiB");
+    row(
+        "store_rss_61min_total",
+        rss_hour.saturating_sub(rss_before) as f64 / 1_024.0,
+        "MiB",
+    );
+    row(
+        "store_rss_61min_per_1000_replicas",
+        per_replica(rss_hour) * 1_000.0 / 1_024.0,
+        "MiB",
+    );
+    time_snapshots(&store, feed.base + Duration::from_millis(hour_ms), "61min");
+
+    row(
+        "store_apply_heartbeat",
+        feed.heartbeat_time.as_nanos() as f64 / feed.heartbeats as f64,
+        "ns/event",
+    );
+    row(
+        "store_apply_sample",
+        feed.sample_time.as_nanos() as f64 / feed.samples as f64 / 1_000.0,
+        "us/event",
+    );
+    black_box(&store);
+    Ok(())
+}
+
+fn time_snapshots(store: &Store, now: Instant, label: &str) {
+    // One untimed round to fault in whatever a snapshot touches first.
+    black_box(store.snapshot(now));
+    let began = Instant::now();
+    for _ in 0..SNAPSHOT_ROUNDS {
+        black_box(store.snapshot(black_box(now)));
+    }
+    let ms = began.elapsed().as_secs_f64() * 1e3 / f64::from(SNAPSHOT_ROUNDS);
+    row(&format!("snapshot_{label}_{REPLICAS}_replicas"), ms, "ms");
+    row(
+        &format!("snapshot_{label}_per_1000_replicas"),
+        ms * 1_000.0 / REPLICAS as f64,
+        "ms",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live poll path.
+
+/// Which status polls are slow (binlog list, processlist, replica hosts).
+#[derive(Clone, Copy)]
+enum Mix {
+    /// Every fifth, as the poller does.
+    AsPoller,
+    Fast,
+    Slow,
+}
+
+/// One statement of a poll on its own, to see where a poll's cost goes.
+#[derive(Clone, Copy)]
+enum Stmt {
+    ReplicaStatus,
+    NodeState,
+    BinlogStatus,
+    BinlogFiles,
+    ReplicaHosts,
+    Processes,
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Poll(Mix),
+    Heartbeat,
+    Stmt(Stmt),
+}
+
+impl Op {
+    async fn call(self, conn: &mut NodeConn, i: u32) -> Result<()> {
+        match self {
+            Self::Poll(mix) => {
+                let parts = match mix {
+                    Mix::AsPoller => PollParts::for_poll(u64::from(i), true),
+                    Mix::Fast => PollParts::default(),
+                    Mix::Slow => PollParts::ALL,
+                };
+                black_box(poll_status(conn, parts).await?);
+            }
+            Self::Heartbeat => {
+                let read = read_heartbeat(conn, WRITER_ID).await?;
+                if read.seq.is_none() {
+                    bail!("the heartbeat row vanished from {}", conn.address());
+                }
+            }
+            Self::Stmt(stmt) => match stmt {
+                Stmt::ReplicaStatus => drop(black_box(conn.replica_status().await?)),
+                Stmt::NodeState => drop(black_box(conn.node_state().await?)),
+                Stmt::BinlogStatus => drop(black_box(conn.binlog_status().await?)),
+                Stmt::BinlogFiles => drop(black_box(conn.binlog_files().await?)),
+                Stmt::ReplicaHosts => drop(black_box(conn.replica_hosts().await?)),
+                Stmt::Processes => drop(black_box(conn.processes().await?)),
+            },
+        }
+        Ok(())
+    }
+}
+
+/// The process's own CPU time (all threads, user + system).
+fn own_cpu() -> Result<Duration> {
+    let usage = getrusage(UsageWho::RUSAGE_SELF).context("getrusage")?;
+    let micros = usage.user_time().num_microseconds() + usage.system_time().num_microseconds();
+    Ok(Duration::from_micros(u64::try_from(micros)?))
+}
+
+fn clock_ticks_per_second() -> u64 {
+    sysconf(SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .and_then(|t| u64::try_from(t).ok())
+        .filter(|t| *t > 0)
+        .unwrap_or(100)
+}
+
+/// `utime + stime` of a process, in clock ticks.
+fn process_ticks(pid: i32) -> Result<u64> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+    // The command name may hold spaces and parentheses: fields are counted after the last ')'.
+    let (_, rest) = stat
+        .rsplit_once(')')
+        .ok_or_else(|| anyhow!("{path}: no command name"))?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 of stat(5); `rest` starts at field 3.
+    let tick = |i: usize| -> Result<u64> {
+        fields
+            .get(i)
+            .and_then(|f| f.parse().ok())
+            .ok_or_else(|| anyhow!("{path}: no field {}", i + 3))
+    };
+    Ok(tick(11)? + tick(12)?)
+}
+
+struct Server {
+    pid: i32,
+    /// Seconds of CPU per second the server spends on its own while nobody queries it.
+    idle_rate: f64,
+}
+
+struct Bench {
+    ticks_per_s: f64,
+}
+
+impl Bench {
+    async fn measure(
+        &self,
+        name: &str,
+        conn: &mut NodeConn,
+        op: Op,
+        server: &Server,
+    ) -> Result<()> {
+        for i in 0..WARMUP {
+            op.call(conn, i).await?;
+        }
+        let mut walls = Vec::with_capacity(CALLS as usize);
+        let own_before = own_cpu()?;
+        let ticks_before = process_ticks(server.pid)?;
+        let began = Instant::now();
+        for i in 0..CALLS {
+            let call = Instant::now();
+            op.call(conn, i).await?;
+            walls.push(call.elapsed());
+        }
+        let elapsed = began.elapsed();
+        let ticks = process_ticks(server.pid)?.saturating_sub(ticks_before);
+        let own = own_cpu()?.saturating_sub(own_before);
+
+        let calls = f64::from(CALLS);
+        walls.sort_unstable();
+        let p99 = walls[(walls.len() * 99).div_ceil(100) - 1];
+        let mean = elapsed.as_secs_f64() / calls;
+        let server_s = ticks as f64 / self.ticks_per_s;
+        let server_net = (server_s - server.idle_rate * elapsed.as_secs_f64()).max(0.0);
+        let us = 1e6;
+        row(
+            &format!("{name}_rwtop_cpu"),
+            own.as_secs_f64() * us / calls,
+            "us/call",
+        );
+        row(&format!("{name}_wall_mean"), mean * us, "us/call");
+        row(
+            &format!("{name}_wall_p99"),
+            p99.as_secs_f64() * us,
+            "us/call",
+        );
+        row(
+            &format!("{name}_server_cpu"),
+            server_s * us / calls,
+            "us/call",
+        );
+        row(
+            &format!("{name}_server_cpu_net"),
+            server_net * us / calls,
+            "us/call",
+        );
+        Ok(())
+    }
+}
+
+fn live_poll_path() -> Result<()> {
+    let dir = tempfile::Builder::new()
+        .prefix("rwtop-bench-")
+        .tempdir()
+        .context("creating a temp folder")?;
+    let mut spec = SandboxSpec::new(dir.path().join("sb"));
+    spec.replicas = 2;
+    spec.ports = Ports::Free;
+    spec.ephemeral = true;
+    let started = Instant::now();
+    let sandbox = Sandbox::up(&spec).context("starting the sandbox")?;
+    row("sandbox_up", started.elapsed().as_secs_f64(), "s");
+    let version = sandbox.binaries().flavor.version_string.clone();
+    println!("# server: {version}");
+
+    // The heartbeat row the replicas read, written as the writer would.
+    sandbox.admin(
+        "primary",
+        "CREATE TABLE IF NOT EXISTS rwtop.heartbeat (\
+         writer_id VARCHAR(64) NOT NULL PRIMARY KEY, \
+         seq BIGINT UNSIGNED NOT NULL, \
+         ts DATETIME(6) NOT NULL) ENGINE=InnoDB",
+    )?;
+    sandbox.admin(
+        "primary",
+        &format!(
+            "INSERT INTO rwtop.heartbeat (writer_id, seq, ts) VALUES ('{WRITER_ID}', 1, NOW(6)) \
+             ON DUPLICATE KEY UPDATE seq = seq + 1, ts = NOW(6)"
+        ),
+    )?;
+
+    let pid = |name: &str| {
+        sandbox
+            .pid(name)
+            .ok_or_else(|| anyhow!("{name}: no live server process"))
+    };
+    let (primary_pid, replica_pid) = (pid("primary")?, pid("r1")?);
+    let primary_ep = sandbox.endpoint("primary")?;
+    let replica_ep = sandbox.endpoint("r1")?;
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("building the tokio runtime")?;
+    runtime.block_on(async {
+        let timeouts = Timeouts::default();
+        let mut replica = NodeConn::connect(&replica_ep, timeouts).await?;
+        let mut primary = NodeConn::connect(&primary_ep, timeouts).await?;
+        wait_for_row(&mut replica).await?;
+
+        // What the servers burn on their own, watched together while nobody queries them.
+        let ticks_per_s = clock_ticks_per_second() as f64;
+        let (p0, r0) = (process_ticks(primary_pid)?, process_ticks(replica_pid)?);
+        let began = Instant::now();
+        tokio::time::sleep(IDLE_WATCH).await;
+        let secs = began.elapsed().as_secs_f64();
+        let rate = |t0: u64, pid: i32| -> Result<f64> {
+            Ok(process_ticks(pid)?.saturating_sub(t0) as f64 / ticks_per_s / secs)
+        };
+        let primary_srv = Server {
+            pid: primary_pid,
+            idle_rate: rate(p0, primary_pid)?,
+        };
+        let replica_srv = Server {
+            pid: replica_pid,
+            idle_rate: rate(r0, replica_pid)?,
+        };
+        row("server_idle_primary", primary_srv.idle_rate * 1e3, "ms/s");
+        row("server_idle_replica", replica_srv.idle_rate * 1e3, "ms/s");
+
+        let bench = Bench { ticks_per_s };
+        let cases = [
+            ("poll_replica", Op::Poll(Mix::AsPoller), true),
+            ("poll_replica_fast", Op::Poll(Mix::Fast), true),
+            ("poll_replica_slow", Op::Poll(Mix::Slow), true),
+            ("poll_primary", Op::Poll(Mix::AsPoller), false),
+            ("poll_primary_fast", Op::Poll(Mix::Fast), false),
+            ("poll_primary_slow", Op::Poll(Mix::Slow), false),
+            ("heartbeat_read_replica", Op::Heartbeat, true),
+            ("stmt_replica_status", Op::Stmt(Stmt::ReplicaStatus), true),
+            ("stmt_node_state", Op::Stmt(Stmt::NodeState), true),
+            ("stmt_binlog_status", Op::Stmt(Stmt::BinlogStatus), true),
+            ("stmt_binlog_files", Op::Stmt(Stmt::BinlogFiles), true),
+            ("stmt_replica_hosts", Op::Stmt(Stmt::ReplicaHosts), true),
+            ("stmt_processes", Op::Stmt(Stmt::Processes), true),
+        ];
+        for (name, op, on_replica) in cases {
+            let (conn, server) = if on_replica {
+                (&mut replica, &replica_srv)
+            } else {
+                (&mut primary, &primary_srv)
+            };
+            bench.measure(name, conn, op, server).await?;
+        }
+        replica.close().await;
+        primary.close().await;
+        Ok::<(), anyhow::Error>(())
+    })?;
+    println!(
+        "# {CALLS} calls per case after {WARMUP} warm-up calls; poll mix as the poller's \
+         (PollParts::for_poll: binlog list + discovery every 5th, processlist every 10th)"
+    );
+    drop(sandbox);
+    Ok(())
+}
+
+/// Waits until the heartbeat row has replicated to the replica.
+async fn wait_for_row(conn: &mut NodeConn) -> Result<()> {
+    let began = Instant::now();
+    loop {
+        if read_heartbeat(conn, WRITER_ID).await?.seq.is_some() {
+            return Ok(());
+        }
+        if began.elapsed() > Duration::from_secs(30) {
+            bail!("the heartbeat row did not reach {} in 30 s", conn.address());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
