@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, eventually};
+use common::{TestSandbox, engine_spec, eventually};
 use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::poll::{Engine, EngineSpec};
 use rwtop::store::lag::Lag;
@@ -19,27 +19,25 @@ const INTERVAL: Duration = Duration::from_secs(1);
 const HEARTBEAT: Duration = Duration::from_millis(250);
 
 fn spec(t: &TestSandbox, names: &[&str]) -> EngineSpec {
-    EngineSpec {
-        nodes: names
-            .iter()
-            .map(|n| {
-                let role = if *n == "primary" {
+    let nodes: Vec<(&str, Role)> = names
+        .iter()
+        .map(|n| {
+            (
+                *n,
+                if *n == "primary" {
                     Role::Primary
                 } else {
                     Role::Replica
-                };
-                ((*n).to_owned(), t.sandbox().endpoint(n).unwrap(), role)
-            })
-            .collect(),
-        timeouts: Timeouts::default(),
-        interval: INTERVAL,
-        heartbeat_interval: HEARTBEAT,
-        read_interval: HEARTBEAT,
-        writer_id: "rwtop-test".to_owned(),
-        discovery: false,
-        read_only: false,
-        pt_table: "percona.heartbeat".to_owned(),
-    }
+                },
+            )
+        })
+        .collect();
+    let spec = engine_spec(t, &nodes);
+    assert_eq!(
+        (spec.interval, spec.heartbeat_interval),
+        (INTERVAL, HEARTBEAT)
+    );
+    spec
 }
 
 /// Steady writes on the primary (every 50 ms) until dropped.

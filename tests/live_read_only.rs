@@ -6,8 +6,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, eventually};
-use rwtop::mysql::Timeouts;
+use common::{TestSandbox, engine_spec, eventually};
 use rwtop::poll::{Engine, EngineSpec, WriterState};
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
@@ -65,18 +64,8 @@ async fn live_read_only_mode_measures_pt_heartbeat_and_writes_nothing() {
     let t = TestSandbox::start(1, false);
     let mut pt = PtHeartbeat::start(&t);
     let spec = EngineSpec {
-        nodes: [("primary", Role::Primary), ("r1", Role::Replica)]
-            .iter()
-            .map(|(n, role)| ((*n).to_owned(), t.sandbox().endpoint(n).unwrap(), *role))
-            .collect(),
-        timeouts: Timeouts::default(),
-        interval: Duration::from_secs(1),
-        heartbeat_interval: Duration::from_millis(250),
-        read_interval: Duration::from_millis(250),
-        writer_id: "unused".to_owned(),
-        discovery: false,
         read_only: true,
-        pt_table: "percona.heartbeat".to_owned(),
+        ..engine_spec(&t, &[("primary", Role::Primary), ("r1", Role::Replica)])
     };
     let engine = Engine::start(&spec);
     let mut rx = engine.snapshots();

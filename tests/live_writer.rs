@@ -6,8 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TestSandbox, eventually};
-use rwtop::mysql::Timeouts;
+use common::{TestSandbox, engine_spec, eventually};
 use rwtop::poll::{Engine, EngineSpec, WriterState};
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
@@ -16,18 +15,8 @@ const DEADLINE: Duration = Duration::from_secs(40);
 
 fn spec(t: &TestSandbox, nodes: &[(&str, Role)]) -> EngineSpec {
     EngineSpec {
-        nodes: nodes
-            .iter()
-            .map(|(n, role)| ((*n).to_owned(), t.sandbox().endpoint(n).unwrap(), *role))
-            .collect(),
-        timeouts: Timeouts::default(),
-        interval: Duration::from_secs(1),
-        heartbeat_interval: Duration::from_millis(250),
-        read_interval: Duration::from_millis(250),
         writer_id: "rwtop-writer-test".to_owned(),
-        discovery: false,
-        read_only: false,
-        pt_table: "percona.heartbeat".to_owned(),
+        ..engine_spec(t, nodes)
     }
 }
 

@@ -241,6 +241,18 @@ impl NodeConn {
         run_query(&mut self.conn, self.addr.clone(), self.query_timeout, sql).await
     }
 
+    /// Rows of a read from a table that may not exist yet (rwtop's heartbeat before the writer
+    /// reached this node, a pt-heartbeat table): a missing schema or table is no rows, not an
+    /// error of the node.
+    pub async fn query_rows_if_table(&mut self, sql: &str) -> Result<Vec<RawRow>, SqlError> {
+        match self.query_rows(sql).await {
+            Err(SqlError::Server {
+                code: 1146 | 1049, ..
+            }) => Ok(Vec::new()),
+            other => other,
+        }
+    }
+
     async fn one_row(&mut self, sql: &str) -> Result<RawRow, SqlError> {
         let rows = self.query_rows(sql).await?;
         first_row(&self.addr, sql, rows)

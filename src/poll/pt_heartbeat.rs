@@ -37,14 +37,7 @@ fn millis_between(row: &RawRow, now: &str, ts: NaiveDateTime) -> Option<i64> {
 
 pub async fn read(conn: &mut NodeConn, table: &str) -> Result<PtRead, SqlError> {
     let sent_at = Instant::now();
-    let rows = match conn.query_rows(&read_sql(table)).await {
-        Ok(rows) => rows,
-        // No table (yet) on this node: nothing to read, not a failure of the node.
-        Err(SqlError::Server {
-            code: 1146 | 1049, ..
-        }) => Vec::new(),
-        Err(other) => return Err(other),
-    };
+    let rows = conn.query_rows_if_table(&read_sql(table)).await?;
     let row = rows.first();
     let ts = row
         .and_then(|r| r.optional_text(&["ts"]))

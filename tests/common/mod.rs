@@ -130,6 +130,34 @@ impl Drop for TestSandbox {
     }
 }
 
+/// An engine over some of the sandbox's nodes with the shipped defaults (1 s polls, 250 ms
+/// heartbeat, no discovery, writes allowed); tests change what their scenario needs.
+pub fn engine_spec(
+    t: &TestSandbox,
+    nodes: &[(&str, rwtop::store::Role)],
+) -> rwtop::poll::EngineSpec {
+    rwtop::poll::EngineSpec {
+        nodes: nodes
+            .iter()
+            .map(|(n, role)| {
+                (
+                    (*n).to_owned(),
+                    t.sandbox().endpoint(n).expect("endpoint"),
+                    *role,
+                )
+            })
+            .collect(),
+        timeouts: Timeouts::default(),
+        interval: Duration::from_secs(1),
+        heartbeat_interval: Duration::from_millis(250),
+        read_interval: Duration::from_millis(250),
+        writer_id: "rwtop-test".to_owned(),
+        discovery: false,
+        read_only: false,
+        pt_table: "percona.heartbeat".to_owned(),
+    }
+}
+
 /// Polls `check` until it returns `Some` or the deadline passes; never a fixed sleep.
 pub async fn eventually<T>(
     what: &str,
