@@ -30,7 +30,7 @@ use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::time::TimeValLike;
 use nix::unistd::{SysconfVar, sysconf};
 use rwtop::mysql::{
-    BinlogFile, BinlogStatus, Endpoint, Family, NodeConn, NodeState, ProcessSummary, RawRow,
+    BinlogFile, BinlogStatus, Endpoint, Family, NodeConn, NodeState, Processlist, RawRow,
     ReplicaStatus, Timeouts, parse_vertical,
 };
 use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
@@ -222,7 +222,7 @@ impl Feed {
             binlog: Some(f.binlog.clone()),
             binlog_files: slow.then(|| f.files.clone()),
             replica_hosts: None,
-            processes: slow.then(ProcessSummary::default),
+            processes: slow.then(Processlist::default),
             took: Duration::from_micros(900),
         }
     }

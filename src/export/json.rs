@@ -50,6 +50,8 @@ pub struct JsonNode {
     pub processes: Option<crate::mysql::ProcessSummary>,
     /// This server's clock minus rwtop's host clock, from query round trips.
     pub clock_offset_ms: Option<i64>,
+    /// Schema changes running on this node.
+    pub ddl: Vec<JsonDdl>,
     // Replica fields: null on a primary, and on a replica that does not answer now.
     pub io_running: Option<IoRunning>,
     pub sql_running: Option<bool>,
@@ -97,6 +99,15 @@ pub struct JsonBacklog {
 pub struct JsonBytes {
     pub io: Option<u64>,
     pub sql: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonDdl {
+    pub statement: String,
+    pub elapsed_seconds: u64,
+    pub progress_percent: Option<f64>,
+    /// Applied by replication (the SQL thread), not run by a client.
+    pub applier: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -168,7 +179,11 @@ fn node(n: &NodeView) -> JsonNode {
         kind: "unknown",
         now: None,
         upper_bound: None,
-        reason: Some(format!("node is {}", n.conn.name())),
+        reason: Some(if n.conn == ConnState::Up {
+            "no replication configured on this node".to_owned()
+        } else {
+            format!("node is {}", n.conn.name())
+        }),
         p50: None,
         p99: None,
         max: None,
@@ -188,6 +203,16 @@ fn node(n: &NodeView) -> JsonNode {
         sample_age_seconds: n.sample_age.map(|d| d.as_secs_f64()),
         processes: n.processes,
         clock_offset_ms: n.clock_offset_ms,
+        ddl: n
+            .ddl
+            .iter()
+            .map(|d| JsonDdl {
+                statement: d.statement.clone(),
+                elapsed_seconds: d.elapsed_s,
+                progress_percent: d.progress,
+                applier: d.applier,
+            })
+            .collect(),
         io_running: r.map(|r| r.io_running),
         sql_running: r.map(|r| r.sql_running),
         seconds_behind_source: r.and_then(|r| r.seconds_behind_source),

@@ -306,10 +306,11 @@ impl NodeConn {
         self.rows_as(sql, ReplicaHost::from_row).await
     }
 
-    pub async fn processes(&mut self) -> Result<super::ProcessSummary, SqlError> {
-        let sql = super::processlist::SUMMARY_SQL;
-        let row = self.one_row(sql).await?;
-        self.parse(sql, super::ProcessSummary::from_row(&row))
+    /// One processlist scan: summary and DDL in flight.
+    pub async fn processes(&mut self) -> Result<super::Processlist, SqlError> {
+        let sql = super::processlist::processlist_sql(&self.flavor);
+        let rows = self.query_rows(&sql).await?;
+        self.parse(&sql, super::Processlist::from_rows(&rows))
     }
 
     pub async fn semisync(&mut self) -> Result<SemiSync, SqlError> {

@@ -16,7 +16,7 @@ pub use binlog::{BinlogFile, BinlogStatus, bytes_between};
 pub use conn::{Endpoint, NodeConn, Secret, SqlError, Timeouts};
 pub use flavor::{Family, Flavor, Version};
 pub use node_state::{GtidState, Identity, NodeState};
-pub use processlist::ProcessSummary;
+pub use processlist::{DdlStatement, ProcessSummary, Processlist};
 pub use replica_hosts::ReplicaHost;
 pub use replica_status::{
     BinlogPos, IoRunning, ReplicaGtid, ReplicaStatus, StatusError, ThreadError,

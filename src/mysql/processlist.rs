@@ -1,8 +1,12 @@
-//! A summary of what a node is busy with, from its processlist. The scan costs the server several
-//! times a status read, so pollers take it less often.
+//! What a node is busy with, from one scan of its processlist: a summary, and the DDL statements
+//! in flight — on a primary from clients, on a replica from the replication SQL thread.
+//!
+//! The scan costs the server several times a status read (BENCHMARKS.md), so pollers take it
+//! only every few polls, and every poll while a DDL runs.
 
 use serde::Serialize;
 
+use super::flavor::{Family, Flavor};
 use super::replica_status::StatusError;
 use super::row::RawRow;
 
@@ -15,21 +19,210 @@ pub struct ProcessSummary {
     pub longest_query_s: u64,
 }
 
-/// The same statement serves both families: `information_schema.PROCESSLIST` has these columns
-/// in MySQL 5.7+ and MariaDB alike.
-pub const SUMMARY_SQL: &str = "SELECT COUNT(*) AS threads, \
-     COALESCE(SUM(COMMAND NOT IN ('Sleep', 'Daemon', 'Binlog Dump', 'Binlog Dump GTID', 'Connect') \
-         AND USER <> 'system user' AND ID <> CONNECTION_ID()), 0) AS active, \
-     COALESCE(MAX(IF(COMMAND = 'Query' AND USER <> 'system user' AND ID <> CONNECTION_ID(), TIME, 0)), 0) \
-         AS longest_query_s \
-     FROM information_schema.PROCESSLIST";
+/// A schema change running on a node.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DdlStatement {
+    pub id: u64,
+    /// The statement, cut to [`STATEMENT_CHARS`] characters.
+    pub statement: String,
+    pub elapsed_s: u64,
+    /// Percent done where the server reports it (MariaDB's `Progress`); `None` elsewhere.
+    pub progress: Option<f64>,
+    /// Run by replication (the SQL thread applying it), not by a client.
+    pub applier: bool,
+}
 
-impl ProcessSummary {
-    pub fn from_row(row: &RawRow) -> Result<Self, StatusError> {
-        Ok(Self {
-            threads: row.u64(&["threads"])?,
-            active: row.u64(&["active"])?,
-            longest_query_s: row.u64(&["longest_query_s"])?,
-        })
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Processlist {
+    pub summary: ProcessSummary,
+    pub ddl: Vec<DdlStatement>,
+}
+
+pub const STATEMENT_CHARS: usize = 120;
+
+/// Marks rwtop's own scan so it can leave itself out.
+const MARKER: &str = "/* rwtop processlist */";
+
+/// One row per thread; `PROGRESS` is MariaDB's (MySQL reports ALTER progress only through
+/// `performance_schema` stage events, which this does not read).
+#[must_use]
+pub fn processlist_sql(flavor: &Flavor) -> String {
+    let progress = match flavor.family {
+        Family::Mariadb => "PROGRESS",
+        Family::Mysql => "NULL",
+    };
+    format!(
+        "SELECT {MARKER} ID, USER, COMMAND, TIME, LEFT(INFO, {STATEMENT_CHARS}) AS INFO, \
+         {progress} AS PROGRESS FROM information_schema.PROCESSLIST"
+    )
+}
+
+/// Statements that rebuild or lock a table for long: what makes replicas fall behind in a
+/// maintenance window.
+fn is_ddl(info: &str) -> bool {
+    let mut text = info.trim_start();
+    // Leading comments (`/* gh-ost */ ALTER ...`).
+    while let Some(rest) = text.strip_prefix("/*") {
+        text = rest
+            .split_once("*/")
+            .map_or("", |(_, after)| after)
+            .trim_start();
+    }
+    let upper: String = text
+        .chars()
+        .take(40)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    let words: Vec<&str> = upper.split_whitespace().collect();
+    matches!(
+        words.as_slice(),
+        ["ALTER", "TABLE" | "ONLINE" | "IGNORE", ..]
+            | ["OPTIMIZE" | "REPAIR" | "TRUNCATE" | "RENAME", ..]
+            | ["CREATE" | "DROP", "INDEX", ..]
+            | ["CREATE", "UNIQUE" | "FULLTEXT" | "SPATIAL", "INDEX", ..]
+    )
+}
+
+/// Replication plumbing and idle threads: not a client doing work.
+fn is_idle_or_plumbing(command: &str, user: &str) -> bool {
+    user == "system user"
+        || matches!(
+            command,
+            "Sleep" | "Daemon" | "Binlog Dump" | "Binlog Dump GTID" | "Connect"
+        )
+}
+
+impl Processlist {
+    pub fn from_rows(rows: &[RawRow]) -> Result<Self, StatusError> {
+        let mut out = Self::default();
+        for row in rows {
+            let info = row.optional_text(&["INFO"]).unwrap_or_default();
+            if info.contains(MARKER) {
+                continue;
+            }
+            let user = row.string(&["USER"])?;
+            let command = row.string(&["COMMAND"])?;
+            let time = row.optional_u64(&["TIME"])?.unwrap_or(0);
+            out.summary.threads += 1;
+            if !is_idle_or_plumbing(&command, &user) {
+                out.summary.active += 1;
+                if command == "Query" {
+                    out.summary.longest_query_s = out.summary.longest_query_s.max(time);
+                }
+            }
+            if is_ddl(info) {
+                out.ddl.push(DdlStatement {
+                    id: row.u64(&["ID"])?,
+                    statement: info.chars().take(STATEMENT_CHARS).collect(),
+                    elapsed_s: time,
+                    progress: row
+                        .optional_text(&["PROGRESS"])
+                        .and_then(|p| p.trim().parse::<f64>().ok()),
+                    applier: user == "system user",
+                });
+            }
+        }
+        // The threads count includes rwtop's own scanning connection.
+        out.summary.threads += 1;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(
+        id: &str,
+        user: &str,
+        command: &str,
+        time: &str,
+        info: Option<&str>,
+        progress: Option<&str>,
+    ) -> RawRow {
+        RawRow::new(vec![
+            ("ID".into(), Some(id.into())),
+            ("USER".into(), Some(user.into())),
+            ("COMMAND".into(), Some(command.into())),
+            ("TIME".into(), Some(time.into())),
+            ("INFO".into(), info.map(Into::into)),
+            ("PROGRESS".into(), progress.map(Into::into)),
+        ])
+    }
+
+    #[test]
+    fn ddl_from_clients_and_from_the_applier_with_progress() {
+        let rows = [
+            row(
+                "5",
+                "app",
+                "Query",
+                "41",
+                Some("/* gh-ost */ alter table big add column c int"),
+                Some("37.500"),
+            ),
+            row(
+                "6",
+                "system user",
+                "Slave_SQL",
+                "12",
+                Some("ALTER TABLE big ENGINE=InnoDB"),
+                Some("0.000"),
+            ),
+            row("7", "app", "Query", "3", Some("SELECT * FROM big"), None),
+            row("8", "app", "Sleep", "900", None, None),
+            row(
+                "9",
+                "rwtop",
+                "Query",
+                "0",
+                Some("SELECT /* rwtop processlist */ ID"),
+                None,
+            ),
+        ];
+        let list = Processlist::from_rows(&rows).unwrap();
+        assert_eq!(list.ddl.len(), 2);
+        assert_eq!(
+            (
+                list.ddl[0].elapsed_s,
+                list.ddl[0].progress,
+                list.ddl[0].applier
+            ),
+            (41, Some(37.5), false)
+        );
+        assert!(list.ddl[1].applier);
+        assert_eq!(
+            list.summary,
+            ProcessSummary {
+                threads: 5,
+                active: 2,
+                longest_query_s: 41
+            }
+        );
+    }
+
+    #[test]
+    fn only_schema_changes_count_as_ddl() {
+        for yes in [
+            "ALTER TABLE t ADD x INT",
+            "create index i on t(x)",
+            "CREATE UNIQUE INDEX u ON t(a)",
+            "OPTIMIZE TABLE t",
+            "TRUNCATE t",
+            "RENAME TABLE a TO b",
+            "alter online table t force",
+        ] {
+            assert!(is_ddl(yes), "{yes}");
+        }
+        for no in [
+            "SELECT 1",
+            "ALTER USER x",
+            "CREATE TABLE t (a INT)",
+            "INSERT INTO alter_log VALUES (1)",
+            "",
+            "/* unterminated",
+        ] {
+            assert!(!is_ddl(no), "{no}");
+        }
     }
 }

@@ -3,8 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::mysql::{
-    BinlogFile, BinlogStatus, Flavor, Identity, NodeState, ProcessSummary, ReplicaHost,
-    ReplicaStatus,
+    BinlogFile, BinlogStatus, Flavor, Identity, NodeState, Processlist, ReplicaHost, ReplicaStatus,
 };
 
 /// The state of a node's connection, shown as data rather than hidden in logs.
@@ -50,7 +49,7 @@ pub struct NodeSample {
     /// Read when discovery is on, every few polls.
     pub replica_hosts: Option<Vec<ReplicaHost>>,
     /// Every few polls; `None` when not read this time or not permitted (no PROCESS grant).
-    pub processes: Option<ProcessSummary>,
+    pub processes: Option<Processlist>,
     /// Wall time the poll took (all statements), for the cost display.
     pub took: Duration,
 }

@@ -156,6 +156,8 @@ async fn poll_connected(
     let mut last_status: Option<Instant> = None;
     let mut polls: u64 = 0;
     let mut is_replica = false;
+    // While a DDL runs, its progress is read every poll.
+    let mut ddl_running = false;
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
@@ -168,11 +170,15 @@ async fn poll_connected(
             last_status.is_none_or(|t| t.elapsed() + Duration::from_millis(5) >= spec.interval);
         if status_due {
             last_status = Some(Instant::now());
-            let parts = PollParts::for_poll(polls, spec.discovery);
+            let mut parts = PollParts::for_poll(polls, spec.discovery);
+            parts.processes |= ddl_running;
             polls += 1;
             match poll_status(&mut conn, parts).await {
                 Ok(sample) => {
                     is_replica = !sample.replication.is_empty();
+                    if let Some(list) = &sample.processes {
+                        ddl_running = !list.ddl.is_empty();
+                    }
                     let event = PollEvent::Sample {
                         node: name.clone(),
                         sample: Box::new(sample),

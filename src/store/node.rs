@@ -8,7 +8,7 @@ use super::lag::Lag;
 use super::series::{Point, Series};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
-use crate::mysql::{BinlogFile, Flavor, Identity, ProcessSummary};
+use crate::mysql::{BinlogFile, Flavor, Identity, Processlist};
 use crate::poll::{ConnState, HeartbeatRead, NodeSample};
 
 /// Charts look back at most this far; the rest of the hour stays in the store.
@@ -25,8 +25,10 @@ pub struct NodeEntry {
     pub sample: Option<NodeSample>,
     /// The newest binlog list: samples carry one only every few polls.
     pub binlog_files: Vec<BinlogFile>,
-    /// The newest processlist summary: samples carry one only every few polls.
-    pub processes: Option<ProcessSummary>,
+    /// The newest processlist scan: samples carry one only every few polls.
+    pub processes: Option<Processlist>,
+    /// Status samples applied so far: rules count consecutive samples by it.
+    pub samples: u64,
     pub lag: Lag,
     /// Best clock-offset estimate (server minus this host, ms), its round trip and age.
     pub clock: Option<(i64, std::time::Duration, Instant)>,
@@ -55,6 +57,7 @@ impl NodeEntry {
             sample: None,
             binlog_files: Vec::new(),
             processes: None,
+            samples: 0,
             clock: None,
             lag: Lag::Unknown {
                 reason: "no heartbeat read yet".to_owned(),
@@ -69,9 +72,10 @@ impl NodeEntry {
         if let Some(files) = sample.binlog_files.take() {
             self.binlog_files = files;
         }
-        if let Some(processes) = sample.processes {
+        if let Some(processes) = sample.processes.take() {
             self.processes = Some(processes);
         }
+        self.samples += 1;
         if let Some(status) = sample.replication.first() {
             let lag_ms = self
                 .lag
@@ -180,7 +184,20 @@ impl NodeEntry {
                 .sample
                 .as_ref()
                 .map(|s| now.saturating_duration_since(s.at)),
-            processes: self.processes.filter(|_| self.is_up()),
+            processes: self
+                .processes
+                .as_ref()
+                .filter(|_| self.is_up())
+                .map(|p| p.summary),
+            ddl: self
+                .processes
+                .as_ref()
+                .filter(|_| self.is_up())
+                .map(|p| p.ddl.clone())
+                .unwrap_or_default(),
+            sample_seq: self.samples,
+            server_uuid: self.identity.as_ref().and_then(|i| i.server_uuid.clone()),
+            gtid: sample.map(|s| s.state.gtid.clone()),
             clock_offset_ms: self.clock.map(|(offset, _, _)| offset),
             replica,
         }

@@ -59,6 +59,14 @@ pub struct NodeView {
     pub clock_offset_ms: Option<i64>,
     /// The newest processlist summary (read every few polls).
     pub processes: Option<crate::mysql::ProcessSummary>,
+    /// Schema changes running on this node (from the newest processlist scan).
+    pub ddl: Vec<crate::mysql::DdlStatement>,
+    /// Status samples taken so far: a new value means a new sample to judge.
+    pub sample_seq: u64,
+    /// MySQL only.
+    pub server_uuid: Option<String>,
+    /// The node's own GTID state from the newest sample, while it answers.
+    pub gtid: Option<crate::mysql::GtidState>,
     pub replica: Option<ReplicaView>,
 }
 
