@@ -26,6 +26,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
                 cascade,
                 ports: Ports::Base(base_port),
                 ephemeral: false,
+                relay: false,
             };
             let start = Instant::now();
             let sandbox = Sandbox::up(&spec)?;

@@ -3,12 +3,16 @@
 //!
 //! The same code is the CLI (`rwtop sandbox up|status|down`) and the test harness: tests start an
 //! ephemeral sandbox on free ports in a temp folder, and dropping the handle kills and removes it.
+//!
+//! With [`SandboxSpec::relay`], each replica reaches its source through an in-process TCP
+//! [`Relay`] that a test can stall, reproducing a network that goes silent without closing.
 
 mod admin;
 mod error;
 pub mod layout;
 mod mycnf;
 mod process;
+pub mod relay;
 mod server;
 mod state;
 pub mod toml_out;
@@ -21,6 +25,7 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 pub use error::SandboxError;
+pub use relay::Relay;
 pub use server::Binaries;
 pub use state::{NodeSpec, SandboxState};
 
@@ -45,6 +50,10 @@ pub enum Ports {
 }
 
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent switches of a plain spec the caller fills in, not a state machine"
+)]
 pub struct SandboxSpec {
     pub dir: PathBuf,
     pub replicas: usize,
@@ -54,6 +63,15 @@ pub struct SandboxSpec {
     pub ports: Ports,
     /// Kill the servers and delete the folder when the handle drops (tests).
     pub ephemeral: bool,
+    /// Route each replica link through a [`Relay`] owned by the returned handle, so a test (or
+    /// the demo) can stall one link while the primary keeps writing: the way to reproduce
+    /// `Seconds_Behind_Master` reading 0 on a replica that is falling behind.
+    ///
+    /// The relays live in the process holding the [`Sandbox`]: once it drops (or that process
+    /// exits) the replicas lose their sources until a later `up` re-points them. So this is for
+    /// tests and `rwtop demo`, which hold the handle for their whole run; `rwtop sandbox up`
+    /// keeps it off.
+    pub relay: bool,
 }
 
 impl SandboxSpec {
@@ -66,6 +84,7 @@ impl SandboxSpec {
             cascade: false,
             ports: Ports::Base(DEFAULT_BASE_PORT),
             ephemeral: false,
+            relay: false,
         }
     }
 }
@@ -78,6 +97,9 @@ pub struct Sandbox {
     /// Servers this handle started, by node; only their exits matter while waiting for a start.
     children: Vec<(String, Child)>,
     ephemeral: bool,
+    /// One relay per replica link, by replica name, when the spec asked for them. Dropped with
+    /// the handle, after the servers are killed (ephemeral) or left running.
+    relays: Vec<(String, Relay)>,
 }
 
 /// One node as `status` sees it.
@@ -118,6 +140,7 @@ impl Sandbox {
             binaries,
             children: Vec::new(),
             ephemeral: false,
+            relays: Vec::new(),
         })
     }
 
@@ -163,10 +186,16 @@ impl Sandbox {
             binaries,
             children: Vec::new(),
             ephemeral: spec.ephemeral,
+            relays: Vec::new(),
         };
         wiring::write_secrets(&sandbox.dir)?;
         sandbox.init_nodes()?;
         sandbox.start_stopped()?;
+        // After the servers hold their ports: a relay binds a free port, which with
+        // `Ports::Free` could otherwise be one just chosen for a server.
+        if spec.relay {
+            sandbox.start_relays()?;
+        }
         wiring::wire(&sandbox)?;
         sandbox.wait_replicating(START_DEADLINE)?;
         toml_out::write(&sandbox)?;
@@ -209,11 +238,75 @@ impl Sandbox {
             binaries,
             children: Vec::new(),
             ephemeral: spec.ephemeral,
+            relays: Vec::new(),
         };
         sandbox.start_stopped()?;
+        if spec.relay {
+            sandbox.start_relays()?;
+        }
+        sandbox.repoint_replicas()?;
         sandbox.wait_replicating(START_DEADLINE)?;
         toml_out::write(&sandbox)?;
         Ok(sandbox)
+    }
+
+    /// Starts one relay per replica, forwarding to that replica's source.
+    fn start_relays(&mut self) -> Result<(), SandboxError> {
+        for node in self.state.replicas() {
+            let source = node.source.as_deref().unwrap_or("primary");
+            let port = self.port(source).ok_or_else(|| SandboxError::UnknownNode {
+                node: source.to_owned(),
+            })?;
+            let relay = Relay::start(port).map_err(|e| {
+                SandboxError::io(
+                    format!("starting the relay from {} to {source}", node.name),
+                    e,
+                )
+            })?;
+            self.relays.push((node.name.clone(), relay));
+        }
+        Ok(())
+    }
+
+    /// The port a replica should replicate from: its relay's when it has one, else its source's.
+    ///
+    /// With a relay, the replica's `Master_Port` shows the relay port, which matches no node's
+    /// address; rwtop's topology still finds the source by `Master_Server_Id`
+    /// (`store::Store::source_of` falls back to it).
+    fn link_port(&self, replica: &str) -> Option<u16> {
+        if let Some(relay) = self.relay(replica) {
+            return Some(relay.port());
+        }
+        let node = self.state.nodes.iter().find(|n| n.name == replica)?;
+        self.port(node.source.as_deref()?)
+    }
+
+    /// On a restart, points each replica whose configured source port is not the one it should
+    /// use now: a sandbox created with relays by a process that has exited points at dead relay
+    /// ports, and one reopened with relays must go through the new ones. A replica already
+    /// right is not touched, so `up` on a healthy sandbox stays harmless. (A second process
+    /// running `up` on a sandbox whose relays another process still holds re-points it too.)
+    fn repoint_replicas(&self) -> Result<(), SandboxError> {
+        for node in self.state.replicas() {
+            let Some(want) = self.link_port(&node.name) else {
+                continue;
+            };
+            let current = self.replica_status(&node.name)?.map(|s| s.source_port);
+            if current.is_some_and(|port| port != want) {
+                wiring::repoint(self, &node.name, want)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The relay carrying a replica's link, when the sandbox was started with relays (see
+    /// [`SandboxSpec::relay`]); a test stalls and resumes the link through it.
+    #[must_use]
+    pub fn relay(&self, replica: &str) -> Option<&Relay> {
+        self.relays
+            .iter()
+            .find(|(name, _)| name == replica)
+            .map(|(_, relay)| relay)
     }
 
     /// Initializes every node's data folder, in parallel.

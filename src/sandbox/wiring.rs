@@ -118,23 +118,46 @@ pub fn wire(sandbox: &Sandbox) -> Result<(), SandboxError> {
     sandbox.admin(&primary, &sql.join(";\n"))?;
 
     for node in state.replicas() {
-        let source = node.source.as_deref().unwrap_or("primary");
-        let port = sandbox.port(source).unwrap_or_default();
-        let user = &state.repl_user;
-        let change = match family {
-            Family::Mariadb => format!(
-                "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, \
-                 MASTER_USER='{user}', MASTER_PASSWORD='{repl_password}', \
-                 MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1; START SLAVE"
-            ),
-            Family::Mysql => format!(
-                "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={port}, \
-                 SOURCE_USER='{user}', SOURCE_PASSWORD='{repl_password}', \
-                 SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1; \
-                 START REPLICA"
-            ),
-        };
-        sandbox.admin(&node.name, &change)?;
+        // The relay's port when the link goes through one (the relay forwards to the source).
+        let port = sandbox.link_port(&node.name).unwrap_or_default();
+        let change = change_source_sql(family, port, &state.repl_user, &repl_password);
+        sandbox.admin(&node.name, &format!("{change}; {}", start_sql(family)))?;
     }
     Ok(())
+}
+
+/// Points a replicating node at another port of 127.0.0.1 (its source directly, or a relay),
+/// keeping GTID auto-positioning so it resumes exactly where it stopped.
+pub fn repoint(sandbox: &Sandbox, replica: &str, port: u16) -> Result<(), SandboxError> {
+    let family = sandbox.binaries().flavor.family;
+    let repl_password = read_secret(&repl_password_file(sandbox.dir()))?;
+    let change = change_source_sql(family, port, &sandbox.state().repl_user, &repl_password);
+    let stop = match family {
+        Family::Mariadb => "STOP SLAVE",
+        Family::Mysql => "STOP REPLICA",
+    };
+    sandbox.admin(replica, &format!("{stop}; {change}; {}", start_sql(family)))?;
+    Ok(())
+}
+
+fn start_sql(family: Family) -> &'static str {
+    match family {
+        Family::Mariadb => "START SLAVE",
+        Family::Mysql => "START REPLICA",
+    }
+}
+
+fn change_source_sql(family: Family, port: u16, user: &str, repl_password: &str) -> String {
+    match family {
+        Family::Mariadb => format!(
+            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, \
+             MASTER_USER='{user}', MASTER_PASSWORD='{repl_password}', \
+             MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1"
+        ),
+        Family::Mysql => format!(
+            "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={port}, \
+             SOURCE_USER='{user}', SOURCE_PASSWORD='{repl_password}', \
+             SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1"
+        ),
+    }
 }

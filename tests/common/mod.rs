@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rwtop::mysql::{NodeConn, Timeouts};
-use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
+use rwtop::sandbox::{Ports, Relay, Sandbox, SandboxSpec};
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
@@ -56,6 +56,16 @@ impl TestSandbox {
 
     /// With `cascade`, a replica `c1` replicates from `r1`.
     pub fn start_with(replicas: usize, semisync: bool, cascade: bool) -> Self {
+        Self::start_spec(replicas, semisync, cascade, false)
+    }
+
+    /// Each replica reaches the primary through its own relay, which [`Self::relay`] stalls and
+    /// resumes.
+    pub fn start_with_relay(replicas: usize) -> Self {
+        Self::start_spec(replicas, false, false, true)
+    }
+
+    fn start_spec(replicas: usize, semisync: bool, cascade: bool, relay: bool) -> Self {
         reap_orphans();
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let holder = tests_root().join(format!("{}-{n}", std::process::id()));
@@ -67,6 +77,7 @@ impl TestSandbox {
             cascade,
             ports: Ports::Free,
             ephemeral: true,
+            relay,
         };
         // A port chosen free can be taken by a parallel test before the server binds it.
         let sandbox = match Sandbox::up(&spec) {
@@ -86,6 +97,13 @@ impl TestSandbox {
         self.sandbox
             .as_ref()
             .expect("sandbox is present until drop")
+    }
+
+    /// The relay of a replica's link; panics on a sandbox started without relays.
+    pub fn relay(&self, replica: &str) -> &Relay {
+        self.sandbox()
+            .relay(replica)
+            .unwrap_or_else(|| panic!("{replica} has no relay: use TestSandbox::start_with_relay"))
     }
 
     /// Starts again the servers that were killed.
