@@ -3,6 +3,7 @@
 //! The model never imports ratatui: parsing, GTID arithmetic, the SQL layer and the sandbox know
 //! nothing of how they are shown.
 
+pub mod alerts;
 pub mod config;
 pub mod export;
 pub mod gtid;

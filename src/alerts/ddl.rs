@@ -1,0 +1,191 @@
+//! Schema changes in flight: the usual reason replicas fall behind in a maintenance window.
+//!
+//! On the primary a DDL runs from a client and replicas will apply it only after it commits,
+//! taking about as long again; on a replica the SQL thread applying it blocks everything behind
+//! it. The alert says which, for how long, and for each lagging replica when it should have
+//! caught up (see [`super::eta`]).
+
+use super::eta::{self, Eta};
+use super::format;
+use super::rules::{Ctx, Verdict, ev};
+use crate::mysql::DdlStatement;
+use crate::poll::ConnState;
+use crate::store::{NodeView, ReplicaView, Role};
+
+pub use super::eta::DdlMemory;
+
+pub fn verdict(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
+    let Some(ddl) = node.ddl.iter().max_by_key(|d| d.elapsed_s) else {
+        return Verdict::Clean;
+    };
+    let mut evidence = vec![
+        ev("statement", format::quote(&ddl.statement)),
+        ev("elapsed", format::clock(ddl.elapsed_s)),
+    ];
+    if let Some(progress) = ddl.progress {
+        evidence.push(ev("progress", format!("{progress:.1} %")));
+    }
+    let run_by = if ddl.applier {
+        "replication applier"
+    } else {
+        "client"
+    };
+    evidence.push(ev("run_by", run_by));
+    if node.ddl.len() > 1 {
+        evidence.push(ev("ddl_statements", node.ddl.len().to_string()));
+    }
+
+    let lagging = lagging_replicas(ctx, node);
+    let etas: Vec<(&str, Eta)> = lagging
+        .iter()
+        .map(|(n, r)| {
+            (
+                n.name.as_str(),
+                eta::catch_up(ctx.ddl, ctx.snapshot.uptime, n, r),
+            )
+        })
+        .collect();
+    for (name, eta) in &etas {
+        evidence.push(ev(&format!("eta_{name}"), eta.explained()));
+    }
+
+    let verb = if ddl.applier { "applying" } else { "running" };
+    let mut cause = format!(
+        "{} {verb} {} for {}{}",
+        node.name,
+        keyword(ddl),
+        format::clock(ddl.elapsed_s),
+        ddl.progress
+            .map(|p| format!(" ({p:.0} %)"))
+            .unwrap_or_default()
+    );
+    match etas.as_slice() {
+        [(name, eta)] if *name == node.name => {
+            cause.push_str(", ");
+            cause.push_str(&eta.short());
+        }
+        _ if node.role == Role::Primary && etas.is_empty() => {
+            cause.push_str(": replicas apply it after it commits and fall behind as long");
+        }
+        _ if node.role == Role::Primary => {
+            let list: Vec<String> = etas
+                .iter()
+                .map(|(name, eta)| format!("{name} {}", eta.short()))
+                .collect();
+            cause.push_str("; lagging: ");
+            cause.push_str(&list.join(", "));
+        }
+        _ if !ddl.applier => cause.push_str(", run by a client on a replica"),
+        _ => {}
+    }
+    Verdict::bad(evidence, cause)
+}
+
+/// The replicas an ETA is owed: the node itself when it is a lagging replica; for a primary,
+/// every lagging replica that answers.
+fn lagging_replicas<'a>(
+    ctx: &'a Ctx<'_>,
+    node: &'a NodeView,
+) -> Vec<(&'a NodeView, &'a ReplicaView)> {
+    if let Some(r) = &node.replica {
+        return if ctx.is_lagging(r) {
+            vec![(node, r)]
+        } else {
+            Vec::new()
+        };
+    }
+    if node.role != Role::Primary {
+        return Vec::new();
+    }
+    ctx.snapshot
+        .nodes
+        .iter()
+        .filter(|n| n.conn == ConnState::Up)
+        .filter_map(|n| Some((n, n.replica.as_ref()?)))
+        .filter(|(_, r)| ctx.is_lagging(r))
+        .collect()
+}
+
+/// The statement's first word (`ALTER`, `OPTIMIZE`, ...), past leading comments: enough to
+/// name it in one line.
+fn keyword(ddl: &DdlStatement) -> String {
+    let mut text = ddl.statement.trim_start();
+    while let Some(rest) = text.strip_prefix("/*") {
+        text = rest
+            .split_once("*/")
+            .map_or("", |(_, after)| after)
+            .trim_start();
+    }
+    text.split_whitespace()
+        .next()
+        .map_or_else(|| "DDL".to_owned(), str::to_ascii_uppercase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::testkit::{Topo, ddl, find, secs};
+    use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
+    use crate::store::lag::Lag;
+
+    const KIND: AlertKind = AlertKind::DdlInFlight;
+
+    #[test]
+    fn replica_applying_a_ddl_seen_on_the_primary_gets_its_eta() {
+        let statement = "/* gh-ost */ alter table big add column c int";
+        let mut topo = Topo::new();
+        let mut engine = AlertEngine::new(AlertSettings::default());
+        topo.node_mut("db1", |n| n.ddl = vec![ddl(statement, 160, false)]);
+        let view = engine.evaluate(&topo.at(1));
+        assert!(find(&view, KIND, Some("db1")).is_none());
+        let view = engine.evaluate(&topo.at(2));
+        let on_primary = find(&view, KIND, Some("db1")).cloned();
+        let on_primary = on_primary.unwrap_or_else(|| panic!("{view:?}"));
+        assert!(
+            on_primary
+                .cause
+                .starts_with("db1 running ALTER for 02:40: replicas apply")
+        );
+
+        topo.node_mut("db1", |n| n.ddl.clear());
+        topo.node_mut("r2", |n| n.ddl = vec![ddl(statement, 41, true)]);
+        topo.replica_mut("r2", |r| r.heartbeat_lag = Lag::Exact { lag: secs(41.0) });
+        engine.evaluate(&topo.at(3));
+        let view = engine.evaluate(&topo.at(4));
+        let alert = find(&view, KIND, Some("r2")).cloned();
+        let alert = alert.unwrap_or_else(|| panic!("{view:?}"));
+        assert_eq!(alert.cause, "r2 applying ALTER for 00:41, ~2 min");
+        assert!(
+            alert
+                .evidence
+                .contains(&ev("run_by", "replication applier"))
+        );
+        assert!(
+            alert
+                .evidence
+                .contains(&ev("eta_r2", "~2 min (the primary ran it for 02:40)"))
+        );
+    }
+
+    #[test]
+    fn primary_ddl_lists_lagging_replicas_with_progress() {
+        let mut topo = Topo::new();
+        topo.node_mut("db1", |n| {
+            let mut statement = ddl("OPTIMIZE TABLE t", 75, false);
+            statement.progress = Some(37.5);
+            n.ddl = vec![statement];
+        });
+        topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(9.0) });
+        let alert = topo.raise(KIND, Some("db1"));
+        assert_eq!(
+            alert.cause,
+            "db1 running OPTIMIZE for 01:15 (38 %); lagging: r1 ETA unknown"
+        );
+        assert!(alert.evidence.contains(&ev("progress", "37.5 %")));
+    }
+
+    #[test]
+    fn no_ddl_is_quiet() {
+        Topo::new().assert_quiet(KIND);
+    }
+}

@@ -1,0 +1,251 @@
+//! The engine: decides what each snapshot brings that is new, asks the rules about it, and runs
+//! their verdicts through the hysteresis.
+//!
+//! The store publishes snapshots on a timer, several per poll, so "a sample" cannot mean "a
+//! snapshot": a replica judged four times on the same status would raise on one bad poll.
+//! A node's rules run only when its `sample_seq` moved. A node that does not answer has no new
+//! samples, so it counts one per poll interval of uptime (that is how `node_down` raises and
+//! clears); the global rules do the same.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::ddl::DdlMemory;
+use super::hysteresis::{Tracker, Transition};
+use super::log::AlertLog;
+use super::rules::{Ctx, Verdict, node_verdicts};
+use super::topology::TopologyMemory;
+use super::{AlertKind, AlertSettings, AlertsView, Severity, global};
+use crate::poll::ConnState;
+use crate::store::{NodeView, Snapshot};
+
+type Key = (AlertKind, Option<String>);
+
+/// Which status sample of a node was judged last, and when.
+#[derive(Debug)]
+struct NodeClock {
+    seq: u64,
+    counted_at: Duration,
+}
+
+#[derive(Debug)]
+pub struct AlertEngine {
+    settings: AlertSettings,
+    trackers: BTreeMap<Key, Tracker>,
+    nodes: HashMap<String, NodeClock>,
+    /// Uptime of the last global sample.
+    global_at: Option<Duration>,
+    ddl: DdlMemory,
+    topology: TopologyMemory,
+    log: AlertLog,
+}
+
+impl AlertEngine {
+    #[must_use]
+    pub fn new(settings: AlertSettings) -> Self {
+        Self {
+            log: AlertLog::new(settings.log_capacity),
+            settings,
+            trackers: BTreeMap::new(),
+            nodes: HashMap::new(),
+            global_at: None,
+            ddl: DdlMemory::default(),
+            topology: TopologyMemory::default(),
+        }
+    }
+
+    /// Judges what is new in `snapshot` and returns the alerts as they stand after it.
+    pub fn evaluate(&mut self, snapshot: &Snapshot) -> AlertsView {
+        let at = snapshot.taken_at;
+        self.ddl.observe(snapshot);
+        let due: Vec<&NodeView> = snapshot
+            .nodes
+            .iter()
+            .filter(|n| self.node_due(n, snapshot.uptime))
+            .collect();
+        let global_due = self.global_due(snapshot.uptime);
+
+        let mut verdicts: Vec<(AlertKind, Option<String>, Verdict)> = Vec::new();
+        {
+            let ctx = Ctx {
+                snapshot,
+                settings: &self.settings,
+                ddl: &self.ddl,
+                topology: &self.topology,
+            };
+            for node in &due {
+                for (kind, verdict) in node_verdicts(&ctx, node) {
+                    verdicts.push((kind, Some(node.name.clone()), verdict));
+                }
+            }
+            if global_due {
+                verdicts.extend([
+                    (
+                        AlertKind::HeartbeatStale,
+                        None,
+                        global::heartbeat_stale(&ctx),
+                    ),
+                    (
+                        AlertKind::AllReplicasLagging,
+                        None,
+                        global::all_replicas_lagging(&ctx),
+                    ),
+                    (
+                        AlertKind::TopologyChanged,
+                        None,
+                        self.topology.primary_verdict(snapshot),
+                    ),
+                ]);
+            }
+        }
+        for (kind, node, verdict) in verdicts {
+            self.apply(kind, node, verdict, at);
+        }
+
+        for node in &due {
+            let raised = self.is_active(AlertKind::TopologyChanged, Some(&node.name));
+            self.topology.settle_source(node, raised);
+        }
+        if global_due {
+            let raised = self.is_active(AlertKind::TopologyChanged, None);
+            self.topology.settle_primary(snapshot, raised);
+        }
+        self.forget_departed(snapshot, at);
+        self.view()
+    }
+
+    fn node_due(&mut self, node: &NodeView, uptime: Duration) -> bool {
+        let up = node.conn == ConnState::Up;
+        let Some(clock) = self.nodes.get_mut(&node.name) else {
+            self.nodes.insert(
+                node.name.clone(),
+                NodeClock {
+                    seq: node.sample_seq,
+                    counted_at: uptime,
+                },
+            );
+            return true;
+        };
+        if up {
+            if clock.seq == node.sample_seq {
+                return false;
+            }
+            clock.seq = node.sample_seq;
+            clock.counted_at = uptime;
+            return true;
+        }
+        match tick(Some(clock.counted_at), uptime, self.settings.poll_interval) {
+            Some(at) => {
+                clock.counted_at = at;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn global_due(&mut self, uptime: Duration) -> bool {
+        let next = tick(self.global_at, uptime, self.settings.poll_interval);
+        if next.is_some() {
+            self.global_at = next;
+        }
+        next.is_some()
+    }
+
+    fn apply(
+        &mut self,
+        kind: AlertKind,
+        node: Option<String>,
+        verdict: Verdict,
+        at: DateTime<Utc>,
+    ) {
+        let key = (kind, node);
+        // Clean or unknown samples of a rule with nothing in progress change nothing: no state
+        // is kept for them, so memory follows what is wrong, not the size of the topology.
+        if !matches!(verdict, Verdict::Bad(_)) && !self.trackers.contains_key(&key) {
+            return;
+        }
+        let tracker = self.trackers.entry(key.clone()).or_default();
+        match tracker.observe(kind, key.1.as_deref(), verdict, at, &self.settings) {
+            Transition::Nothing => {}
+            Transition::Raised => {
+                if let Some(alert) = tracker.active() {
+                    self.log.raised(alert, at);
+                }
+            }
+            Transition::Cleared(alert) => {
+                let why = format!("after {} clean samples", self.settings.clear_after.max(1));
+                self.log.cleared(&alert, at, &why);
+            }
+        }
+        if self.trackers.get(&key).is_some_and(Tracker::is_idle) {
+            self.trackers.remove(&key);
+        }
+    }
+
+    fn is_active(&self, kind: AlertKind, node: Option<&str>) -> bool {
+        self.trackers
+            .get(&(kind, node.map(str::to_owned)))
+            .is_some_and(|t| t.active().is_some())
+    }
+
+    /// Nodes gone from the topology will send no more samples: their alerts clear now.
+    fn forget_departed(&mut self, snapshot: &Snapshot, at: DateTime<Utc>) {
+        self.nodes.retain(|name, _| snapshot.node(name).is_some());
+        self.topology.retain(snapshot);
+        let gone: Vec<Key> = self
+            .trackers
+            .keys()
+            .filter(|(_, node)| node.as_deref().is_some_and(|n| snapshot.node(n).is_none()))
+            .cloned()
+            .collect();
+        for key in gone {
+            if let Some(alert) = self.trackers.remove(&key).and_then(|mut t| t.take()) {
+                self.log.cleared(&alert, at, "(node no longer monitored)");
+            }
+        }
+    }
+
+    fn view(&self) -> AlertsView {
+        let mut active: Vec<_> = self
+            .trackers
+            .values()
+            .filter_map(Tracker::active)
+            .cloned()
+            .collect();
+        active.sort_by(|a, b| {
+            (a.severity != Severity::Critical, a.since, a.kind, &a.node).cmp(&(
+                b.severity != Severity::Critical,
+                b.since,
+                b.kind,
+                &b.node,
+            ))
+        });
+        AlertsView {
+            active,
+            log: self.log.newest_first(),
+        }
+    }
+}
+
+/// Whether a sample clock counts a sample at `now`, and the instant to count the next from.
+/// Snapshots arrive every 250 ms or so, never exactly on the interval: stepping from the last
+/// count rather than from `now` keeps the rate at one per interval instead of drifting below
+/// it, and a long gap restarts from `now` rather than paying out a burst of samples.
+fn tick(last: Option<Duration>, now: Duration, every: Duration) -> Option<Duration> {
+    let Some(last) = last else {
+        return Some(now);
+    };
+    let gap = now.saturating_sub(last);
+    if gap < every {
+        None
+    } else if gap < every * 2 {
+        Some(last + every)
+    } else {
+        Some(now)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+//! Rules about the whole topology rather than one node: the heartbeat that every lag figure
+//! rests on, and whether reads still have a replica to go to.
+
+use super::format;
+use super::rules::{Ctx, Verdict, ev};
+use crate::poll::{ConnState, WriterState};
+use crate::store::Role;
+
+pub fn heartbeat_stale(ctx: &Ctx<'_>) -> Verdict {
+    let hb = &ctx.snapshot.heartbeat;
+    if !hb.stale {
+        return Verdict::Clean;
+    }
+    let mut evidence = vec![ev("writer", writer_name(&hb.writer))];
+    if let Some(seq) = hb.last_seq {
+        evidence.push(ev("last_seq", seq.to_string()));
+    }
+    if let Some(age) = hb.last_ack_age {
+        evidence.push(ev("last_ack_age", format::secs(age)));
+    }
+    let cause = match &hb.writer {
+        WriterState::Failing { cause } => {
+            format!("heartbeat writer failing: {}", format::quote(cause))
+        }
+        WriterState::Refused { reason } => {
+            format!("heartbeat writer refused: {}", format::quote(reason))
+        }
+        _ => "heartbeat not advancing on the primary: lag of caught-up replicas is unknown"
+            .to_owned(),
+    };
+    Verdict::bad(evidence, cause)
+}
+
+fn writer_name(writer: &WriterState) -> &'static str {
+    match writer {
+        WriterState::Starting => "starting",
+        WriterState::Writing => "writing",
+        WriterState::Observing => "observing",
+        WriterState::Refused { .. } => "refused",
+        WriterState::Failing { .. } => "failing",
+    }
+}
+
+/// Every replica that answers is beyond the routing threshold, so a router that honours it
+/// sends every read to the primary. A replica whose lag is unknown is not counted as lagging:
+/// this alert claims a fact, so it needs the numbers.
+pub fn all_replicas_lagging(ctx: &Ctx<'_>) -> Verdict {
+    let limit = ctx.settings.routing_max_lag_seconds;
+    let mut lags = Vec::new();
+    let mut unknown = false;
+    for node in &ctx.snapshot.nodes {
+        if node.role != Role::Replica || node.conn != ConnState::Up {
+            continue;
+        }
+        match node.replica.as_ref().and_then(|r| r.heartbeat_lag.value()) {
+            Some(lag) if lag.as_secs_f64() <= limit => return Verdict::Clean,
+            Some(_) => lags.push(node),
+            None => unknown = true,
+        }
+    }
+    if unknown {
+        return Verdict::Unknown;
+    }
+    if lags.is_empty() {
+        return Verdict::Clean;
+    }
+    let mut evidence = vec![ev("threshold", format::secs_f64(limit))];
+    for node in &lags {
+        if let Some(r) = &node.replica {
+            evidence.push(ev(
+                &format!("lag_{}", node.name),
+                format::lag(&r.heartbeat_lag),
+            ));
+        }
+    }
+    let cause = format!(
+        "all {} replicas lag beyond {}: reads would all fall back to the primary",
+        lags.len(),
+        format::secs_f64(limit)
+    );
+    Verdict::bad(evidence, cause)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::testkit::{Topo, find, secs};
+    use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
+    use crate::store::lag::Lag;
+
+    #[test]
+    fn stale_heartbeat_is_global_and_names_the_writer_failure() {
+        let mut topo = Topo::new();
+        topo.snapshot.heartbeat.stale = true;
+        topo.snapshot.heartbeat.writer = WriterState::Failing {
+            cause: "ERROR 1290: read-only".to_owned(),
+        };
+        let alert = topo.raise(AlertKind::HeartbeatStale, None);
+        assert_eq!(
+            alert.cause,
+            "heartbeat writer failing: ERROR 1290: read-only"
+        );
+        assert_eq!(alert.evidence[0], ev("writer", "failing"));
+    }
+
+    #[test]
+    fn all_replicas_lagging_needs_every_up_replica_behind() {
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(3.0) });
+        topo.assert_quiet(AlertKind::AllReplicasLagging);
+        topo.replica_mut("r2", |r| {
+            r.heartbeat_lag = Lag::AtLeast {
+                lag: secs(5.0),
+                upper: None,
+            };
+        });
+        let alert = topo.raise(AlertKind::AllReplicasLagging, None);
+        assert!(
+            alert
+                .cause
+                .ends_with("reads would all fall back to the primary")
+        );
+        assert_eq!(alert.evidence[2], ev("lag_r2", "≥ 5.00 s"));
+    }
+
+    #[test]
+    fn global_rules_count_one_sample_per_poll_interval() {
+        let mut topo = Topo::new();
+        topo.snapshot.heartbeat.stale = true;
+        let mut engine = AlertEngine::new(AlertSettings::default());
+        // Four snapshots 250 ms apart are one global sample: nothing raised.
+        for quarter in 0..4 {
+            let mut snapshot = topo.at(1);
+            snapshot.uptime += std::time::Duration::from_millis(250 * quarter);
+            assert!(find(&engine.evaluate(&snapshot), AlertKind::HeartbeatStale, None).is_none());
+        }
+        assert!(
+            find(
+                &engine.evaluate(&topo.at(2)),
+                AlertKind::HeartbeatStale,
+                None
+            )
+            .is_some()
+        );
+    }
+}

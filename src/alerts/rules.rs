@@ -1,0 +1,337 @@
+//! What a rule returns, what it may read, and the node-scoped rules simple enough to sit
+//! together: replication threads and errors, lag percentiles, backlog, connection, clocks and
+//! read-only. The SBM, errant, topology and DDL rules each have their own file.
+
+use super::ddl::DdlMemory;
+use super::format;
+use super::topology::TopologyMemory;
+use super::{AlertKind, AlertSettings};
+use crate::mysql::IoRunning;
+use crate::poll::ConnState;
+use crate::store::windows::Window;
+use crate::store::{NodeView, ReplicaView, Role, Snapshot};
+
+/// The numbers behind a bad verdict and the likeliest explanation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub evidence: Vec<(String, String)>,
+    pub cause: String,
+}
+
+/// One rule's judgement of one sample.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Bad(Finding),
+    Clean,
+    /// The inputs are missing (a source not sampled yet, lag unknown): no judgement, so a gap
+    /// in the data can neither raise nor clear an alert.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn bad(evidence: Vec<(String, String)>, cause: impl Into<String>) -> Self {
+        Self::Bad(Finding {
+            evidence,
+            cause: cause.into(),
+        })
+    }
+}
+
+/// A piece of evidence.
+pub fn ev(name: &str, value: impl Into<String>) -> (String, String) {
+    (name.to_owned(), value.into())
+}
+
+/// What every rule may read. Memories are the engine's; rules only read them.
+pub struct Ctx<'a> {
+    pub snapshot: &'a Snapshot,
+    pub settings: &'a AlertSettings,
+    pub ddl: &'a DdlMemory,
+    pub topology: &'a TopologyMemory,
+}
+
+impl Ctx<'_> {
+    pub fn source_of(&self, node: &NodeView) -> Option<&NodeView> {
+        node.source.as_deref().and_then(|s| self.snapshot.node(s))
+    }
+
+    /// The routing threshold: replicas above it would not get reads.
+    pub fn is_lagging(&self, replica: &ReplicaView) -> bool {
+        replica
+            .heartbeat_lag
+            .value()
+            .is_some_and(|lag| lag.as_secs_f64() > self.settings.routing_max_lag_seconds)
+    }
+}
+
+/// Every node-scoped rule's verdict on a new sample of `node`. A node that does not answer is
+/// judged only on that: the rest of its data is its last sample's, already judged.
+pub fn node_verdicts(ctx: &Ctx<'_>, node: &NodeView) -> Vec<(AlertKind, Verdict)> {
+    let mut out = vec![(AlertKind::NodeDown, node_down(node))];
+    if node.conn != ConnState::Up {
+        return out;
+    }
+    out.extend([
+        (AlertKind::IoThreadStopped, io_thread_stopped(node)),
+        (
+            AlertKind::SqlThreadStopped,
+            with_replica(node, sql_thread_stopped),
+        ),
+        (
+            AlertKind::ReplicationError,
+            with_replica(node, replication_error),
+        ),
+        (
+            AlertKind::SbmUnderstatesLag,
+            super::sbm::understates(ctx, node),
+        ),
+        (
+            AlertKind::SbmOverstatesLag,
+            super::sbm::overstates(ctx, node),
+        ),
+        (
+            AlertKind::LagP99High,
+            with_replica(node, |r| lag_p99_high(ctx.settings, r)),
+        ),
+        (
+            AlertKind::GtidBacklogHigh,
+            with_replica(node, |r| gtid_backlog_high(ctx.settings, r)),
+        ),
+        (
+            AlertKind::ErrantTransactions,
+            super::errant::verdict(ctx, node),
+        ),
+        (AlertKind::ClockSkew, clock_skew(ctx, node)),
+        (
+            AlertKind::TopologyChanged,
+            ctx.topology.source_verdict(node),
+        ),
+        (AlertKind::WritableReplica, writable_replica(node)),
+        (AlertKind::DdlInFlight, super::ddl::verdict(ctx, node)),
+    ]);
+    out
+}
+
+/// Runs a replica rule; a primary is clean, a replica without status data is not judged.
+pub fn with_replica(node: &NodeView, rule: impl FnOnce(&ReplicaView) -> Verdict) -> Verdict {
+    match &node.replica {
+        Some(replica) => rule(replica),
+        None if node.role == Role::Primary => Verdict::Clean,
+        None => Verdict::Unknown,
+    }
+}
+
+fn node_down(node: &NodeView) -> Verdict {
+    match &node.conn {
+        ConnState::Up => Verdict::Clean,
+        ConnState::Down { next, cause } => {
+            let mut evidence = vec![
+                ev("conn", "down"),
+                ev("error", format::quote(cause)),
+                ev("next_retry", format::secs(*next)),
+            ];
+            if let Some(age) = node.sample_age {
+                evidence.push(ev("last_sample_age", format::secs(age)));
+            }
+            let cause = format!("{} does not answer: {}", node.name, format::quote(cause));
+            Verdict::bad(evidence, cause)
+        }
+        // Connecting or one failed poll: not down yet, and not known to be up.
+        ConnState::Connecting | ConnState::Retrying { .. } => Verdict::Unknown,
+    }
+}
+
+fn io_thread_stopped(node: &NodeView) -> Verdict {
+    let Some(r) = &node.replica else {
+        // A replica by configuration that reports no replication channel at all.
+        if node.role == Role::Replica && node.sample_seq > 0 {
+            let evidence = vec![ev("replica_status", "empty")];
+            return Verdict::bad(
+                evidence,
+                "no replication configured (replica status is empty): RESET REPLICA ALL?",
+            );
+        }
+        return with_replica(node, |_| Verdict::Clean);
+    };
+    if r.io_running == IoRunning::Yes {
+        return Verdict::Clean;
+    }
+    let mut evidence = vec![
+        ev(
+            "seconds_behind_source",
+            format::sbm(r.seconds_behind_source),
+        ),
+        ev("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+        ev("io_running", format::io_running(r.io_running)),
+    ];
+    if !r.io_state.is_empty() {
+        evidence.push(ev("io_state", r.io_state.clone()));
+    }
+    if let Some(e) = &r.last_io_error {
+        evidence.push(ev("last_io_error", format::thread_error(e)));
+    }
+    let why = r
+        .last_io_error
+        .as_ref()
+        .map(|e| format!(": error {}: {}", e.errno, format::quote(&e.message)))
+        .unwrap_or_default();
+    let cause = match r.io_running {
+        IoRunning::Connecting => format!("IO thread cannot connect to the source{why}"),
+        _ => format!("IO thread stopped: nothing new arrives from the source{why}"),
+    };
+    Verdict::bad(evidence, cause)
+}
+
+fn sql_thread_stopped(r: &ReplicaView) -> Verdict {
+    if r.sql_running {
+        return Verdict::Clean;
+    }
+    let mut evidence = vec![
+        ev(
+            "seconds_behind_source",
+            format::sbm(r.seconds_behind_source),
+        ),
+        ev("sql_running", "No"),
+        ev("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+    ];
+    let cause = match &r.last_sql_error {
+        Some(e) => {
+            evidence.push(ev("last_sql_error", format::thread_error(e)));
+            format!(
+                "SQL thread stopped on error {}: {}",
+                e.errno,
+                format::quote(&e.message)
+            )
+        }
+        None => "SQL thread stopped without an error (by hand or an UNTIL condition): \
+                 nothing received is applied"
+            .to_owned(),
+    };
+    Verdict::bad(evidence, cause)
+}
+
+fn replication_error(r: &ReplicaView) -> Verdict {
+    if r.last_io_error.is_none() && r.last_sql_error.is_none() {
+        return Verdict::Clean;
+    }
+    let mut evidence = Vec::new();
+    if let Some(e) = &r.last_io_error {
+        evidence.push(ev("last_io_error", format::thread_error(e)));
+    }
+    if let Some(e) = &r.last_sql_error {
+        evidence.push(ev("last_sql_error", format::thread_error(e)));
+    }
+    // The SQL error first: it means data did not apply, an IO error only that it did not arrive.
+    let cause = match (&r.last_sql_error, &r.last_io_error) {
+        (Some(e), _) => format!("SQL error {}: {}", e.errno, format::quote(&e.message)),
+        (None, Some(e)) => format!("IO error {}: {}", e.errno, format::quote(&e.message)),
+        (None, None) => String::new(),
+    };
+    Verdict::bad(evidence, cause)
+}
+
+fn lag_p99_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
+    let stats = r
+        .windows
+        .iter()
+        .find(|(w, _)| *w == Window::OneMinute)
+        .and_then(|(_, s)| *s);
+    let Some(stats) = stats else {
+        return Verdict::Unknown;
+    };
+    let limit = settings.lag_p99_seconds;
+    if stats.p99.as_secs_f64() <= limit {
+        return Verdict::Clean;
+    }
+    let evidence = vec![
+        ev("lag_p99_1m", format::secs(stats.p99)),
+        ev("threshold", format::secs_f64(limit)),
+        ev("lag_p50_1m", format::secs(stats.p50)),
+        ev("lag_max_1m", format::secs(stats.max)),
+        ev("samples", stats.samples.to_string()),
+    ];
+    let cause = if stats.p50.as_secs_f64() > limit {
+        "lag stayed high for most of the last minute: the replica cannot keep up with the writes"
+    } else {
+        "lag spiked in the last minute: write bursts or large transactions"
+    };
+    Verdict::bad(evidence, cause)
+}
+
+fn gtid_backlog_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
+    let backlog = r.gtid_backlog;
+    let known = backlog.not_received.unwrap_or(0) + backlog.not_applied.unwrap_or(0);
+    if known <= settings.gtid_backlog {
+        // Below the threshold so far; a missing half could still hold the rest.
+        return match backlog.total() {
+            Some(_) => Verdict::Clean,
+            None => Verdict::Unknown,
+        };
+    }
+    let show = |n: Option<u64>| n.map_or_else(|| "unknown".to_owned(), format::trx);
+    let evidence = vec![
+        ev("gtid_backlog", format::trx(known)),
+        ev("threshold", format::trx(settings.gtid_backlog)),
+        ev("not_received", show(backlog.not_received)),
+        ev("not_applied", show(backlog.not_applied)),
+    ];
+    let cause = if backlog.not_received.unwrap_or(0) > backlog.not_applied.unwrap_or(0) {
+        "most of the backlog has not been received: the link to the source is slow or stalled"
+    } else {
+        "most of the backlog is received but not applied: the SQL thread cannot keep up"
+    };
+    Verdict::bad(evidence, cause)
+}
+
+fn clock_skew(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
+    let Some(source) = ctx.source_of(node) else {
+        return if node.role == Role::Primary {
+            Verdict::Clean
+        } else {
+            Verdict::Unknown
+        };
+    };
+    let (Some(mine), Some(theirs)) = (node.clock_offset_ms, source.clock_offset_ms) else {
+        return Verdict::Unknown;
+    };
+    let diff = mine.saturating_sub(theirs);
+    if diff.abs() <= ctx.settings.clock_skew_ms {
+        return Verdict::Clean;
+    }
+    let evidence = vec![
+        ev("clock_offset", format::offset_ms(mine)),
+        ev("source_clock_offset", format::offset_ms(theirs)),
+        ev("difference", format!("{} ms", diff.abs())),
+        ev("threshold", format!("{} ms", ctx.settings.clock_skew_ms)),
+    ];
+    let direction = if diff > 0 { "ahead of" } else { "behind" };
+    let cause = format!(
+        "{}'s clock is {} ms {direction} {}'s: SBM and pt-heartbeat lag are off by as much \
+         (check NTP)",
+        node.name,
+        diff.abs(),
+        source.name
+    );
+    Verdict::bad(evidence, cause)
+}
+
+fn writable_replica(node: &NodeView) -> Verdict {
+    if node.role != Role::Replica {
+        return Verdict::Clean;
+    }
+    match node.read_only {
+        Some(false) => {
+            let mut evidence = vec![ev("role", "replica"), ev("read_only", "OFF")];
+            if let Some(source) = &node.source {
+                evidence.push(ev("source", source.clone()));
+            }
+            Verdict::bad(
+                evidence,
+                "a writable replica accepts writes its source never sees (errant transactions); \
+                 SET GLOBAL read_only=ON",
+            )
+        }
+        Some(true) => Verdict::Clean,
+        None => Verdict::Unknown,
+    }
+}

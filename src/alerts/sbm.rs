@@ -1,0 +1,269 @@
+//! Where `Seconds_Behind_Master` disagrees with the heartbeat, in either direction.
+//!
+//! SBM is measured from event timestamps against the replica's clock and only over what the
+//! replica has received, so it reads 0 while a stalled link leaves the replica behind, and
+//! reads high for delayed replicas, skewed clocks and long row-based transactions (it counts
+//! from the statement's start on the source; MARIADB-FACTS.md). The heartbeat measures the
+//! real thing, so it is the reference; SBM NULL is the stopped-thread rules' business.
+
+use std::time::Duration;
+
+use super::format;
+use super::rules::{Ctx, Verdict, ev, with_replica};
+use crate::mysql::IoRunning;
+use crate::store::NodeView;
+use crate::store::lag::Lag;
+
+/// The smallest disagreement worth a word: two heartbeat intervals (the heartbeat's
+/// resolution) and one second (SBM's). A configured threshold can only widen it.
+fn understate_margin(ctx: &Ctx<'_>) -> f64 {
+    (2.0 * ctx.settings.heartbeat_interval.as_secs_f64())
+        .max(1.0)
+        .max(ctx.settings.sbm_disagree_seconds)
+}
+
+pub fn understates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
+    with_replica(node, |r| {
+        let Some(sbm) = r.seconds_behind_source else {
+            return Verdict::Clean;
+        };
+        // A lower bound works here: the replica is at least that far behind.
+        let Some(lag) = r.heartbeat_lag.value() else {
+            return Verdict::Unknown;
+        };
+        let margin = understate_margin(ctx);
+        let lag_s = lag.as_secs_f64();
+        #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
+        let sbm_s = sbm as f64;
+        if lag_s <= margin || lag_s - sbm_s <= margin {
+            return Verdict::Clean;
+        }
+        let mut evidence = vec![
+            ev("seconds_behind_source", format::sbm(Some(sbm))),
+            ev("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+        ];
+        let backlog = r.gtid_backlog;
+        let cause = if r.io_running == IoRunning::Yes {
+            let not_received = backlog.not_received.filter(|n| *n > 0);
+            let bytes_io = r.bytes_behind.io.filter(|n| *n > 0);
+            if not_received.is_some() || bytes_io.is_some() {
+                if let Some(n) = not_received {
+                    evidence.push(ev("not_received", format::trx(n)));
+                }
+                if let Some(n) = bytes_io {
+                    evidence.push(ev("bytes_behind_io", format::bytes(n)));
+                }
+                "source link stalled: the source has transactions this replica has not \
+                 received, and SBM only counts what arrived"
+            } else if let Some(n) = backlog.not_applied.filter(|n| *n > 0) {
+                evidence.push(ev("not_applied", format::trx(n)));
+                "relay-log backlog not reflected in SBM (idle-then-burst): SBM restarts from \
+                 the first event applied after an idle spell"
+            } else {
+                "SBM reads behind the heartbeat with no backlog in sight: SBM counts from event \
+                 timestamps, which reset when the relay log is re-fetched or the source idles"
+            }
+        } else {
+            evidence.push(ev("io_running", format::io_running(r.io_running)));
+            "IO thread not connected: SBM only counts what was received before the link dropped"
+        };
+        Verdict::bad(evidence, cause)
+    })
+}
+
+/// The lag SBM should not exceed: exact, or the upper bound when only a range is known (a
+/// lower bound cannot show that SBM is too high).
+fn lag_ceiling(lag: &Lag) -> Option<Duration> {
+    match lag {
+        Lag::Exact { lag } => Some(*lag),
+        Lag::AtLeast { upper, .. } => *upper,
+        Lag::Unknown { .. } => None,
+    }
+}
+
+pub fn overstates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
+    with_replica(node, |r| {
+        let Some(sbm) = r.seconds_behind_source else {
+            return Verdict::Clean;
+        };
+        let Some(lag) = lag_ceiling(&r.heartbeat_lag) else {
+            return Verdict::Unknown;
+        };
+        let margin = (2.0 * ctx.settings.sbm_disagree_seconds).max(2.0);
+        #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
+        let sbm_s = sbm as f64;
+        if sbm_s < lag.as_secs_f64() + margin {
+            return Verdict::Clean;
+        }
+        let mut evidence = vec![
+            ev("seconds_behind_source", format::sbm(Some(sbm))),
+            ev("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+        ];
+        let skew = ctx.source_of(node).and_then(|source| {
+            let diff = node
+                .clock_offset_ms?
+                .saturating_sub(source.clock_offset_ms?);
+            Some((source, diff))
+        });
+        let cause = match (r.sql_delay.filter(|d| *d > 0), skew) {
+            (Some(delay), _) => {
+                evidence.push(ev("sql_delay", format!("{delay} s")));
+                "SQL_Delay configured: SBM includes the intended delay".to_owned()
+            }
+            (None, Some((source, diff))) if diff.abs() > ctx.settings.clock_skew_ms => {
+                evidence.push(ev("clock_difference", format::offset_ms(diff)));
+                format!(
+                    "clock skew: {}'s clock differs from {}'s by {} ms, and SBM subtracts one \
+                     from the other",
+                    node.name,
+                    source.name,
+                    diff.abs()
+                )
+            }
+            _ => "long transaction timestamps: on row-based events SBM counts from the \
+                  statement's start on the source, not its commit"
+                .to_owned(),
+        };
+        Verdict::bad(evidence, cause)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::AlertKind;
+    use crate::alerts::testkit::{Topo, secs};
+    use crate::mysql::ThreadError;
+
+    const KIND: AlertKind = AlertKind::SbmUnderstatesLag;
+
+    /// One field changed on a replica that is otherwise behind with SBM saying 1 s.
+    type Vary = fn(&mut crate::store::ReplicaView);
+
+    #[test]
+    fn understated_lag_blames_a_stalled_source_link() {
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.seconds_behind_source = Some(0);
+            r.heartbeat_lag = Lag::Exact { lag: secs(12.4) };
+            r.gtid_backlog.not_received = Some(40);
+        });
+        let alert = topo.raise(KIND, Some("r1"));
+        assert_eq!(alert.evidence[0], ev("seconds_behind_source", "0 s"));
+        assert_eq!(alert.evidence[1], ev("heartbeat_lag", "12.40 s"));
+        assert_eq!(alert.evidence[2], ev("not_received", "40 trx"));
+        assert!(
+            alert.cause.starts_with("source link stalled"),
+            "{}",
+            alert.cause
+        );
+    }
+
+    #[test]
+    fn understated_lag_causes_by_evidence() {
+        let cases: [(&str, Vary); 4] = [
+            ("IO thread not connected", |r| {
+                r.io_running = IoRunning::Connecting;
+            }),
+            ("source link stalled", |r| r.bytes_behind.io = Some(4096)),
+            ("relay-log backlog", |r| {
+                r.gtid_backlog.not_applied = Some(17);
+            }),
+            ("SBM reads behind", |_| {}),
+        ];
+        for (expected, vary) in cases {
+            let mut topo = Topo::new();
+            topo.replica_mut("r2", |r| {
+                r.seconds_behind_source = Some(1);
+                r.heartbeat_lag = Lag::Exact { lag: secs(5.0) };
+                vary(r);
+            });
+            let alert = topo.raise(KIND, Some("r2"));
+            assert!(
+                alert.cause.starts_with(expected),
+                "{expected}: {}",
+                alert.cause
+            );
+        }
+    }
+
+    #[test]
+    fn sbm_null_or_agreeing_never_raises_understated() {
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.seconds_behind_source = None;
+            r.io_running = IoRunning::No;
+            r.heartbeat_lag = Lag::Exact { lag: secs(30.0) };
+        });
+        topo.replica_mut("r2", |r| {
+            r.seconds_behind_source = Some(12);
+            r.heartbeat_lag = Lag::Exact { lag: secs(12.4) };
+        });
+        topo.assert_quiet(KIND);
+        topo.assert_quiet(AlertKind::SbmOverstatesLag);
+        assert!(
+            topo.raise(AlertKind::IoThreadStopped, Some("r1")).evidence[0]
+                == ev("seconds_behind_source", "NULL")
+        );
+    }
+
+    #[test]
+    fn below_the_margin_is_quiet() {
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.seconds_behind_source = Some(0);
+            r.heartbeat_lag = Lag::Exact { lag: secs(0.9) };
+        });
+        topo.assert_quiet(KIND);
+    }
+
+    #[test]
+    fn overstated_lag_causes() {
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.seconds_behind_source = Some(300);
+            r.sql_delay = Some(300);
+        });
+        topo.replica_mut("r2", |r| r.seconds_behind_source = Some(4));
+        topo.node_mut("r2", |n| n.clock_offset_ms = Some(3_900));
+        let kind = AlertKind::SbmOverstatesLag;
+        let (first, second) = (topo.raise(kind, Some("r1")), topo.raise(kind, Some("r2")));
+        assert!(
+            first.cause.starts_with("SQL_Delay configured"),
+            "{}",
+            first.cause
+        );
+        assert_eq!(first.evidence[2], ev("sql_delay", "300 s"));
+        assert!(second.cause.starts_with("clock skew"), "{}", second.cause);
+        assert_eq!(second.evidence[2], ev("clock_difference", "+3900 ms"));
+
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.seconds_behind_source = Some(3);
+            r.last_sql_error = Some(ThreadError {
+                errno: 1,
+                message: "x".to_owned(),
+                timestamp: None,
+            });
+        });
+        let third = topo.raise(kind, Some("r1"));
+        assert!(
+            third.cause.starts_with("long transaction"),
+            "{}",
+            third.cause
+        );
+    }
+
+    #[test]
+    fn a_lower_bound_cannot_show_sbm_too_high() {
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.seconds_behind_source = Some(60);
+            r.heartbeat_lag = Lag::AtLeast {
+                lag: secs(2.0),
+                upper: None,
+            };
+        });
+        topo.assert_quiet(AlertKind::SbmOverstatesLag);
+    }
+}
