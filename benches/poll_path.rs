@@ -271,6 +271,7 @@ fn store_memory() -> Result<()> {
         discovery: false,
         template: None,
         pt_table: None,
+        alerts: rwtop::alerts::AlertSettings::default(),
     };
 
     let rss_before = rss_kib()?;

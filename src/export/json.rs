@@ -19,8 +19,40 @@ pub struct JsonSnapshot {
     pub taken_at: String,
     pub heartbeat: JsonHeartbeat,
     pub nodes: Vec<JsonNode>,
-    /// Filled by the alert engine (a later issue); always present.
-    pub alerts: Vec<serde_json::Value>,
+    /// Active alerts, critical first (docs/json-schema.md lists the kinds).
+    pub alerts: Vec<JsonAlert>,
+    /// Raised and cleared events, newest first.
+    pub alert_log: Vec<crate::alerts::LogEntry>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonAlert {
+    pub kind: crate::alerts::AlertKind,
+    pub node: Option<String>,
+    pub severity: crate::alerts::Severity,
+    pub since: String,
+    pub last_seen: String,
+    pub count: u64,
+    /// Named values, in the order the rule gives them.
+    pub evidence: serde_json::Map<String, serde_json::Value>,
+    pub cause: String,
+}
+
+fn alert(a: &crate::alerts::Alert) -> JsonAlert {
+    JsonAlert {
+        kind: a.kind,
+        node: a.node.clone(),
+        severity: a.severity,
+        since: a.since.to_rfc3339(),
+        last_seen: a.last_seen.to_rfc3339(),
+        count: a.count,
+        evidence: a
+            .evidence
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect(),
+        cause: a.cause.clone(),
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -253,6 +285,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
             stale: s.heartbeat.stale,
         },
         nodes: s.nodes.iter().map(node).collect(),
-        alerts: Vec::new(),
+        alerts: s.alerts.active.iter().map(alert).collect(),
+        alert_log: s.alerts.log.clone(),
     }
 }

@@ -37,6 +37,7 @@ pub struct EngineSpec {
     /// Write nothing (no heartbeat writer); lag comes from `pt_table`.
     pub read_only: bool,
     pub pt_table: String,
+    pub thresholds: crate::config::Thresholds,
 }
 
 pub struct Engine {
@@ -62,6 +63,11 @@ impl Engine {
             discovery: spec.discovery,
             template: primary.map(|(_, endpoint, _)| endpoint.clone()),
             pt_table: spec.read_only.then(|| spec.pt_table.clone()),
+            alerts: crate::alerts::AlertSettings::from_thresholds(
+                &spec.thresholds,
+                spec.interval,
+                spec.heartbeat_interval,
+            ),
         };
         let store = Store::new(settings, &spec.nodes);
         let (snap_tx, snap_rx) =
@@ -194,6 +200,7 @@ impl EngineSpec {
             discovery: config.discovery,
             read_only: config.read_only,
             pt_table: config.heartbeat.pt_table.clone(),
+            thresholds: config.thresholds,
         }
     }
 }

@@ -36,6 +36,7 @@ pub struct StoreSettings {
     pub template: Option<Endpoint>,
     /// Read-only mode: lag comes from this pt-heartbeat table.
     pub pt_table: Option<String>,
+    pub alerts: crate::alerts::AlertSettings,
 }
 
 pub struct Store {
@@ -302,6 +303,7 @@ impl Store {
                 },
             },
             nodes,
+            alerts: crate::alerts::AlertsView::default(),
         }
     }
 }
@@ -319,6 +321,8 @@ pub async fn run(
     discovered: mpsc::UnboundedSender<Discovered>,
     mut stop: watch::Receiver<bool>,
 ) {
+    // Alerts are judged on the snapshot every output reads, so all show the same alerts.
+    let mut alerts = crate::alerts::AlertEngine::new(store.settings.alerts.clone());
     let mut publish = tokio::time::interval(PUBLISH_EVERY);
     publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut dirty = true;
@@ -329,7 +333,9 @@ pub async fn run(
             // Before events, so a flood of events cannot starve publication.
             _ = publish.tick() => {
                 if dirty {
-                    snapshots.send_replace(Arc::new(store.snapshot(Instant::now())));
+                    let mut snapshot = store.snapshot(Instant::now());
+                    snapshot.alerts = alerts.evaluate(&snapshot);
+                    snapshots.send_replace(Arc::new(snapshot));
                     dirty = false;
                 }
             }

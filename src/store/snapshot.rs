@@ -27,6 +27,8 @@ pub struct Snapshot {
     pub taken_at: chrono::DateTime<chrono::Utc>,
     pub heartbeat: HeartbeatView,
     pub nodes: Vec<NodeView>,
+    /// Judged by the alert engine on this very snapshot (empty when built outside the store task).
+    pub alerts: crate::alerts::AlertsView,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -173,6 +173,7 @@ pub fn engine_spec(
         discovery: false,
         read_only: false,
         pt_table: "percona.heartbeat".to_owned(),
+        thresholds: rwtop::config::Thresholds::default(),
     }
 }
 

@@ -1,0 +1,372 @@
+//! Alerts against real servers, each scenario driven by SQL (or a stalled link) on a sandbox:
+//! raised within three poll intervals with the evidence, cleared after recovery.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{TestSandbox, engine_spec, eventually};
+use rwtop::alerts::{Alert, AlertKind};
+use rwtop::mysql::{NodeConn, Timeouts};
+use rwtop::poll::{Engine, EngineSpec};
+use rwtop::store::lag::Lag;
+use rwtop::store::{Role, Snapshot};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+/// Three poll intervals, plus the store's publication period and a scheduling margin for a busy
+/// two-core CI machine.
+const RAISE_WITHIN: Duration = Duration::from_secs(4);
+
+fn spec(t: &TestSandbox, replicas: &[&str]) -> EngineSpec {
+    let mut nodes = vec![("primary", Role::Primary)];
+    nodes.extend(replicas.iter().map(|r| (*r, Role::Replica)));
+    engine_spec(t, &nodes)
+}
+
+fn alert(s: &Snapshot, kind: AlertKind, node: Option<&str>) -> Option<Alert> {
+    s.alerts
+        .active
+        .iter()
+        .find(|a| a.kind == kind && a.node.as_deref() == node)
+        .cloned()
+}
+
+fn evidence<'a>(a: &'a Alert, name: &str) -> &'a str {
+    a.evidence.iter().find(|(k, _)| k == name).map_or_else(
+        || panic!("no evidence {name:?} in {a:?}"),
+        |(_, v)| v.as_str(),
+    )
+}
+
+/// Steady writes on the primary until dropped.
+struct Load(Arc<AtomicBool>);
+
+impl Load {
+    async fn start(t: &TestSandbox) -> Self {
+        let endpoint = t.sandbox().endpoint("primary").unwrap();
+        let mut conn = NodeConn::connect(&endpoint, Timeouts::default())
+            .await
+            .unwrap();
+        conn.query_rows(
+            "CREATE TABLE IF NOT EXISTS rwtop.load (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
+        )
+        .await
+        .unwrap();
+        let running = Arc::new(AtomicBool::new(true));
+        let flag = Arc::clone(&running);
+        tokio::spawn(async move {
+            while flag.load(Ordering::Relaxed) {
+                let _ = conn
+                    .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
+                    .await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        });
+        Self(running)
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Waits for a snapshot satisfying `check`, returning it and how long it took.
+async fn until<T>(
+    engine: &Engine,
+    what: &str,
+    mut check: impl FnMut(&Snapshot) -> Option<T>,
+) -> (T, Duration) {
+    let start = Instant::now();
+    let mut rx = engine.snapshots();
+    let found = eventually(what, DEADLINE, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        check(&s)
+    })
+    .await;
+    (found, start.elapsed())
+}
+
+async fn healthy(engine: &Engine, replicas: &[&str]) {
+    until(engine, "caught up and no alerts", |s| {
+        let caught_up = replicas.iter().all(|r| {
+            matches!(s.node(r).and_then(|n| n.replica.as_ref()).map(|r| &r.heartbeat_lag), Some(Lag::Exact { lag }) if lag.is_zero())
+        });
+        (caught_up && s.alerts.active.is_empty()).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_io_thread_stopped_raises_with_evidence_and_clears() {
+    let t = TestSandbox::start(1, false);
+    let engine = Engine::start(&spec(&t, &["r1"]));
+    let _load = Load::start(&t).await;
+    healthy(&engine, &["r1"]).await;
+    t.admin("r1", "STOP SLAVE IO_THREAD");
+    let (a, took) = until(&engine, "io_thread_stopped", |s| {
+        alert(s, AlertKind::IoThreadStopped, Some("r1"))
+    })
+    .await;
+    assert!(took <= RAISE_WITHIN, "raised after {took:?}");
+    // Both numbers: what the server says, and what the heartbeat says.
+    assert_eq!(evidence(&a, "seconds_behind_source"), "NULL");
+    assert!(evidence(&a, "heartbeat_lag").ends_with(" s"), "{a:?}");
+    t.admin("r1", "START SLAVE IO_THREAD");
+    until(&engine, "cleared after catch-up", |s| {
+        alert(s, AlertKind::IoThreadStopped, Some("r1"))
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_sql_thread_stopped_raises_within_three_intervals() {
+    let t = TestSandbox::start(1, false);
+    let engine = Engine::start(&spec(&t, &["r1"]));
+    healthy(&engine, &["r1"]).await;
+    t.admin("r1", "STOP SLAVE SQL_THREAD");
+    let (a, took) = until(&engine, "sql_thread_stopped", |s| {
+        alert(s, AlertKind::SqlThreadStopped, Some("r1"))
+    })
+    .await;
+    assert!(took <= RAISE_WITHIN, "raised after {took:?}");
+    assert_eq!(format!("{:?}", a.severity), "Critical");
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_a_single_bad_sample_raises_nothing() {
+    let t = TestSandbox::start(1, false);
+    let engine = Engine::start(&spec(&t, &["r1"]));
+    healthy(&engine, &["r1"]).await;
+    t.admin("r1", "STOP SLAVE SQL_THREAD");
+    // One sample sees it stopped; it runs again before the next.
+    let (seq, _) = until(&engine, "one sample of the stopped thread", |s| {
+        let n = s.node("r1")?;
+        (!n.replica.as_ref()?.sql_running).then_some(n.sample_seq)
+    })
+    .await;
+    t.admin("r1", "START SLAVE SQL_THREAD");
+    let (s, _) = until(&engine, "three more samples", |s| {
+        (s.node("r1")?.sample_seq >= seq + 3).then(|| s.clone())
+    })
+    .await;
+    assert!(
+        s.alerts
+            .log
+            .iter()
+            .all(|e| e.kind != AlertKind::SqlThreadStopped),
+        "{:?}",
+        s.alerts.log
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_stalled_source_link_is_caught_while_sbm_says_zero() {
+    let t = TestSandbox::start_with_relay(1);
+    let engine = Engine::start(&spec(&t, &["r1"]));
+    let _load = Load::start(&t).await;
+    healthy(&engine, &["r1"]).await;
+    t.relay("r1").stall();
+    let (a, took) = until(&engine, "sbm_understates_lag", |s| {
+        alert(s, AlertKind::SbmUnderstatesLag, Some("r1"))
+    })
+    .await;
+    // The lie itself, as the server tells it: both threads Yes, SBM 0.
+    let server = t.admin("r1", "SHOW ALL SLAVES STATUS");
+    assert_eq!(server[0].text(&["Slave_IO_Running"]).unwrap(), Some("Yes"));
+    assert_eq!(
+        server[0].text(&["Seconds_Behind_Master"]).unwrap(),
+        Some("0")
+    );
+    eprintln!("stall caught after {took:?}: {a:?}");
+    assert!(
+        took <= RAISE_WITHIN + Duration::from_secs(1),
+        "raised after {took:?}"
+    );
+    assert_eq!(evidence(&a, "seconds_behind_source"), "0 s");
+    assert!(a.cause.contains("source link stalled"), "{}", a.cause);
+    t.relay("r1").resume();
+    until(&engine, "cleared after the link resumes", |s| {
+        alert(s, AlertKind::SbmUnderstatesLag, Some("r1"))
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_idle_primary_keeps_lag_at_zero_without_alerts() {
+    let t = TestSandbox::start(2, false);
+    let engine = Engine::start(&spec(&t, &["r1", "r2"]));
+    healthy(&engine, &["r1", "r2"]).await;
+    // 30 s with no application writes: only rwtop's heartbeat moves.
+    let start = Instant::now();
+    let mut rx = engine.snapshots();
+    let mut worst = Duration::ZERO;
+    while start.elapsed() < Duration::from_secs(30) {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        assert!(
+            s.alerts.active.is_empty(),
+            "alerts on an idle topology: {:?}",
+            s.alerts.active
+        );
+        for r in ["r1", "r2"] {
+            match &s.node(r).unwrap().replica.as_ref().unwrap().heartbeat_lag {
+                Lag::Exact { lag } => worst = worst.max(*lag),
+                other => panic!("{r}: {other:?} on an idle, healthy topology"),
+            }
+        }
+    }
+    assert!(
+        worst < Duration::from_millis(500),
+        "idle lag reached {worst:?}"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_stopped_heartbeat_writer_is_stale_and_shows_no_current_lag() {
+    let t = TestSandbox::start(1, false);
+    let engine = Engine::start(&spec(&t, &["r1"]));
+    healthy(&engine, &["r1"]).await;
+    // The primary made read_only: the writer must stop writing (and says why).
+    t.admin("primary", "SET GLOBAL read_only = ON");
+    let (s, _) = until(&engine, "heartbeat_stale", |s| {
+        alert(s, AlertKind::HeartbeatStale, None).map(|_| s.clone())
+    })
+    .await;
+    let lag = &s
+        .node("r1")
+        .unwrap()
+        .replica
+        .as_ref()
+        .unwrap()
+        .heartbeat_lag;
+    assert!(
+        matches!(lag, Lag::Unknown { .. }),
+        "a stale heartbeat is not a current lag: {lag:?}"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_write_on_a_replica_is_errant_and_writable() {
+    let t = TestSandbox::start(1, false);
+    let engine = Engine::start(&spec(&t, &["r1"]));
+    healthy(&engine, &["r1"]).await;
+    t.admin("r1", "SET GLOBAL read_only = OFF; CREATE TABLE rwtop.errant (id INT PRIMARY KEY); INSERT INTO rwtop.errant VALUES (1)");
+    let gtid = t.admin("r1", "SELECT @@global.gtid_binlog_pos AS pos")[0]
+        .text(&["pos"])
+        .unwrap()
+        .unwrap()
+        .to_owned();
+    let (s, _) = until(&engine, "errant_transactions and writable_replica", |s| {
+        (alert(s, AlertKind::ErrantTransactions, Some("r1")).is_some()
+            && alert(s, AlertKind::WritableReplica, Some("r1")).is_some())
+        .then(|| s.clone())
+    })
+    .await;
+    let errant = alert(&s, AlertKind::ErrantTransactions, Some("r1")).unwrap();
+    let listed: String = errant
+        .evidence
+        .iter()
+        .map(|(_, v)| v.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(listed.contains(&gtid), "names {gtid}: {listed}");
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_rebuilding_alter_is_in_flight_on_primary_then_replicas_and_clears() {
+    let t = TestSandbox::start(2, false);
+    // A million wide rows from MariaDB's sequence engine (~0.5 GB to rebuild: the ALTER runs
+    // ~10 s here, longer than the processlist cadence); replicated before rwtop starts.
+    t.admin(
+        "primary",
+        "CREATE TABLE rwtop.big (id INT PRIMARY KEY, a CHAR(255) NOT NULL, b CHAR(255) NOT NULL, \
+         KEY (a(20))) CHARSET latin1; \
+         INSERT INTO rwtop.big SELECT seq, REPEAT('x', 255), REPEAT('y', 255) FROM rwtop.seq_1_to_1000000",
+    );
+    t.sandbox().wait_replicating(DEADLINE).unwrap();
+    let engine = Engine::start(&spec(&t, &["r1", "r2"]));
+    healthy(&engine, &["r1", "r2"]).await;
+    // The application runs the ALTER, not rwtop (whose user may not).
+    t.admin(
+        "primary",
+        "CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-test-only'; \
+         GRANT ALL ON rwtop.* TO 'app'@'127.0.0.1'",
+    );
+    let alter = {
+        let endpoint = rwtop::mysql::Endpoint {
+            user: "app".to_owned(),
+            password: Some(rwtop::mysql::Secret::new("app-test-only")),
+            ..t.sandbox().endpoint("primary").unwrap()
+        };
+        tokio::spawn(async move {
+            let mut conn = NodeConn::connect(
+                &endpoint,
+                Timeouts {
+                    connect: Duration::from_secs(3),
+                    query: Duration::from_secs(600),
+                },
+            )
+            .await
+            .unwrap();
+            conn.query_rows("ALTER TABLE rwtop.big ENGINE=InnoDB, ALGORITHM=COPY")
+                .await
+                .unwrap();
+        })
+    };
+    let (on_primary, _) = until(&engine, "ddl_in_flight on the primary", |s| {
+        alert(s, AlertKind::DdlInFlight, Some("primary"))
+    })
+    .await;
+    assert!(
+        evidence(&on_primary, "statement").contains("ALTER TABLE rwtop.big"),
+        "{on_primary:?}"
+    );
+    alter.await.unwrap();
+    for r in ["r1", "r2"] {
+        let (a, _) = until(&engine, "ddl_in_flight on a replica", |s| {
+            alert(s, AlertKind::DdlInFlight, Some(r))
+        })
+        .await;
+        eprintln!("{r}: {a:?}");
+        assert!(a.cause.contains("ALTER"), "{a:?}");
+    }
+    let (s, _) = until(&engine, "a lagging replica with an ETA", |s| {
+        ["r1", "r2"].iter().find_map(|r| {
+            alert(s, AlertKind::DdlInFlight, Some(r))
+                .filter(|a| a.cause.contains('~'))
+                .map(|_| s.clone())
+        })
+    })
+    .await;
+    assert!(s.nodes.iter().any(|n| {
+        n.replica
+            .as_ref()
+            .and_then(|r| r.heartbeat_lag.value())
+            .is_some_and(|l| l > Duration::from_secs(1))
+    }));
+    until(&engine, "all clear after catch-up", |s| {
+        s.alerts
+            .active
+            .iter()
+            .all(|a| a.kind != AlertKind::DdlInFlight)
+            .then_some(())
+    })
+    .await;
+    engine.shutdown().await;
+}
