@@ -74,15 +74,15 @@ impl AlertSettings {
         heartbeat_interval: Duration,
     ) -> Self {
         Self {
-            raise_after: 2,
-            clear_after: 3,
+            raise_after: t.raise_after.max(1),
+            clear_after: t.clear_after.max(1),
             poll_interval,
             heartbeat_interval,
             sbm_disagree_seconds: t.sbm_disagree_seconds,
             lag_p99_seconds: t.lag_p99_seconds,
             gtid_backlog: t.gtid_backlog,
             routing_max_lag_seconds: t.routing_max_lag_seconds,
-            clock_skew_ms: 500,
+            clock_skew_ms: i64::try_from(t.clock_skew_ms).unwrap_or(i64::MAX),
             log_capacity: 1000,
         }
     }
@@ -200,4 +200,48 @@ pub struct AlertsView {
     pub active: Vec<Alert>,
     /// Newest first.
     pub log: Vec<LogEntry>,
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use std::time::Duration;
+
+    use super::AlertSettings;
+    use crate::config::Thresholds;
+
+    #[test]
+    fn settings_take_every_configured_threshold() {
+        let t = Thresholds {
+            sbm_disagree_seconds: 2.5,
+            lag_p99_seconds: 3.0,
+            gtid_backlog: 7,
+            routing_max_lag_seconds: 4.0,
+            clock_skew_ms: 900,
+            raise_after: 4,
+            clear_after: 6,
+        };
+        let s =
+            AlertSettings::from_thresholds(&t, Duration::from_secs(2), Duration::from_millis(500));
+        assert_eq!(
+            (
+                s.raise_after,
+                s.clear_after,
+                s.clock_skew_ms,
+                s.gtid_backlog
+            ),
+            (4, 6, 900, 7)
+        );
+        assert_eq!(
+            (
+                s.sbm_disagree_seconds,
+                s.lag_p99_seconds,
+                s.routing_max_lag_seconds
+            ),
+            (2.5, 3.0, 4.0)
+        );
+        assert_eq!(
+            (s.poll_interval, s.heartbeat_interval),
+            (Duration::from_secs(2), Duration::from_millis(500))
+        );
+    }
 }

@@ -99,6 +99,9 @@ struct ThresholdsFile {
     /// Any value, so that a float or a negative number gets the same plain-words message.
     gtid_backlog: Option<Spanned<toml::Value>>,
     routing_max_lag_seconds: Option<Spanned<f64>>,
+    clock_skew_ms: Option<Spanned<toml::Value>>,
+    raise_after: Option<Spanned<toml::Value>>,
+    clear_after: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -256,7 +259,46 @@ impl HeartbeatFile {
 impl ThresholdsFile {
     fn resolve(&self, src: &Source<'_>) -> Result<Thresholds, ConfigError> {
         let d = Thresholds::default();
+        // A whole number at least `min`, else a message naming the key and the expected form.
+        let whole = |value: Option<&Spanned<toml::Value>>,
+                     key: &str,
+                     min: u64,
+                     default: u64,
+                     form: &str| {
+            let Some(v) = value else { return Ok(default) };
+            count(v.get_ref())
+                .filter(|n| *n >= min)
+                .ok_or_else(|| ConfigError::Invalid {
+                    at: src.at(v, key),
+                    message: format!("found {}, expected {form}", v.get_ref()),
+                })
+        };
+        let samples = |value, key| {
+            let n = whole(
+                value,
+                key,
+                1,
+                0,
+                "a number of samples, 1 or more (such as 2)",
+            )?;
+            Ok::<u32, ConfigError>(u32::try_from(n).unwrap_or(u32::MAX))
+        };
         Ok(Thresholds {
+            clock_skew_ms: whole(
+                self.clock_skew_ms.as_ref(),
+                "thresholds.clock_skew_ms",
+                0,
+                d.clock_skew_ms,
+                "milliseconds, 0 or more (such as 500)",
+            )?,
+            raise_after: match &self.raise_after {
+                Some(v) => samples(Some(v), "thresholds.raise_after")?,
+                None => d.raise_after,
+            },
+            clear_after: match &self.clear_after {
+                Some(v) => samples(Some(v), "thresholds.clear_after")?,
+                None => d.clear_after,
+            },
             sbm_disagree_seconds: src.seconds(
                 self.sbm_disagree_seconds.as_ref(),
                 "thresholds.sbm_disagree_seconds",

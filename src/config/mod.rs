@@ -73,6 +73,11 @@ pub struct Thresholds {
     pub lag_p99_seconds: f64,
     pub gtid_backlog: u64,
     pub routing_max_lag_seconds: f64,
+    /// Clock difference between a replica and its source that raises `clock_skew`.
+    pub clock_skew_ms: u64,
+    /// Consecutive bad samples before an alert is raised, clean ones before it clears.
+    pub raise_after: u32,
+    pub clear_after: u32,
 }
 
 impl Default for Thresholds {
@@ -82,6 +87,9 @@ impl Default for Thresholds {
             lag_p99_seconds: 1.0,
             gtid_backlog: 1000,
             routing_max_lag_seconds: 1.0,
+            clock_skew_ms: 500,
+            raise_after: 2,
+            clear_after: 3,
         }
     }
 }
