@@ -211,6 +211,26 @@ fn check(f: &Fixture) -> bool {
     if f.statement.starts_with("SELECT @@global.gtid_binlog_pos") {
         return check_node_state(f);
     }
+    if f.statement.starts_with("SELECT /* rwtop processlist */") {
+        // The recorded statement must be the one rwtop sends to this flavor.
+        let sql = rwtop::mysql::processlist::processlist_sql(&f.flavor);
+        assert_eq!(f.statement, sql, "{name}");
+        let list = rwtop::mysql::Processlist::from_rows(&f.rows).unwrap();
+        assert_eq!(list.ddl.len(), 2, "{name}");
+        let applier = list.ddl.iter().find(|d| d.applier).expect("applier ALTER");
+        assert_eq!(
+            (applier.elapsed_s, applier.progress),
+            (41, Some(37.4)),
+            "{name}"
+        );
+        assert!(
+            list.ddl
+                .iter()
+                .any(|d| !d.applier && d.statement.starts_with("OPTIMIZE")),
+            "{name}"
+        );
+        return true;
+    }
     false
 }
 

@@ -43,18 +43,27 @@ pub const STATEMENT_CHARS: usize = 120;
 /// Marks rwtop's own scan so it can leave itself out.
 const MARKER: &str = "/* rwtop processlist */";
 
-/// One row per thread; `PROGRESS` is MariaDB's (MySQL reports ALTER progress only through
-/// `performance_schema` stage events, which this does not read).
+/// One row per thread with the columns `from_rows` reads. `PROGRESS` is MariaDB's own column;
+/// MySQL reports ALTER progress as `InnoDB` stage events (`stage/innodb/alter%`, work completed
+/// and estimated) in `performance_schema`, joined to the thread here (needs the `SELECT ON
+/// performance_schema.*` grant README lists, and the stage instruments and consumer enabled,
+/// as they are by default for ALTER since MySQL 8.0).
 #[must_use]
 pub fn processlist_sql(flavor: &Flavor) -> String {
-    let progress = match flavor.family {
-        Family::Mariadb => "PROGRESS",
-        Family::Mysql => "NULL",
-    };
-    format!(
-        "SELECT {MARKER} ID, USER, COMMAND, TIME, LEFT(INFO, {STATEMENT_CHARS}) AS INFO, \
-         {progress} AS PROGRESS FROM information_schema.PROCESSLIST"
-    )
+    match flavor.family {
+        Family::Mariadb => format!(
+            "SELECT {MARKER} ID, USER, COMMAND, TIME, LEFT(INFO, {STATEMENT_CHARS}) AS INFO, \
+             PROGRESS FROM information_schema.PROCESSLIST"
+        ),
+        Family::Mysql => format!(
+            "SELECT {MARKER} p.ID, p.USER, p.COMMAND, p.TIME, LEFT(p.INFO, {STATEMENT_CHARS}) AS INFO, \
+             ROUND(100 * s.WORK_COMPLETED / NULLIF(s.WORK_ESTIMATED, 0), 1) AS PROGRESS \
+             FROM information_schema.PROCESSLIST p \
+             LEFT JOIN performance_schema.threads t ON t.PROCESSLIST_ID = p.ID \
+             LEFT JOIN performance_schema.events_stages_current s \
+             ON s.THREAD_ID = t.THREAD_ID AND s.EVENT_NAME LIKE 'stage/innodb/alter%'"
+        ),
+    }
 }
 
 /// Statements that rebuild or lock a table for long: what makes replicas fall behind in a
