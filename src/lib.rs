@@ -11,3 +11,4 @@ pub mod mysql;
 pub mod poll;
 pub mod sandbox;
 pub mod store;
+pub mod ui;

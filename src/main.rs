@@ -14,9 +14,12 @@ fn main() -> ExitCode {
             // Every error type here already says its cause; `{:#}` would repeat it.
             eprintln!("rwtop: {err}");
             // Bad configuration or flags exit 2, like clap's own usage errors.
-            match err.downcast_ref::<rwtop::config::ConfigError>() {
-                Some(config) => ExitCode::from(config.exit_code()),
-                None => ExitCode::FAILURE,
+            if let Some(config) = err.downcast_ref::<rwtop::config::ConfigError>() {
+                ExitCode::from(config.exit_code())
+            } else if let Some(theme) = err.downcast_ref::<rwtop::ui::theme::ThemeError>() {
+                ExitCode::from(theme.exit_code())
+            } else {
+                ExitCode::FAILURE
             }
         }
     }

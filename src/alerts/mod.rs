@@ -25,8 +25,9 @@ mod rules;
 mod sbm;
 mod topology;
 
+/// Synthetic snapshots for unit tests (alerts and UI panels).
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 
 use std::time::Duration;
 

@@ -3,6 +3,7 @@
 // Doc comments here are `--help` text for people, not rustdoc.
 #![allow(clippy::doc_markdown)]
 
+mod monitor_cmd;
 mod output;
 mod sandbox_cmd;
 mod snapshot_cmd;
@@ -21,8 +22,12 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(flatten)]
     pub target: TargetArgs,
+    /// Colour theme: dark, light, high-contrast, colorblind, or a .toml file (NO_COLOR is honoured).
+    #[arg(long, global = true)]
+    pub theme: Option<String>,
+    /// Without a command, rwtop opens the live view of the configured topology.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// Which servers to watch and how; shared by every command that talks to a topology.
@@ -121,8 +126,11 @@ pub enum SandboxAction {
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Sandbox { action } => sandbox_cmd::run(action),
-        Command::Snapshot { json, duration } => snapshot_cmd::run(&cli.target, json, duration),
+        None => monitor_cmd::run(&cli.target, cli.theme.as_deref()),
+        Some(Command::Sandbox { action }) => sandbox_cmd::run(action),
+        Some(Command::Snapshot { json, duration }) => {
+            snapshot_cmd::run(&cli.target, json, duration)
+        }
     }
 }
 
@@ -140,9 +148,9 @@ mod tests {
         let up = Cli::try_parse_from(["rwtop", "sandbox", "up", "--replicas", "3"]).unwrap();
         assert!(matches!(
             up.command,
-            Command::Sandbox {
+            Some(Command::Sandbox {
                 action: SandboxAction::Up { replicas: 3, .. }
-            }
+            })
         ));
         let snap = Cli::try_parse_from([
             "rwtop",

@@ -27,6 +27,8 @@ pub struct Settings {
     pub timeouts: Timeouts,
     pub discovery: bool,
     pub read_only: bool,
+    /// A theme name or file for the TUI; checked when the TUI loads it.
+    pub theme: Option<String>,
     pub heartbeat: HeartbeatConfig,
     pub thresholds: Thresholds,
 }
@@ -39,6 +41,7 @@ impl Default for Settings {
             timeouts: Timeouts::default(),
             discovery: true,
             read_only: false,
+            theme: None,
             heartbeat: HeartbeatConfig::default(),
             thresholds: Thresholds::default(),
         }
@@ -73,6 +76,7 @@ pub struct FileConfig {
     query_timeout: Option<Spanned<RawDuration>>,
     discovery: Option<bool>,
     read_only: Option<bool>,
+    theme: Option<String>,
     #[serde(default)]
     heartbeat: HeartbeatFile,
     #[serde(default)]
@@ -373,6 +377,7 @@ impl FileConfig {
             },
             discovery: self.discovery.unwrap_or(defaults.discovery),
             read_only: self.read_only.unwrap_or(defaults.read_only),
+            theme: self.theme.clone().or(defaults.theme),
             heartbeat: self.heartbeat.resolve(src)?,
             thresholds: self.thresholds.resolve(src)?,
         })

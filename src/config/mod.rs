@@ -104,6 +104,8 @@ pub struct Config {
     pub timeouts: Timeouts,
     pub discovery: bool,
     pub read_only: bool,
+    /// The TUI theme from the file (`--theme` overrides it).
+    pub theme: Option<String>,
     pub heartbeat: HeartbeatConfig,
     pub thresholds: Thresholds,
     /// For the caller to show; none contains a password.
@@ -317,6 +319,7 @@ impl Config {
             timeouts: settings.timeouts,
             discovery: settings.discovery && !cli.no_discovery,
             read_only: settings.read_only || cli.read_only,
+            theme: settings.theme,
             heartbeat: settings.heartbeat,
             thresholds: settings.thresholds,
             warnings: Vec::new(),

@@ -42,7 +42,7 @@ impl fmt::Debug for Secret {
 }
 
 /// Where and as whom to connect.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Endpoint {
     pub host: String,
     pub port: u16,

@@ -42,6 +42,8 @@ pub struct EngineSpec {
 
 pub struct Engine {
     snapshots: watch::Receiver<Arc<Snapshot>>,
+    /// One nudge per poller, by node name (configured and discovered).
+    nudges: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Notify>>>>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
 }
@@ -72,7 +74,7 @@ impl Engine {
         let store = Store::new(settings, &spec.nodes);
         let (snap_tx, snap_rx) =
             watch::channel(Arc::new(store.snapshot(std::time::Instant::now())));
-        let (found_tx, mut found_rx) = mpsc::unbounded_channel::<Discovered>();
+        let (found_tx, found_rx) = mpsc::unbounded_channel::<Discovered>();
         let mut tasks = JoinSet::new();
         tasks.spawn(store::run(
             store,
@@ -82,7 +84,22 @@ impl Engine {
             stop_rx.clone(),
         ));
 
+        let nudges: Arc<
+            std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Notify>>>,
+        > = Arc::default();
+        // A poller's spec, with its nudge registered under its name.
+        let register = {
+            let nudges = Arc::clone(&nudges);
+            move |name: &str| {
+                let nudge = Arc::new(tokio::sync::Notify::new());
+                if let Ok(mut map) = nudges.lock() {
+                    map.insert(name.to_owned(), Arc::clone(&nudge));
+                }
+                nudge
+            }
+        };
         let poller = |name: &str, endpoint: &Endpoint| PollerSpec {
+            nudge: register(name),
             name: name.to_owned(),
             endpoint: endpoint.clone(),
             timeouts: spec.timeouts,
@@ -123,32 +140,13 @@ impl Engine {
         }
 
         // Discovered nodes get pollers like configured ones.
-        let template = poller(
-            "",
-            &Endpoint {
-                host: String::new(),
-                port: 0,
-                user: String::new(),
-                password: None,
-            },
-        );
-        let mut stop_discovery = stop_rx.clone();
-        tasks.spawn(async move {
-            let mut pollers = JoinSet::new();
-            loop {
-                tokio::select! {
-                    found = found_rx.recv() => {
-                        let Some(found) = found else { break };
-                        let spec = PollerSpec { name: found.name, endpoint: found.endpoint, ..template.clone() };
-                        pollers.spawn(node_poller::run(spec, events_tx.clone(), stop_rx.clone()));
-                    }
-                    _ = stop_discovery.changed() => break,
-                }
-            }
-            while pollers.join_next().await.is_some() {}
-        });
+        let template = poller("", &Endpoint::default());
+        tasks.spawn(spawn_discovered(
+            found_rx, template, register, events_tx, stop_rx,
+        ));
         Self {
             snapshots: snap_rx,
+            nudges,
             stop: stop_tx,
             tasks,
         }
@@ -157,6 +155,21 @@ impl Engine {
     #[must_use]
     pub fn snapshots(&self) -> watch::Receiver<Arc<Snapshot>> {
         self.snapshots.clone()
+    }
+
+    #[must_use = "false means no poller has that name"]
+    /// Polls a node now rather than at its next interval (the operator's force-probe). False
+    /// when no poller has that name.
+    pub fn poll_now(&self, node: &str) -> bool {
+        let nudge = self
+            .nudges
+            .lock()
+            .ok()
+            .and_then(|map| map.get(node).cloned());
+        nudge.is_some_and(|n| {
+            n.notify_one();
+            true
+        })
     }
 
     #[must_use]
@@ -175,6 +188,34 @@ impl Engine {
             self.tasks.abort_all();
         }
     }
+}
+
+/// Gives nodes the store discovered a poller like a configured one's, until the engine stops.
+async fn spawn_discovered(
+    mut found: mpsc::UnboundedReceiver<Discovered>,
+    template: PollerSpec,
+    register: impl Fn(&str) -> Arc<tokio::sync::Notify>,
+    events: mpsc::Sender<PollEvent>,
+    stop: watch::Receiver<bool>,
+) {
+    let mut pollers = JoinSet::new();
+    let mut stopped = stop.clone();
+    loop {
+        tokio::select! {
+            node = found.recv() => {
+                let Some(node) = node else { break };
+                let spec = PollerSpec {
+                    nudge: register(&node.name),
+                    name: node.name,
+                    endpoint: node.endpoint,
+                    ..template.clone()
+                };
+                pollers.spawn(node_poller::run(spec, events.clone(), stop.clone()));
+            }
+            _ = stopped.changed() => break,
+        }
+    }
+    while pollers.join_next().await.is_some() {}
 }
 
 impl EngineSpec {

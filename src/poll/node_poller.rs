@@ -64,6 +64,8 @@ pub struct PollerSpec {
     pub read_interval: Duration,
     pub discovery: bool,
     pub heartbeat: HeartbeatSource,
+    /// Notified to poll now instead of at the next interval (the operator's force-probe).
+    pub nudge: std::sync::Arc<tokio::sync::Notify>,
 }
 
 /// Where lag comes from.
@@ -160,15 +162,17 @@ async fn poll_connected(
     // While a DDL runs, its progress is read every poll.
     let mut ddl_running = false;
     loop {
+        let mut nudged = false;
         tokio::select! {
             _ = ticker.tick() => {}
+            () = spec.nudge.notified() => nudged = true,
             _ = stop.changed() => {
                 conn.close().await;
                 return None;
             }
         }
-        let status_due =
-            last_status.is_none_or(|t| t.elapsed() + Duration::from_millis(5) >= spec.interval);
+        let status_due = nudged
+            || last_status.is_none_or(|t| t.elapsed() + Duration::from_millis(5) >= spec.interval);
         if status_due {
             last_status = Some(Instant::now());
             let mut parts = PollParts::for_poll(polls, spec.discovery);

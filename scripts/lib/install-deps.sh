@@ -1,0 +1,39 @@
+# Shared by scripts/test and scripts/demo (sourced, not run): installs what rwtop's sandbox needs
+# when it is missing. On Debian/Ubuntu that is apt-get (with sudo when not root); elsewhere it
+# says what to install and fails, because the sandbox cannot run without a server.
+#
+# Usage: install_deps CALLER REASON [EXTRA_PACKAGE...]
+#   CALLER  names the script in messages (scripts/test, scripts/demo)
+#   REASON  what the packages are needed by, for the message
+#   EXTRA   more packages the caller needs: percona-toolkit (checked by pt-heartbeat), tmux
+
+# Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
+
+install_deps() {
+  local caller=$1 reason=$2
+  shift 2
+  local missing=()
+  have mariadbd || have mysqld || missing+=(mariadb-server)
+  have mariadb || have mysql || missing+=(mariadb-client)
+  local extra
+  for extra in "$@"; do
+    case "$extra" in
+      percona-toolkit) have pt-heartbeat || missing+=(percona-toolkit) ;;
+      tmux) have tmux || missing+=(tmux) ;;
+      *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
+    esac
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  if command -v apt-get >/dev/null 2>&1; then
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "$caller: installing ${missing[*]} ($reason)"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "$caller: rwtop's sandbox needs a MariaDB server and client (mariadbd, mariadb-install-db," >&2
+    echo "mariadb)${*:+ and $*}. Install ${missing[*]} with your package manager." >&2
+    return 1
+  fi
+}

@@ -1,0 +1,88 @@
+//! The one UI loop: terminal events, snapshot updates, narration and a clock tick, multiplexed
+//! with `select!`. The terminal is restored on every way out: quit, Ctrl-C, SIGTERM, an error
+//! (a drop guard) and a panic (ratatui's hook, installed by `ratatui::init`).
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use ratatui::crossterm::event::{Event, EventStream, KeyEventKind};
+use tokio::sync::mpsc;
+
+use super::keys::{Outcome, action_for, apply};
+use super::render::render;
+use super::{Ctx, Theme, UiState};
+use crate::poll::Engine;
+
+/// Restores the terminal when the loop ends by any path that unwinds or returns.
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// Runs the TUI over a running engine until the operator quits. `narration` (the demo's
+/// commentary) is shown in the footer as it arrives.
+pub async fn run(
+    engine: &Engine,
+    theme: &Theme,
+    mut narration: Option<mpsc::Receiver<String>>,
+) -> std::io::Result<()> {
+    let mut terminal = ratatui::init();
+    let _restore = Restore;
+    let mut events = EventStream::new();
+    let mut snapshots = engine.snapshots();
+    // Ages and "since" columns move even when no snapshot does.
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut state = UiState::default();
+    loop {
+        let snapshot = snapshots.borrow_and_update().clone();
+        terminal.draw(|frame| {
+            render(
+                frame,
+                &Ctx {
+                    snapshot: &snapshot,
+                    state: &state,
+                    theme,
+                },
+            );
+        })?;
+        tokio::select! {
+            biased;
+            event = events.next() => match event {
+                // Only presses: a key release would act twice on terminals that report both.
+                Some(Ok(Event::Key(key))) if key.kind == KeyEventKind::Press => {
+                    let Some(action) = action_for(key, state.mode) else { continue };
+                    match apply(&mut state, action, &snapshot) {
+                        Outcome::Quit => return Ok(()),
+                        Outcome::Probe(node) => {
+                            if !engine.poll_now(&node) {
+                                state.status = Some(format!("{node} has no poller"));
+                            }
+                        }
+                        Outcome::Continue => {}
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(err)) => return Err(err),
+                None => return Ok(()),
+            },
+            _ = terminate.recv() => return Ok(()),
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+            changed = snapshots.changed() => {
+                if changed.is_err() {
+                    return Ok(());
+                }
+            }
+            Some(line) = async {
+                match narration.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => state.status = Some(line),
+            _ = tick.tick() => {}
+        }
+    }
+}

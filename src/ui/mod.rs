@@ -1,0 +1,20 @@
+//! The terminal UI. Only this module imports ratatui: it reads store snapshots and never touches
+//! the model's state.
+
+pub mod app;
+pub mod keys;
+pub mod panels;
+pub mod render;
+pub mod state;
+pub mod theme;
+pub mod theme_file;
+
+pub use state::{Mode, UiState};
+pub use theme::Theme;
+
+/// What every panel renders from: one snapshot, the UI's own state, the theme.
+pub struct Ctx<'a> {
+    pub snapshot: &'a crate::store::Snapshot,
+    pub state: &'a UiState,
+    pub theme: &'a Theme,
+}

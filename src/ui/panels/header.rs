@@ -1,0 +1,368 @@
+//! The header: two lines and a rule, read at a glance.
+//!
+//! The first line says who the primary is, how many replicas answer, and whether the heartbeat
+//! that every lag figure depends on is healthy (a stale writer makes "caught up" unknowable, so
+//! it is shouted). The second line is the DDL banner while a schema change runs anywhere — the
+//! usual reason replicas fall behind in a maintenance window — and otherwise a calm summary of
+//! alerts and snapshot time.
+
+use std::time::Duration;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::topology::{conn_glyph, secs_text};
+use crate::alerts::Severity;
+use crate::poll::{ConnState, WriterState};
+use crate::store::{NodeView, Role};
+use crate::ui::Ctx;
+
+/// Elapsed time as `mm:ss`, or `h:mm:ss` past an hour: how a DBA reads a running ALTER.
+fn clock(s: u64) -> String {
+    if s >= 3_600 {
+        format!("{}:{:02}:{:02}", s / 3_600, s % 3_600 / 60, s % 60)
+    } else {
+        format!("{:02}:{:02}", s / 60, s % 60)
+    }
+}
+
+fn interval_text(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        secs_text(d)
+    }
+}
+
+/// Server text on one line: a statement may hold newlines and tabs.
+fn one_line(text: &str, max_chars: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max_chars {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max_chars.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// Primary identity, replicas up, heartbeat writer. `detail` 0 drops nothing, 1 the version,
+/// 2 the address as well, so the line fits narrower terminals.
+fn summary(ctx: &Ctx<'_>, detail: u8) -> Line<'static> {
+    let (snap, theme) = (ctx.snapshot, ctx.theme);
+    let role = |role| {
+        snap.nodes
+            .iter()
+            .filter(move |n: &&NodeView| n.role == role)
+    };
+    let mut spans = vec![Span::styled("no primary", theme.unknown)];
+    if let Some(p) = role(Role::Primary).next() {
+        spans = vec![
+            conn_glyph(&p.conn, theme),
+            Span::styled(format!(" {}", p.name), theme.title),
+        ];
+        if detail < 2 {
+            spans.push(Span::styled(format!(" {}", p.address), theme.muted));
+        }
+        spans.push(match &p.flavor {
+            Some(f) => Span::styled(format!(" {f}"), theme.text),
+            None => Span::styled(" ?", theme.unknown),
+        });
+        if let (0, Some(v)) = (detail, &p.version) {
+            spans.push(Span::styled(format!(" ({v})"), theme.muted));
+        }
+    }
+    let more = role(Role::Primary).count().saturating_sub(1);
+    if more > 0 {
+        spans.push(Span::styled(format!(" +{more} primaries"), theme.warning));
+    }
+
+    let total = role(Role::Replica).count();
+    let up = role(Role::Replica)
+        .filter(|n| n.conn == ConnState::Up)
+        .count();
+    let up_style = match up {
+        _ if total == 0 => theme.muted,
+        _ if up == total => theme.ok,
+        0 => theme.critical,
+        _ => theme.warning,
+    };
+    let hb = &snap.heartbeat;
+    spans.extend([
+        Span::styled(" │ replicas ", theme.muted),
+        Span::styled(format!("{up}/{total} up"), up_style),
+        Span::styled(
+            format!(" │ heartbeat {} ", interval_text(hb.interval)),
+            theme.muted,
+        ),
+        match &hb.writer {
+            WriterState::Starting => Span::styled("starting", theme.muted),
+            WriterState::Writing => Span::styled("writing", theme.ok),
+            WriterState::Observing => Span::styled("observing", theme.ok),
+            WriterState::Refused { reason } => {
+                Span::styled(format!("not writing: {reason}"), theme.warning)
+            }
+            WriterState::Failing { cause } => {
+                Span::styled(format!("failing: {cause}"), theme.critical)
+            }
+        },
+    ]);
+    if hb.stale {
+        spans.push(Span::styled(" STALE", theme.critical));
+    }
+    spans.push(match hb.last_ack_age {
+        Some(age) => Span::styled(format!(" · ack {} ago", secs_text(age)), theme.muted),
+        None => Span::styled(" · no ack yet", theme.unknown),
+    });
+    Line::from(spans)
+}
+
+/// `DDL <statement> — db1 running 00:07 · r1 applying 00:02 (92 %)`, one group per distinct
+/// statement, primaries first; `None` when nothing runs.
+fn ddl_banner(ctx: &Ctx<'_>, width: u16) -> Option<Line<'static>> {
+    let mut nodes: Vec<&NodeView> = ctx
+        .snapshot
+        .nodes
+        .iter()
+        .filter(|n| !n.ddl.is_empty())
+        .collect();
+    nodes.sort_by_key(|n| n.role != Role::Primary);
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for node in nodes {
+        for d in &node.ddl {
+            let verb = if d.applier { "applying" } else { "running" };
+            let progress = d
+                .progress
+                .map(|p| format!(" ({p:.0} %)"))
+                .unwrap_or_default();
+            let part = format!("{} {verb} {}{progress}", node.name, clock(d.elapsed_s));
+            let key = one_line(&d.statement, usize::MAX);
+            match groups.iter_mut().find(|(s, _)| *s == key) {
+                Some((_, parts)) => parts.push(part),
+                None => groups.push((key, vec![part])),
+            }
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let budget = (usize::from(width) / 2 / groups.len()).max(16);
+    let text: Vec<String> = groups
+        .iter()
+        .map(|(statement, parts)| {
+            format!("{} — {}", one_line(statement, budget), parts.join(" · "))
+        })
+        .collect();
+    Some(Line::styled(
+        format!("DDL {}", text.join("  │  ")),
+        ctx.theme.warning,
+    ))
+}
+
+/// No schema change: alerts at a glance and how fresh this picture is.
+fn calm(ctx: &Ctx<'_>) -> Line<'static> {
+    let (theme, active) = (ctx.theme, &ctx.snapshot.alerts.active);
+    let critical = active
+        .iter()
+        .filter(|a| a.severity == Severity::Critical)
+        .count();
+    let alerts = match (active.len(), critical) {
+        (0, _) => Span::styled("no alerts", theme.muted),
+        (n, 0) => Span::styled(format!("{n} alerts"), theme.warning),
+        (n, c) => Span::styled(format!("{n} alerts, {c} critical"), theme.critical),
+    };
+    let when = ctx.snapshot.taken_at.format(" · snapshot %H:%M:%S UTC");
+    Line::from(vec![
+        Span::styled("no DDL running · ", theme.muted),
+        alerts,
+        Span::styled(when.to_string(), theme.muted),
+    ])
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+    let width = usize::from(area.width);
+    let line = (0..3)
+        .map(|detail| summary(ctx, detail))
+        .find(|l| l.width() <= width)
+        .unwrap_or_else(|| summary(ctx, 2));
+    let second = ddl_banner(ctx, area.width).unwrap_or_else(|| calm(ctx));
+    let mut paragraph = Paragraph::new(vec![line, second]);
+    // The rule only where it does not take the place of a line.
+    if area.height >= 3 {
+        paragraph = paragraph.block(
+            Block::new()
+                .borders(Borders::BOTTOM)
+                .border_style(ctx.theme.border),
+        );
+    }
+    frame.render_widget(paragraph, area);
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::buffer::Buffer;
+    use ratatui::style::Style;
+
+    use super::*;
+    use crate::alerts::testkit::{Topo, ddl, secs};
+    use crate::store::Snapshot;
+    use crate::store::lag::Lag;
+    use crate::ui::{Theme, UiState};
+
+    /// Renders one panel over the whole `width`×`height` test terminal.
+    pub(crate) fn draw(
+        panel: fn(&mut Frame, Rect, &Ctx<'_>),
+        snap: &Snapshot,
+        state: &UiState,
+        w: u16,
+        h: u16,
+    ) -> Buffer {
+        let theme = Theme::builtin();
+        let ctx = Ctx {
+            snapshot: snap,
+            state,
+            theme: &theme,
+        };
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        terminal.draw(|f| panel(f, f.area(), &ctx)).unwrap();
+        terminal.backend().buffer().clone()
+    }
+
+    pub(crate) fn lines(buf: &Buffer) -> Vec<String> {
+        let width = usize::from(buf.area.width).max(1);
+        buf.content
+            .chunks(width)
+            .map(|row| row.iter().map(ratatui::buffer::Cell::symbol).collect())
+            .collect()
+    }
+
+    /// The style where `needle` starts on the first line holding it, without the buffer's
+    /// explicit resets, so it compares equal to a theme style.
+    pub(crate) fn style_of(buf: &Buffer, needle: &str) -> Style {
+        let all = lines(buf);
+        let found = all
+            .iter()
+            .enumerate()
+            .find_map(|(y, l)| Some((y, l, l.find(needle)?)));
+        let (y, line, byte) = found.unwrap();
+        let x = line.get(..byte).unwrap().chars().count();
+        let cell = &buf[(u16::try_from(x).unwrap(), u16::try_from(y).unwrap())];
+        let set = |c| Some(c).filter(|c| *c != ratatui::style::Color::Reset);
+        Style {
+            fg: set(cell.fg),
+            bg: set(cell.bg),
+            add_modifier: cell.modifier,
+            ..Style::new()
+        }
+    }
+
+    /// Every `|`-separated needle must be in `text`.
+    pub(crate) fn has_all(text: &str, needles: &str) {
+        for n in needles.split('|') {
+            assert!(text.contains(n), "{n} missing:\n{text}");
+        }
+    }
+
+    /// The cases the panels must show: a down replica `r2`, a stopped SQL thread with NULL SBM
+    /// on `r3`, a lower-bound lag on `r4`, DDL on the primary and on `r1`.
+    pub(crate) fn troubled() -> Snapshot {
+        let mut topo = Topo::new();
+        topo.add_replica("r3", "r1", 4);
+        topo.add_replica("r4", "db1", 5);
+        let cause = "refused".to_owned();
+        topo.node_mut("r2", |n| {
+            n.conn = ConnState::Down {
+                next: secs(5.0),
+                cause,
+            };
+        });
+        topo.replica_mut("r3", |r| {
+            (r.sql_running, r.seconds_behind_source) = (false, None);
+            r.gtid_backlog.not_received = None;
+            r.bytes_behind.io = Some(6 * 1_024 * 1_024);
+        });
+        let lag = Lag::AtLeast {
+            lag: secs(3.2),
+            upper: None,
+        };
+        topo.replica_mut("r4", |r| r.heartbeat_lag = lag);
+        let alter = "ALTER TABLE big ENGINE=InnoDB";
+        topo.node_mut("db1", |n| n.ddl = vec![ddl(alter, 7, false)]);
+        let mut applying = ddl(alter, 2, true);
+        applying.progress = Some(92.0);
+        topo.node_mut("r1", |n| n.ddl = vec![applying]);
+        topo.snapshot
+    }
+
+    fn text(snap: &Snapshot, w: u16) -> [String; 3] {
+        let all = lines(&draw(render, snap, &UiState::default(), w, 3));
+        [0, 1, 2].map(|i| all.get(i).cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn healthy_header_names_primary_replicas_and_writer() {
+        let [first, second, rule] = text(&Topo::new().snapshot, 120);
+        has_all(
+            &first,
+            "● db1|127.0.0.1:13306|MariaDB 10.11 (10.11.19-MariaDB)",
+        );
+        has_all(
+            &first,
+            "replicas 2/2 up|heartbeat 250ms writing|ack 0.10s ago",
+        );
+        has_all(
+            &second,
+            "no DDL running · no alerts · snapshot 22:13:20 UTC",
+        );
+        assert!(rule.starts_with("───"), "{rule}");
+        // At 80 columns the version goes first, the address next.
+        let [narrow, ..] = text(&Topo::new().snapshot, 80);
+        assert!(
+            !narrow.contains("10.11.19") && narrow.contains("writing"),
+            "{narrow}"
+        );
+    }
+
+    #[test]
+    fn down_replica_and_stale_writer_are_flagged() {
+        let mut snap = troubled();
+        let hb = &mut snap.heartbeat;
+        (hb.stale, hb.last_ack_age) = (true, Some(secs(12.0)));
+        hb.writer = WriterState::Failing {
+            cause: "lock wait".into(),
+        };
+        let buf = draw(render, &snap, &UiState::default(), 140, 3);
+        let first = lines(&buf).join("\n");
+        has_all(
+            &first,
+            "replicas 3/4 up|failing: lock wait STALE|ack 12.00s ago",
+        );
+        assert_eq!(style_of(&buf, "STALE"), Theme::builtin().critical);
+        assert_eq!(style_of(&buf, "3/4 up"), Theme::builtin().warning);
+    }
+
+    #[test]
+    fn ddl_banner_shows_each_node_with_elapsed_and_progress() {
+        let buf = draw(render, &troubled(), &UiState::default(), 120, 3);
+        let banner = lines(&buf).get(1).cloned().unwrap_or_default();
+        let want =
+            "DDL ALTER TABLE big ENGINE=InnoDB — db1 running 00:07 · r1 applying 00:02 (92 %)";
+        assert!(banner.contains(want), "{banner}");
+        assert_eq!(style_of(&buf, "DDL"), Theme::builtin().warning);
+        assert_eq!(clock(3_725), "1:02:05");
+        assert_eq!(one_line("ALTER TABLE\n  t\tFORCE", 10), "ALTER TAB…");
+    }
+
+    #[test]
+    fn no_replicas_and_no_primary_read_as_such() {
+        let mut snap = Topo::new().snapshot;
+        snap.nodes.retain(|n| n.role == Role::Primary);
+        snap.heartbeat.last_ack_age = None;
+        has_all(&text(&snap, 100)[0], "replicas 0/0 up|no ack yet");
+        snap.nodes.clear();
+        has_all(&text(&snap, 100)[0], "no primary");
+    }
+}

@@ -1,0 +1,52 @@
+//! The `?` screen, built from the same key table that dispatches keys.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+use super::block;
+use crate::ui::Ctx;
+use crate::ui::keys::BINDINGS;
+
+fn key_name(code: ratatui::crossterm::event::KeyCode) -> String {
+    use ratatui::crossterm::event::KeyCode;
+    match code {
+        KeyCode::Up => "↑".to_owned(),
+        KeyCode::Down => "↓".to_owned(),
+        KeyCode::Char(c) => c.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+    let lines: Vec<Line> = BINDINGS
+        .iter()
+        .map(|b| {
+            Line::from(vec![
+                Span::styled(format!(" {:>3} ", key_name(b.key)), ctx.theme.key),
+                Span::styled(format!("  {}", b.help), ctx.theme.text),
+            ])
+        })
+        .collect();
+    let height = u16::try_from(lines.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    let [_, middle, _] = Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(height),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
+    let [_, popup, _] = Layout::horizontal([
+        Constraint::Fill(1),
+        Constraint::Length(72.min(area.width)),
+        Constraint::Fill(1),
+    ])
+    .areas(middle);
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(block(" keys — any key closes ", ctx.theme)),
+        popup,
+    );
+}

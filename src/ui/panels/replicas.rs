@@ -1,0 +1,366 @@
+//! The replica table: one row per replica in [`UiState::replicas`] order, the selected row
+//! highlighted because it drives the detail pane.
+//!
+//! Every value that is not known renders as `NULL`, `?` or `-` in the unknown or muted style and
+//! never as 0: a replica nobody can measure must not look caught up. Narrow terminals drop the
+//! least important columns first (bytes, `SQL_Delay`, max); wide ones split the combined columns
+//! and add the address and the connection state in words.
+//!
+//! [`UiState::replicas`]: crate::ui::UiState::replicas
+
+use std::time::Duration;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+
+use super::block;
+use super::topology::{conn_glyph, lag_span, sbm_span, secs_text, severity};
+use crate::mysql::IoRunning;
+use crate::store::windows::{Window, WindowStats};
+use crate::store::{NodeView, ReplicaView};
+use crate::ui::{Ctx, Theme};
+
+/// Binary units with one decimal, in integer arithmetic so no count loses precision.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut div: u128 = 1;
+    let mut unit = "B";
+    for u in UNITS {
+        if u128::from(n) < div.saturating_mul(1_024) {
+            break;
+        }
+        div = div.saturating_mul(1_024);
+        unit = u;
+    }
+    if div == 1 {
+        return format!("{n} B");
+    }
+    let tenths = (u128::from(n) * 10 + div / 2) / div;
+    format!("{}.{} {unit}", tenths / 10, tenths % 10)
+}
+
+fn window_label(window: Window) -> &'static str {
+    match window {
+        Window::OneMinute => "1m",
+        Window::FiveMinutes => "5m",
+        Window::FifteenMinutes => "15m",
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[rustfmt::skip]
+enum Col {
+    State, StateWord, Name, Address, Threads, Sbm, Now, P50, P99, Max,
+    Backlog, NotReceived, NotApplied, Bytes, BytesIo, BytesSql, Delay, DelayLeft,
+}
+
+use Col::{
+    Address, Backlog, Bytes, BytesIo, BytesSql, Delay, DelayLeft, Max, Name, NotApplied,
+    NotReceived, Now, P50, P99, Sbm, State, StateWord, Threads,
+};
+
+const COMPACT: [Col; 11] = [
+    State, Name, Threads, Sbm, Now, P50, P99, Max, Backlog, Bytes, Delay,
+];
+/// Least important first; state, name and lag now are never dropped.
+const DROP_ORDER: [Col; 8] = [Bytes, Delay, Max, P50, Backlog, P99, Sbm, Threads];
+
+impl Col {
+    /// Header, content width (0: the widest value's), and whether it is a right-aligned number.
+    #[rustfmt::skip]
+    fn spec(self) -> (&'static str, usize, bool) {
+        match self {
+            State => ("", 1, false),
+            StateWord => ("state", 12, false),
+            Name => ("name", 0, false),
+            Address => ("address", 0, false),
+            Threads => ("IO/SQL", 8, false),
+            Sbm => ("SBM", 6, true),
+            Now => ("lag", 7, true),
+            P50 => ("P50", 7, true),
+            P99 => ("P99", 7, true),
+            Max => ("max", 7, true),
+            Backlog => ("GTID rcv/app", 12, true),
+            NotReceived => ("GTID not rcvd", 13, true),
+            NotApplied => ("GTID not appl", 13, true),
+            Bytes => ("behind", 10, true),
+            BytesIo => ("IO behind", 10, true),
+            BytesSql => ("SQL behind", 10, true),
+            Delay => ("SQL_Delay", 9, true),
+            DelayLeft => ("SQL_Delay (left)", 16, true),
+        }
+    }
+
+    fn width(self, rows: &[&NodeView]) -> u16 {
+        let widest = |text: fn(&NodeView) -> &str, cap: usize| {
+            let most = rows.iter().map(|n| text(n).chars().count()).max();
+            most.unwrap_or(0).max(self.spec().0.len()).min(cap)
+        };
+        let content = match self {
+            Name => widest(|n| &n.name, 24),
+            Address => widest(|n| &n.address, 28),
+            _ => self.spec().1,
+        };
+        u16::try_from(content).unwrap_or(u16::MAX)
+    }
+
+    fn cell(self, node: &NodeView, window: Window, theme: &Theme) -> Line<'static> {
+        let line = match self {
+            State => Line::from(conn_glyph(&node.conn, theme)),
+            StateWord => Line::from(vec![
+                conn_glyph(&node.conn, theme),
+                Span::styled(format!(" {}", node.conn.name()), theme.text),
+            ]),
+            Name => Line::styled(node.name.clone(), theme.text),
+            Address => Line::styled(node.address.clone(), theme.muted),
+            _ => node.replica.as_ref().map_or_else(
+                || Line::styled("-", theme.muted),
+                |r| self.replica_cell(r, window, theme),
+            ),
+        };
+        if self.spec().2 {
+            line.right_aligned()
+        } else {
+            line
+        }
+    }
+
+    fn replica_cell(self, r: &ReplicaView, window: Window, theme: &Theme) -> Line<'static> {
+        let stats = r
+            .windows
+            .iter()
+            .find(|(w, _)| *w == window)
+            .and_then(|(_, s)| *s);
+        let stat = |pick: fn(&WindowStats) -> Duration| match stats.as_ref().map(pick) {
+            Some(d) => Line::styled(secs_text(d), severity(d.as_millis(), theme)),
+            None => Line::styled("-", theme.muted),
+        };
+        let count = |n: Option<u64>, text: fn(u64) -> String| match n {
+            Some(0) => Span::styled(text(0), theme.muted),
+            Some(n) => Span::styled(text(n), theme.text),
+            None => Span::styled("?", theme.unknown),
+        };
+        let yes_no = |yes| {
+            Span::styled(
+                if yes { "Yes" } else { "No" },
+                if yes { theme.ok } else { theme.critical },
+            )
+        };
+        let slash = || Span::styled("/", theme.muted);
+        let (rcv, app) = (r.gtid_backlog.not_received, r.gtid_backlog.not_applied);
+        let (io, sql) = (r.bytes_behind.io, r.bytes_behind.sql);
+        let digits = |n: u64| n.to_string();
+        match self {
+            Threads => Line::from(vec![
+                match r.io_running {
+                    IoRunning::Connecting => Span::styled("Conn", theme.warning),
+                    io => yes_no(io == IoRunning::Yes),
+                },
+                slash(),
+                yes_no(r.sql_running),
+            ]),
+            Sbm => Line::from(sbm_span(r.seconds_behind_source, theme)),
+            Now => Line::from(lag_span(&r.heartbeat_lag, theme)),
+            P50 => stat(|s| s.p50),
+            P99 => stat(|s| s.p99),
+            Max => stat(|s| s.max),
+            Backlog => Line::from(vec![count(rcv, digits), slash(), count(app, digits)]),
+            NotReceived => Line::from(count(rcv, digits)),
+            NotApplied => Line::from(count(app, digits)),
+            Bytes => Line::from(count(
+                io.zip(sql).map(|(a, b)| a.saturating_add(b)),
+                human_bytes,
+            )),
+            BytesIo => Line::from(count(io, human_bytes)),
+            BytesSql => Line::from(count(sql, human_bytes)),
+            Delay | DelayLeft => match (r.sql_delay, r.sql_remaining_delay) {
+                (None | Some(0), _) => Line::styled("-", theme.muted),
+                (Some(d), Some(left)) if self == DelayLeft => {
+                    Line::styled(format!("{d}s ({left}s)"), theme.text)
+                }
+                (Some(d), _) => Line::styled(format!("{d}s"), theme.text),
+            },
+            State | StateWord | Name | Address => Line::default(),
+        }
+    }
+}
+
+fn total_width(cols: &[Col], rows: &[&NodeView]) -> u16 {
+    let spacing = u16::try_from(cols.len().saturating_sub(1)).unwrap_or(u16::MAX);
+    cols.iter()
+        .fold(spacing, |sum, c| sum.saturating_add(c.width(rows)))
+}
+
+/// Wider tables trade a combined column for a more detailed one, most useful first.
+const UPGRADES: [(Col, &[Col]); 5] = [
+    (Backlog, &[NotReceived, NotApplied]),
+    (Bytes, &[BytesIo, BytesSql]),
+    (Name, &[Name, Address]),
+    (Delay, &[DelayLeft]),
+    (State, &[StateWord]),
+];
+
+/// The compact set minus the least important columns when narrow; upgraded while it fits when
+/// wide.
+fn columns(width: u16, rows: &[&NodeView]) -> Vec<Col> {
+    let mut cols = COMPACT.to_vec();
+    if total_width(&cols, rows) > width {
+        for drop in DROP_ORDER {
+            if total_width(&cols, rows) <= width {
+                break;
+            }
+            cols.retain(|c| *c != drop);
+        }
+        return cols;
+    }
+    for (from, to) in UPGRADES {
+        let candidate: Vec<Col> = cols
+            .iter()
+            .flat_map(|c| if *c == from { to.to_vec() } else { vec![*c] })
+            .collect();
+        if total_width(&candidate, rows) <= width {
+            cols = candidate;
+        }
+    }
+    cols
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+    let (theme, state) = (ctx.theme, ctx.state);
+    let rows = state.replicas(ctx.snapshot);
+    let title = format!(
+        " replicas {} · sort {} · window {} ",
+        rows.len(),
+        state.sort.label(),
+        window_label(state.window)
+    );
+    let frame_block = block(&title, theme);
+    if rows.is_empty() {
+        let note = Line::styled("no replicas configured or discovered yet", theme.muted);
+        frame.render_widget(Paragraph::new(note).block(frame_block), area);
+        return;
+    }
+    let cols = columns(area.width.saturating_sub(2), &rows);
+    let header = Row::new(cols.iter().map(|c| {
+        let (text, _, right) = c.spec();
+        let line = Line::styled(text, theme.muted);
+        Cell::from(if right { line.right_aligned() } else { line })
+    }));
+    let body = rows.iter().map(|n| {
+        Row::new(
+            cols.iter()
+                .map(|c| Cell::from(c.cell(n, state.window, theme))),
+        )
+    });
+    let widths = cols.iter().map(|c| Constraint::Length(c.width(&rows)));
+    let table = Table::new(body, widths)
+        .header(header)
+        .column_spacing(1)
+        .row_highlight_style(theme.selected)
+        .block(frame_block);
+    let selected = state.selected.min(rows.len().saturating_sub(1));
+    let mut table_state = TableState::new().with_selected(Some(selected));
+    frame.render_stateful_widget(table, area, &mut table_state);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::testkit::{Topo, secs};
+    use crate::store::Snapshot;
+    use crate::ui::UiState;
+    use crate::ui::panels::header::tests::{draw, has_all, lines, style_of, troubled};
+    use crate::ui::panels::{header, topology};
+    use crate::ui::state::SortKey;
+
+    fn text(snap: &Snapshot, state: &UiState, w: u16) -> String {
+        lines(&draw(render, snap, state, w, 10)).join("\n")
+    }
+
+    #[test]
+    fn narrow_tables_drop_bytes_then_delay_then_max() {
+        let at80 = text(&troubled(), &UiState::default(), 80);
+        assert!(!at80.contains("behind"), "{at80}");
+        has_all(&at80, "SQL_Delay|max|P50");
+        // An 80-column terminal with the tree shown gives the table 56.
+        let buf = draw(render, &troubled(), &UiState::default(), 56, 10);
+        let at56 = lines(&buf).join("\n");
+        has_all(&at56, "IO/SQL|SBM|lag|P99|GTID rcv/app|sort topology");
+        has_all(&at56, "window 1m|≥3.20s|Yes/No|?/0");
+        for dropped in ["behind", "SQL_Delay", "max", "P50"] {
+            assert!(!at56.contains(dropped), "{dropped} shown:\n{at56}");
+        }
+        assert_eq!(style_of(&buf, "NULL"), Theme::builtin().unknown);
+        assert_eq!(style_of(&buf, "✖").fg, Theme::builtin().critical.fg);
+    }
+
+    #[test]
+    fn wide_tables_split_columns_and_add_detail() {
+        let mut topo = Topo {
+            snapshot: troubled(),
+        };
+        topo.replica_mut("r1", |r| {
+            (r.sql_delay, r.sql_remaining_delay) = (Some(3_600), Some(1_200));
+        });
+        // 200 columns with the tree shown give the table 140: all but the state in words.
+        let at140 = text(&topo.snapshot, &UiState::default(), 140);
+        assert!(!at140.contains("✖ down"), "{at140}");
+        has_all(&at140, "127.0.0.1:13307|GTID not rcvd|IO behind|6.0 MiB");
+        has_all(&at140, "3600s (1200s)|max|0.26s");
+        has_all(
+            &text(&topo.snapshot, &UiState::default(), 200),
+            "state|✖ down",
+        );
+    }
+
+    #[test]
+    fn selected_row_follows_the_sort_order() {
+        let state = UiState {
+            sort: SortKey::Lag,
+            ..UiState::default()
+        };
+        let buf = draw(render, &troubled(), &state, 120, 10);
+        has_all(&lines(&buf).join("\n"), "sort lag");
+        // Worst lag first: r4 at ≥3.2 s is row 0.
+        assert_eq!(style_of(&buf, "r4").bg, Theme::builtin().selected.bg);
+        assert_ne!(style_of(&buf, "r1").bg, Theme::builtin().selected.bg);
+    }
+
+    #[test]
+    fn zero_replicas_says_so() {
+        let mut snap = Topo::new().snapshot;
+        snap.nodes.retain(|n| n.name == "db1");
+        has_all(
+            &text(&snap, &UiState::default(), 80),
+            "no replicas|replicas 0",
+        );
+    }
+
+    #[test]
+    fn units_read_at_a_glance() {
+        let bytes = [512, 1_536, 6 * 1_024 * 1_024, u64::MAX].map(human_bytes);
+        assert_eq!(bytes, ["512 B", "1.5 KiB", "6.0 MiB", "16.0 EiB"]);
+        let times = [0.0, 123.45, 7_380.0].map(|s| secs_text(secs(s)));
+        assert_eq!(times, ["0.00s", "123.4s", "2h03m"]);
+    }
+
+    #[test]
+    fn every_panel_survives_tiny_areas() {
+        let (snap, state) = (
+            troubled(),
+            UiState {
+                selected: 99,
+                ..UiState::default()
+            },
+        );
+        let panels: [fn(&mut Frame, Rect, &Ctx<'_>); 3] =
+            [header::render, topology::render, render];
+        for (w, h) in (1..=30).flat_map(|w| (1..=5).map(move |h| (w, h))) {
+            for panel in panels {
+                draw(panel, &snap, &state, w, h);
+            }
+        }
+    }
+}

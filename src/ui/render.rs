@@ -1,0 +1,81 @@
+//! The root render: one layout, each panel its own module.
+//!
+//! ```text
+//! ┌ header: primary, flavor, replicas, heartbeat writer, DDL banner ───────────┐
+//! ├ topology tree ─────────┬ replica table (selected row drives the detail) ───┤
+//! ├ detail: lag vs SBM chart, percentiles, positions, GTID, errors ┬ alerts ──┤
+//! └ footer: key bar from the key table, or the last key's answer ──────────────┘
+//! ```
+//! Below 80×24 only a "terminal too small" notice is drawn.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+use super::Ctx;
+use super::panels;
+use super::state::Mode;
+
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+pub fn render(frame: &mut Frame, ctx: &Ctx<'_>) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        too_small(frame, area, ctx);
+        return;
+    }
+    let [header, upper, lower, footer] = Layout::vertical([
+        Constraint::Length(3),
+        Constraint::Percentage(40),
+        Constraint::Min(8),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    panels::header::render(frame, header, ctx);
+    let panes = ctx.state.panes;
+    if panes.topology {
+        let [tree, table] =
+            Layout::horizontal([Constraint::Percentage(30), Constraint::Percentage(70)])
+                .areas(upper);
+        panels::topology::render(frame, tree, ctx);
+        panels::replicas::render(frame, table, ctx);
+    } else {
+        panels::replicas::render(frame, upper, ctx);
+    }
+    match (panes.detail, panes.alerts) {
+        (true, true) => {
+            let [detail, alerts] =
+                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                    .areas(lower);
+            panels::detail::render(frame, detail, ctx);
+            panels::alerts::render(frame, alerts, ctx);
+        }
+        (true, false) => panels::detail::render(frame, lower, ctx),
+        (false, true) => panels::alerts::render(frame, lower, ctx),
+        (false, false) => {}
+    }
+    panels::footer::render(frame, footer, ctx);
+    if ctx.state.mode == Mode::Help {
+        panels::help::render(frame, area, ctx);
+    }
+}
+
+fn too_small(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+    let text = vec![
+        Line::styled("terminal too small", ctx.theme.warning),
+        Line::styled(
+            format!(
+                "rwtop needs {MIN_WIDTH}×{MIN_HEIGHT}, this is {}×{}",
+                area.width, area.height
+            ),
+            ctx.theme.text,
+        ),
+        Line::styled("enlarge it, or press q to quit", ctx.theme.muted),
+    ];
+    frame.render_widget(
+        Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: true }),
+        area,
+    );
+}

@@ -1,0 +1,123 @@
+//! The UI's own state: selection, sorting, chart window, panes and mode. Model state stays in
+//! the store; this is only how the operator is looking at it.
+
+use crate::store::windows::Window;
+use crate::store::{NodeView, Role, Snapshot};
+
+/// What the keyboard is talking to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    Help,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    /// Topology order (configured, then discovered).
+    Name,
+    /// Worst heartbeat lag first.
+    Lag,
+    /// Largest GTID backlog first.
+    Backlog,
+}
+
+impl SortKey {
+    #[must_use]
+    pub fn next(self) -> Self {
+        match self {
+            Self::Name => Self::Lag,
+            Self::Lag => Self::Backlog,
+            Self::Backlog => Self::Name,
+        }
+    }
+
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Name => "topology",
+            Self::Lag => "lag",
+            Self::Backlog => "backlog",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[expect(clippy::struct_excessive_bools, reason = "independent pane toggles")]
+pub struct Panes {
+    pub topology: bool,
+    pub detail: bool,
+    pub alerts: bool,
+    /// GTID sets shown in full in the detail pane instead of abbreviated.
+    pub expand_gtid: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UiState {
+    /// Index into [`UiState::replicas`].
+    pub selected: usize,
+    pub sort: SortKey,
+    pub window: Window,
+    pub panes: Panes,
+    pub mode: Mode,
+    /// A one-line message in the footer (the answer to the last key).
+    pub status: Option<String>,
+}
+
+impl Default for UiState {
+    fn default() -> Self {
+        Self {
+            selected: 0,
+            sort: SortKey::Name,
+            window: Window::OneMinute,
+            panes: Panes {
+                topology: true,
+                detail: true,
+                alerts: true,
+                expand_gtid: false,
+            },
+            mode: Mode::Normal,
+            status: None,
+        }
+    }
+}
+
+fn lag_ms(n: &NodeView) -> u128 {
+    n.replica
+        .as_ref()
+        .and_then(|r| r.heartbeat_lag.value())
+        .map_or(u128::MAX, |d| d.as_millis())
+}
+
+fn backlog(n: &NodeView) -> u64 {
+    n.replica
+        .as_ref()
+        .and_then(|r| r.gtid_backlog.total())
+        .unwrap_or(0)
+}
+
+impl UiState {
+    /// The replicas in the table's order.
+    #[must_use]
+    pub fn replicas<'a>(&self, snapshot: &'a Snapshot) -> Vec<&'a NodeView> {
+        let mut replicas: Vec<&NodeView> = snapshot
+            .nodes
+            .iter()
+            .filter(|n| n.role == Role::Replica)
+            .collect();
+        match self.sort {
+            SortKey::Name => {}
+            // Unknown lag sorts first: a replica nobody can measure is the one to look at.
+            SortKey::Lag => replicas.sort_by_key(|n| std::cmp::Reverse(lag_ms(n))),
+            SortKey::Backlog => replicas.sort_by_key(|n| std::cmp::Reverse(backlog(n))),
+        }
+        replicas
+    }
+
+    #[must_use]
+    pub fn selected_node<'a>(&self, snapshot: &'a Snapshot) -> Option<&'a NodeView> {
+        let replicas = self.replicas(snapshot);
+        replicas
+            .get(self.selected.min(replicas.len().saturating_sub(1)))
+            .copied()
+    }
+}

@@ -1,0 +1,152 @@
+//! The real binary in a real terminal (tmux) against a real sandbox, driven by keys like a person:
+//! it starts, shows both replicas, reacts to keys, and quitting leaves the terminal sane.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::TestSandbox;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+struct Tmux {
+    session: String,
+}
+
+impl Tmux {
+    /// A shell in a detached session of a fixed size, so renders are comparable.
+    fn start(width: u16, height: u16) -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let session = format!("rwtop-test-{}-{n}", std::process::id());
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+            ])
+            .args(["bash", "--norc", "--noprofile"])
+            .env("PS1", "$ ")
+            .status()
+            .expect("tmux must be installed (scripts/test installs it)")
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Self { session }
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &self.session])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn pane(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the pane shows all of `texts`; returns the pane.
+    fn wait_for(&self, texts: &[&str]) -> String {
+        let start = Instant::now();
+        loop {
+            let pane = self.pane();
+            if texts.iter().all(|t| pane.contains(t)) {
+                return pane;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "pane never showed {texts:?}:\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .status();
+    }
+}
+
+#[test]
+fn live_tui_in_tmux_shows_replicas_reacts_to_keys_and_quits_cleanly() {
+    let t = TestSandbox::start(2, false);
+    let config = t.sandbox().dir().join("rwtop.toml");
+    let tmux = Tmux::start(120, 40);
+    tmux.send(&[
+        &format!(
+            "{} --config {} ; echo EXIT=$?",
+            env!("CARGO_BIN_EXE_rwtop"),
+            config.display()
+        ),
+        "Enter",
+    ]);
+    // Both replicas, live: their rows and the topology tree.
+    let pane = tmux.wait_for(&["r1", "r2", "primary", " quit"]);
+    assert!(!pane.contains("EXIT="), "still running:\n{pane}");
+
+    // The help screen comes from the key table, and any key closes it.
+    tmux.send(&["?"]);
+    tmux.wait_for(&["any key closes", "drain or undrain"]);
+    tmux.send(&["x"]);
+    let start = Instant::now();
+    while tmux.pane().contains("any key closes") {
+        assert!(start.elapsed() < DEADLINE, "help did not close");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A key the footer answers.
+    tmux.send(&["d"]);
+    tmux.wait_for(&["drain arrives with the actions issue"]);
+
+    tmux.send(&["q"]);
+    let pane = tmux.wait_for(&["EXIT=0"]);
+    // Back on the shell's screen (the alternate screen is gone) with a sane line discipline.
+    assert!(!pane.contains("│"), "TUI left on screen:\n{pane}");
+    tmux.send(&[
+        "stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo STTY",
+        "Enter",
+    ]);
+    let pane = tmux.wait_for(&["STTY"]);
+    let line = pane
+        .lines()
+        .rev()
+        .find(|l| l.contains("icanon"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("icanon") && !line.contains("-icanon"),
+        "raw mode left on: {line}"
+    );
+    assert!(!line.contains("-echo"), "echo left off: {line}");
+}
+
+#[test]
+fn tiny_terminal_shows_a_notice_not_a_panic() {
+    let t = TestSandbox::start(1, false);
+    let config = t.sandbox().dir().join("rwtop.toml");
+    let tmux = Tmux::start(60, 15);
+    tmux.send(&[
+        &format!(
+            "{} --config {} ; echo EXIT=$?",
+            env!("CARGO_BIN_EXE_rwtop"),
+            config.display()
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for(&["terminal too small", "60×15"]);
+    tmux.send(&["q"]);
+    tmux.wait_for(&["EXIT=0"]);
+}
