@@ -52,8 +52,20 @@ pub fn trx(n: u64) -> String {
     format!("{n} trx")
 }
 
+/// Binary units a DBA reads at a glance: `512 B`, `17.2 KiB`, `495.2 MiB`, `1.5 GiB`.
+#[expect(clippy::cast_precision_loss, reason = "display only, one decimal")]
 pub fn bytes(n: u64) -> String {
-    format!("{n} B")
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }
 
 pub fn offset_ms(ms: i64) -> String {
@@ -108,6 +120,9 @@ mod tests {
         assert_eq!(eta(Duration::from_secs(7500)), "~2 h 05 min");
         assert_eq!(offset_ms(620), "+620 ms");
         assert_eq!(offset_ms(-3), "-3 ms");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(17_612), "17.2 KiB");
+        assert_eq!(bytes(519_235_732), "495.2 MiB");
         assert_eq!(quote("first\nsecond").as_str(), "first");
         assert_eq!(quote(&"x".repeat(300)).chars().count(), QUOTE_CHARS);
     }
