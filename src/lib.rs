@@ -5,6 +5,7 @@
 
 pub mod alerts;
 pub mod config;
+pub mod demo;
 pub mod export;
 pub mod gtid;
 pub mod mysql;

@@ -3,6 +3,7 @@
 // Doc comments here are `--help` text for people, not rustdoc.
 #![allow(clippy::doc_markdown)]
 
+mod demo_cmd;
 mod monitor_cmd;
 mod output;
 mod sandbox_cmd;
@@ -76,6 +77,14 @@ fn duration_arg(text: &str) -> Result<Duration, String> {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// A real primary, two replicas and a cascaded one on 127.0.0.1, a light write load and
+    /// scripted incidents (a rebuilding ALTER, a stalled source link, a stopped IO thread, a
+    /// delayed replica), in the TUI. Quitting stops every server and deletes the folder.
+    Demo {
+        /// Sandbox folder [default: a new temporary folder].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Poll the topology for a while, then print one snapshot (a table, or JSON with --json).
     Snapshot {
         /// Print the documented JSON document (docs/json-schema.md).
@@ -127,6 +136,7 @@ pub enum SandboxAction {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => monitor_cmd::run(&cli.target, cli.theme.as_deref()),
+        Some(Command::Demo { dir }) => demo_cmd::run(cli.theme.as_deref(), dir),
         Some(Command::Sandbox { action }) => sandbox_cmd::run(action),
         Some(Command::Snapshot { json, duration }) => {
             snapshot_cmd::run(&cli.target, json, duration)

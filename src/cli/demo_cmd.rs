@@ -1,0 +1,34 @@
+//! `rwtop demo`: a real sandbox with scripted incidents, watched in the TUI; quitting tears it
+//! all down.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rwtop::demo::Demo;
+use rwtop::poll::Engine;
+use tokio::sync::{mpsc, watch};
+
+use super::monitor_cmd;
+
+pub fn run(theme_spec: Option<&str>, dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let theme = monitor_cmd::theme(theme_spec)?;
+    eprintln!("rwtop demo: starting a primary, two replicas and a cascaded one on 127.0.0.1 ...");
+    let demo = Demo::start(dir)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let engine = Engine::start(&demo.engine_spec());
+        let (narration_tx, narration_rx) = mpsc::channel(16);
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let script = demo.spawn_script(narration_tx, stop_rx);
+        let result = rwtop::ui::app::run(&engine, &theme, Some(narration_rx)).await;
+        let _ = stop_tx.send(true);
+        let _ = tokio::time::timeout(Duration::from_secs(10), script).await;
+        engine.shutdown().await;
+        demo.shutdown().await;
+        result
+    })?;
+    Ok(())
+}
