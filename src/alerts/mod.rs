@@ -31,7 +31,7 @@ pub(crate) mod testkit;
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use engine::AlertEngine;
 
@@ -90,7 +90,7 @@ impl AlertSettings {
 }
 
 /// What an alert is about. The `snake_case` names are part of the JSON schema: never rename one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AlertKind {
     SbmUnderstatesLag,
@@ -158,7 +158,7 @@ impl AlertKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Warning,
@@ -166,7 +166,7 @@ pub enum Severity {
 }
 
 /// A raised alert, as shown until it clears.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Alert {
     pub kind: AlertKind,
     /// `None` for alerts about the whole topology.
@@ -185,7 +185,7 @@ pub struct Alert {
 }
 
 /// One raise or clear, for the alert log.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LogEntry {
     pub at: chrono::DateTime<chrono::Utc>,
     pub raised: bool,
@@ -195,7 +195,7 @@ pub struct LogEntry {
 }
 
 /// What the outputs show: the active alerts and the log.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AlertsView {
     /// Critical first, then oldest first.
     pub active: Vec<Alert>,

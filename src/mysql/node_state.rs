@@ -1,6 +1,6 @@
 //! Per-node facts: identity (read once per connection) and GTID/read-only state (every poll).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::flavor::Family;
 use super::replica_status::{StatusError, gtid_list, gtid_set};
@@ -37,7 +37,7 @@ impl Identity {
 }
 
 /// GTID state variables, in each family's own terms.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum GtidState {
     Mysql {

@@ -4,13 +4,13 @@
 //! The scan costs the server several times a status read (BENCHMARKS.md), so pollers take it
 //! only every few polls, and every poll while a DDL runs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::flavor::{Family, Flavor};
 use super::replica_status::StatusError;
 use super::row::RawRow;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ProcessSummary {
     pub threads: u64,
     /// Client threads doing something (not sleeping, not replication plumbing).
@@ -20,7 +20,7 @@ pub struct ProcessSummary {
 }
 
 /// A schema change running on a node.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DdlStatement {
     pub id: u64,
     /// The statement, cut to [`STATEMENT_CHARS`] characters.

@@ -3,13 +3,13 @@
 //! Column names changed across versions (`Master_*` → `Source_*`, `Slave_*` → `Replica_*`), so each
 //! field lists every spelling. `MariaDB` keeps the old names even under `SHOW REPLICA STATUS`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::row::{RawRow, RowError};
 use crate::gtid::{GtidList, GtidSet};
 
 /// `Slave_IO_Running`: the IO thread can be running but not connected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoRunning {
     Yes,
@@ -18,14 +18,14 @@ pub enum IoRunning {
 }
 
 /// A binlog coordinate on the source: file name and byte offset.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct BinlogPos {
     pub file: String,
     pub pos: u64,
 }
 
 /// The last error of one replication thread; absent when the errno is 0.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadError {
     pub errno: u32,
     pub message: String,

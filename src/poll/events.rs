@@ -7,7 +7,7 @@ use crate::mysql::{
 };
 
 /// The state of a node's connection, shown as data rather than hidden in logs.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum ConnState {
     Connecting,
@@ -78,7 +78,7 @@ pub struct PtRead {
 }
 
 /// What the heartbeat writer is doing.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum WriterState {
     Starting,

@@ -1,7 +1,7 @@
 //! How much work a replica still has in flight, from its status and its source's state:
 //! GTID transactions not yet received / received but not applied, and binlog bytes behind.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::mysql::{
     BinlogFile, BinlogPos, BinlogStatus, GtidState, NodeState, ReplicaGtid, ReplicaStatus,
@@ -10,7 +10,7 @@ use crate::mysql::{
 
 /// Transactions in flight; `None` when the inputs to tell are missing (source not polled yet,
 /// GTID off), never a guessed 0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct GtidBacklog {
     pub not_received: Option<u64>,
     pub not_applied: Option<u64>,
@@ -81,7 +81,7 @@ pub fn gtid_backlog(
 }
 
 /// Binlog bytes the IO thread has yet to read and the SQL thread has yet to apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct BytesBehind {
     pub io: Option<u64>,
     pub sql: Option<u64>,

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 /// One poll of one replica.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Point {
     /// Milliseconds since the store's start.
     pub at_ms: u64,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::backlog::{BytesBehind, GtidBacklog};
 use super::lag::Lag;
@@ -13,14 +13,14 @@ use super::windows::{Window, WindowStats};
 use crate::mysql::{BinlogPos, IoRunning, ThreadError};
 use crate::poll::{ConnState, WriterState};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Primary,
     Replica,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Snapshot {
     /// Time since the store started; snapshots are ordered by it.
     pub uptime: Duration,
@@ -31,7 +31,7 @@ pub struct Snapshot {
     pub alerts: crate::alerts::AlertsView,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HeartbeatView {
     pub interval: Duration,
     pub writer: WriterState,
@@ -42,7 +42,7 @@ pub struct HeartbeatView {
     pub stale: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodeView {
     pub name: String,
     pub address: String,
@@ -72,7 +72,7 @@ pub struct NodeView {
     pub replica: Option<ReplicaView>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReplicaView {
     pub channel: String,
     pub io_running: IoRunning,
@@ -92,7 +92,7 @@ pub struct ReplicaView {
     pub last_io_error: Option<ThreadError>,
     pub last_sql_error: Option<ThreadError>,
     /// The last hour at the poll interval, for charts; `at_ms` counts from the store's start.
-    #[serde(skip)]
+    /// Saved as a plain list, so a recorded snapshot still draws its chart.
     pub series: Arc<[Point]>,
 }
 

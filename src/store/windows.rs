@@ -36,7 +36,7 @@ const HIGHEST_TRACKED_MS: u64 = 3_600_000;
 const SIGNIFICANT_DIGITS: u8 = 2;
 
 /// A sliding window that rwtop shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Window {
     OneMinute,
     FiveMinutes,
@@ -58,7 +58,7 @@ impl Window {
 }
 
 /// Summary of the lag samples in one window.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WindowStats {
     pub p50: Duration,
     pub p99: Duration,

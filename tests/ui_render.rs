@@ -1,0 +1,326 @@
+//! Render snapshots of the TUI: the full screen of every recorded scenario at 80×24, 120×40 and
+//! 200×60, each panel alone where it has the most to show, the help screen and the
+//! "terminal too small" notice.
+//!
+//! The inputs are store snapshots recorded from real sandboxes (`tests/ui_snapshots/*.json`, see
+//! the README there and `tests/record_ui_snapshots.rs`), drawn with `Theme::plain()` into a
+//! `TestBackend`; the expected screens are insta snapshots in `tests/snapshots/`. Each test also
+//! asserts the few things its screen exists to show, so a broken render fails even when its
+//! snapshot is accepted without a look.
+
+use std::path::PathBuf;
+
+use insta::assert_snapshot;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use ratatui::{Frame, Terminal};
+use rwtop::store::Snapshot;
+use rwtop::ui::{Ctx, Mode, Theme, UiState, panels, render};
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
+
+type Panel = fn(&mut Frame, Rect, &Ctx<'_>);
+
+/// A recording from `tests/ui_snapshots/`.
+fn recorded(scenario: &str) -> Snapshot {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/ui_snapshots")
+        .join(format!("{scenario}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (see tests/ui_snapshots/README.md)", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The UI state with `replica` selected (it drives the detail pane and the table's highlight).
+fn selecting(snapshot: &Snapshot, replica: &str) -> UiState {
+    let selected = UiState::default()
+        .replicas(snapshot)
+        .iter()
+        .position(|n| n.name == replica)
+        .unwrap_or_else(|| panic!("no replica {replica} in the recording"));
+    UiState {
+        selected,
+        ..UiState::default()
+    }
+}
+
+/// Draws `panel` over the whole `width`×`height` terminal.
+fn draw(
+    snapshot: &Snapshot,
+    state: &UiState,
+    panel: Panel,
+    width: u16,
+    height: u16,
+) -> TestBackend {
+    let theme = Theme::plain();
+    let ctx = Ctx {
+        snapshot,
+        state,
+        theme: &theme,
+    };
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    terminal
+        .draw(|frame| panel(frame, frame.area(), &ctx))
+        .expect("drawing");
+    terminal.backend().clone()
+}
+
+fn full_screen(frame: &mut Frame, _area: Rect, ctx: &Ctx<'_>) {
+    render::render(frame, ctx);
+}
+
+/// The screen's rows as text.
+fn rows(backend: &TestBackend) -> Vec<String> {
+    let buffer = backend.buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer.cell((x, y)).map_or(" ", |c| c.symbol()))
+                .collect()
+        })
+        .collect()
+}
+
+fn screen_text(backend: &TestBackend) -> String {
+    rows(backend).join("\n")
+}
+
+/// The words inside a bordered pane whose title starts with `title`, in reading order with
+/// wrapping undone, so a phrase split over two lines still reads as one.
+fn pane_words(backend: &TestBackend, title: &str) -> String {
+    let rows = rows(backend);
+    let (top, left) = rows
+        .iter()
+        .enumerate()
+        .find_map(|(y, row)| {
+            let at = row.find(&format!("╭{title}"))?;
+            Some((y, row[..at].chars().count()))
+        })
+        .unwrap_or_else(|| panic!("no pane titled {title:?}:\n{}", rows.join("\n")));
+    let chars = |y: usize| rows[y].chars().collect::<Vec<char>>();
+    let width = chars(top)
+        .iter()
+        .skip(left + 1)
+        .position(|c| *c == '╮')
+        .expect("pane's top-right corner");
+    let mut words = Vec::new();
+    for y in top + 1..rows.len() {
+        let row = chars(y);
+        if row.get(left) == Some(&'╰') {
+            break;
+        }
+        let inside: String = row.iter().skip(left + 1).take(width).collect();
+        words.extend(inside.split_whitespace().map(str::to_owned));
+    }
+    words.join(" ")
+}
+
+fn assert_has(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+}
+
+/// The scenario's full screen at every size, with the replica it is about selected.
+fn full_screens(scenario: &str, focus: &str) -> Vec<(u16, u16, TestBackend)> {
+    let snapshot = recorded(scenario);
+    let state = selecting(&snapshot, focus);
+    SIZES
+        .iter()
+        .map(|&(w, h)| {
+            let backend = draw(&snapshot, &state, full_screen, w, h);
+            assert_snapshot!(format!("{scenario}_{w}x{h}"), &backend);
+            (w, h, backend)
+        })
+        .collect()
+}
+
+#[test]
+fn healthy_full_screen_at_every_size() {
+    for (w, h, backend) in full_screens("healthy", "r1") {
+        let text = screen_text(&backend);
+        // Every replica, the cascaded one under r1, nothing alarming.
+        assert_has(&text, &["primary", "r1", "r2", "c1", "replicas 3/3 up"]);
+        assert_has(&text, &["no DDL running · no alerts", "✓ no active alerts"]);
+        assert!(!text.contains("NULL"), "{w}×{h}:\n{text}");
+    }
+}
+
+#[test]
+fn sql_stopped_full_screen_at_every_size() {
+    for (w, h, backend) in full_screens("sql_stopped", "r2") {
+        let text = screen_text(&backend);
+        assert_has(&text, &["r1", "r2", "NULL", "sql_thread_stopped"]);
+        let detail = pane_words(&backend, " r2 ← primary");
+        assert!(detail.contains("SBM NULL"), "{w}×{h}: {detail}");
+    }
+}
+
+#[test]
+fn stalled_link_full_screen_at_every_size() {
+    for (_, _, backend) in full_screens("stalled_link", "r1") {
+        let text = screen_text(&backend);
+        assert_has(&text, &["r1", "r2", "sbm_understates_lag"]);
+        let detail = pane_words(&backend, " r1 ← primary");
+        assert_has(&detail, &["SBM 0 s", "◆ SBM understates lag"]);
+        // The likeliest cause, however the pane wraps it.
+        assert_has(&pane_words(&backend, " alerts"), &["source link stalled"]);
+    }
+}
+
+#[test]
+fn ddl_window_full_screen_at_every_size() {
+    let snapshot = recorded("ddl_window");
+    let applying = snapshot
+        .nodes
+        .iter()
+        .find(|n| n.ddl.iter().any(|d| d.applier))
+        .map(|n| n.name.clone())
+        .expect("a replica applying the ALTER in the recording");
+    for (_, _, backend) in full_screens("ddl_window", &applying) {
+        let text = screen_text(&backend);
+        let banner = rows(&backend).into_iter().nth(1).unwrap_or_default();
+        assert!(banner.starts_with("DDL ALTER"), "banner: {banner}");
+        assert_has(&banner, &[&format!("{applying} applying")]);
+        assert_has(&text, &["ddl_in_flight"]);
+    }
+}
+
+/// One panel of one scenario, alone at a size it gets in the full layout.
+fn panel(name: &str, scenario: &str, focus: &str, panel: Panel, (w, h): (u16, u16)) -> String {
+    let snapshot = recorded(scenario);
+    let backend = draw(&snapshot, &selecting(&snapshot, focus), panel, w, h);
+    assert_snapshot!(format!("panel_{name}_{scenario}_{w}x{h}"), &backend);
+    screen_text(&backend)
+}
+
+#[test]
+fn header_panel_shows_the_ddl_banner() {
+    let text = panel(
+        "header",
+        "ddl_window",
+        "r1",
+        panels::header::render,
+        (120, 3),
+    );
+    assert_has(
+        &text,
+        &[
+            "● primary",
+            "replicas 2/2 up",
+            "writing",
+            "DDL ALTER TABLE rwtop.big",
+        ],
+    );
+}
+
+#[test]
+fn topology_panel_shows_the_cascade() {
+    let text = panel(
+        "topology",
+        "healthy",
+        "c1",
+        panels::topology::render,
+        (36, 10),
+    );
+    assert_has(&text, &["primary", "r1", "r2", "c1", "lag", "SBM"]);
+    let rows: Vec<&str> = text.lines().collect();
+    let indent = |name: &str| {
+        rows.iter()
+            .find_map(|r| r.find(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("{name} not in the tree:\n{text}"))
+    };
+    assert!(indent("c1") > indent("r1"), "c1 nested under r1:\n{text}");
+}
+
+#[test]
+fn replicas_panel_shows_null_sbm() {
+    let text = panel(
+        "replicas",
+        "sql_stopped",
+        "r2",
+        panels::replicas::render,
+        (84, 8),
+    );
+    assert_has(&text, &["replicas 2", "r1", "r2", "NULL"]);
+}
+
+#[test]
+fn detail_panel_shows_lag_climbing_while_sbm_says_zero() {
+    let text = panel(
+        "detail",
+        "stalled_link",
+        "r1",
+        panels::detail::render,
+        (72, 20),
+    );
+    assert_has(
+        &text,
+        &[
+            "r1 ← primary",
+            "SBM 0 s",
+            "◆ SBM understates lag",
+            "⣀ lag",
+            "• SBM",
+        ],
+    );
+}
+
+#[test]
+fn alerts_panel_shows_the_stopped_thread_and_the_log() {
+    let text = panel(
+        "alerts",
+        "sql_stopped",
+        "r2",
+        panels::alerts::render,
+        (48, 22),
+    );
+    assert_has(
+        &text,
+        &[
+            "◆ CRIT sql_thread_stopped r2",
+            "log, newest first",
+            "▲ raised",
+        ],
+    );
+}
+
+#[test]
+fn footer_panel_is_the_key_bar() {
+    let text = panel("footer", "healthy", "r1", panels::footer::render, (120, 1));
+    assert_has(&text, &["s ", "sort", "? ", "q "]);
+}
+
+#[test]
+fn help_panel_lists_the_keys() {
+    let text = panel("help", "healthy", "r1", panels::help::render, (80, 24));
+    assert_has(&text, &["keys — any key closes", "select the next replica"]);
+}
+
+#[test]
+fn help_screen_over_the_full_screen() {
+    let snapshot = recorded("healthy");
+    let state = UiState {
+        mode: Mode::Help,
+        ..UiState::default()
+    };
+    let backend = draw(&snapshot, &state, full_screen, 120, 40);
+    assert_snapshot!("help_screen_healthy_120x40", &backend);
+    let text = screen_text(&backend);
+    assert_has(&text, &["keys — any key closes", "replicas 3/3 up"]);
+}
+
+#[test]
+fn too_small_notice_below_80x24() {
+    let snapshot = recorded("healthy");
+    let state = UiState::default();
+    for (w, h) in [(79, 24), (40, 10), (1, 1)] {
+        let backend = draw(&snapshot, &state, full_screen, w, h);
+        assert_snapshot!(format!("too_small_{w}x{h}"), &backend);
+        let text = screen_text(&backend);
+        assert!(!text.contains("replicas"), "{w}×{h}: panels drawn:\n{text}");
+        if w >= 40 {
+            assert_has(&text, &["terminal too small", &format!("this is {w}×{h}")]);
+        }
+    }
+}
