@@ -106,7 +106,16 @@ pub fn bytes_behind(
             size: head.position.pos,
         }),
     }
-    let between = |from: &BinlogPos, to: &BinlogPos| bytes_between(&files, from, to);
+    // The replica may be sampled after its source: a read position past the source's last known
+    // head means nothing is left to read (0), not an unknown distance.
+    let index = |pos: &BinlogPos| files.iter().position(|f| f.name == pos.file);
+    let at_or_past = |a: &BinlogPos, b: &BinlogPos| match (index(a), index(b)) {
+        (Some(i), Some(j)) => i > j || (i == j && a.pos >= b.pos),
+        _ => false,
+    };
+    let between = |from: &BinlogPos, to: &BinlogPos| {
+        bytes_between(&files, from, to).or_else(|| at_or_past(from, to).then_some(0))
+    };
     BytesBehind {
         io: between(&status.received, &head.position),
         sql: between(&status.applied, &status.received),
@@ -205,5 +214,23 @@ mod tests {
         assert_eq!(behind.io, Some(80_000_000 - 79_904_418 + 1000));
         assert_eq!(behind.sql, Some(79_904_418 - 73_461_285));
         assert_eq!(bytes_behind(&status, None, &files), BytesBehind::default());
+        // The source sampled before the replica: its head is behind what the replica has read.
+        let stale_head = BinlogStatus {
+            position: BinlogPos {
+                file: "binlog.000042".into(),
+                pos: 79_000_000,
+            },
+            executed_gtid_set: None,
+        };
+        assert_eq!(bytes_behind(&status, Some(&stale_head), &files).io, Some(0));
+        // A file rwtop has never seen stays unknown.
+        let unknown = BinlogStatus {
+            position: BinlogPos {
+                file: "other.000001".into(),
+                pos: 5,
+            },
+            executed_gtid_set: None,
+        };
+        assert_eq!(bytes_behind(&status, Some(&unknown), &[]).io, None);
     }
 }

@@ -97,13 +97,13 @@ pub const BINDINGS: &[Binding] = &[
         key: KeyCode::Char('p'),
         action: Action::Probe,
         short: "p probe",
-        help: "poll the selected replica now (test read: with the test-reads issue)",
+        help: "poll the selected replica now",
     },
     Binding {
         key: KeyCode::Char('d'),
         action: Action::Drain,
         short: "d drain",
-        help: "drain or undrain the selected replica (with the actions issue)",
+        help: "drain or undrain the selected replica (coming)",
     },
     Binding {
         key: KeyCode::Char('?'),
