@@ -18,6 +18,8 @@ fn main() -> ExitCode {
                 ExitCode::from(config.exit_code())
             } else if let Some(theme) = err.downcast_ref::<rwtop::ui::theme::ThemeError>() {
                 ExitCode::from(theme.exit_code())
+            } else if let Some(keys) = err.downcast_ref::<rwtop::ui::keys::KeyMapError>() {
+                ExitCode::from(keys.exit_code())
             } else {
                 ExitCode::FAILURE
             }

@@ -23,7 +23,8 @@ pub fn run(theme_spec: Option<&str>, dir: Option<PathBuf>) -> anyhow::Result<()>
         let (narration_tx, narration_rx) = mpsc::channel(16);
         let (stop_tx, stop_rx) = watch::channel(false);
         let script = demo.spawn_script(narration_tx, stop_rx);
-        let result = rwtop::ui::app::run(&engine, &theme, Some(narration_rx)).await;
+        let keys = rwtop::ui::keys::KeyMap::default();
+        let result = rwtop::ui::app::run(&engine, &theme, keys, Some(narration_rx)).await;
         let _ = stop_tx.send(true);
         let _ = tokio::time::timeout(Duration::from_secs(10), script).await;
         engine.shutdown().await;

@@ -3,6 +3,7 @@
 use rwtop::config::Config;
 use rwtop::poll::{Engine, EngineSpec};
 use rwtop::ui::Theme;
+use rwtop::ui::keys::KeyMap;
 
 use super::TargetArgs;
 
@@ -21,6 +22,14 @@ pub fn run(target: &TargetArgs, theme_spec: Option<&str>) -> anyhow::Result<()> 
     for warning in &config.warnings {
         eprintln!("rwtop: warning: {warning}");
     }
+    let origin = config
+        .source
+        .as_ref()
+        .map_or_else(|| "rwtop.toml".to_owned(), |p| p.display().to_string());
+    let keys = KeyMap::with_overrides(
+        config.keys.iter().map(|(a, k)| (a.as_str(), k.as_str())),
+        &origin,
+    )?;
     let spec = EngineSpec::from_config(&config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -28,7 +37,7 @@ pub fn run(target: &TargetArgs, theme_spec: Option<&str>) -> anyhow::Result<()> 
         .build()?;
     runtime.block_on(async {
         let engine = Engine::start(&spec);
-        let result = rwtop::ui::app::run(&engine, &theme, None).await;
+        let result = rwtop::ui::app::run(&engine, &theme, keys, None).await;
         engine.shutdown().await;
         result
     })?;

@@ -29,6 +29,8 @@ pub struct Settings {
     pub read_only: bool,
     /// A theme name or file for the TUI; checked when the TUI loads it.
     pub theme: Option<String>,
+    /// TUI key overrides, action name → key; checked when the TUI builds its key map.
+    pub keys: std::collections::BTreeMap<String, String>,
     pub heartbeat: HeartbeatConfig,
     pub thresholds: Thresholds,
 }
@@ -42,6 +44,7 @@ impl Default for Settings {
             discovery: true,
             read_only: false,
             theme: None,
+            keys: std::collections::BTreeMap::new(),
             heartbeat: HeartbeatConfig::default(),
             thresholds: Thresholds::default(),
         }
@@ -77,6 +80,8 @@ pub struct FileConfig {
     discovery: Option<bool>,
     read_only: Option<bool>,
     theme: Option<String>,
+    #[serde(default)]
+    keys: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     heartbeat: HeartbeatFile,
     #[serde(default)]
@@ -378,6 +383,7 @@ impl FileConfig {
             discovery: self.discovery.unwrap_or(defaults.discovery),
             read_only: self.read_only.unwrap_or(defaults.read_only),
             theme: self.theme.clone().or(defaults.theme),
+            keys: self.keys.clone(),
             heartbeat: self.heartbeat.resolve(src)?,
             thresholds: self.thresholds.resolve(src)?,
         })

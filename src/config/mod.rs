@@ -106,6 +106,8 @@ pub struct Config {
     pub read_only: bool,
     /// The TUI theme from the file (`--theme` overrides it).
     pub theme: Option<String>,
+    /// TUI key overrides from `[keys]`: action name → key.
+    pub keys: std::collections::BTreeMap<String, String>,
     pub heartbeat: HeartbeatConfig,
     pub thresholds: Thresholds,
     /// For the caller to show; none contains a password.
@@ -320,6 +322,7 @@ impl Config {
             discovery: settings.discovery && !cli.no_discovery,
             read_only: settings.read_only || cli.read_only,
             theme: settings.theme,
+            keys: settings.keys,
             heartbeat: settings.heartbeat,
             thresholds: settings.thresholds,
             warnings: Vec::new(),

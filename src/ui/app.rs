@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use ratatui::crossterm::event::{Event, EventStream, KeyEventKind};
 use tokio::sync::mpsc;
 
-use super::keys::{Outcome, action_for, apply};
+use super::keys::{KeyMap, Outcome, apply};
 use super::render::render;
 use super::{Ctx, Theme, UiState};
 use crate::poll::Engine;
@@ -27,6 +27,7 @@ impl Drop for Restore {
 pub async fn run(
     engine: &Engine,
     theme: &Theme,
+    keys: KeyMap,
     mut narration: Option<mpsc::Receiver<String>>,
 ) -> std::io::Result<()> {
     let mut terminal = ratatui::init();
@@ -36,7 +37,10 @@ pub async fn run(
     // Ages and "since" columns move even when no snapshot does.
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut state = UiState::default();
+    let mut state = UiState {
+        keys,
+        ..UiState::default()
+    };
     loop {
         let snapshot = snapshots.borrow_and_update().clone();
         terminal.draw(|frame| {
@@ -54,7 +58,7 @@ pub async fn run(
             event = events.next() => match event {
                 // Only presses: a key release would act twice on terminals that report both.
                 Some(Ok(Event::Key(key))) if key.kind == KeyEventKind::Press => {
-                    let Some(action) = action_for(key, state.mode) else { continue };
+                    let Some(action) = state.keys.action_for(key, state.mode) else { continue };
                     match apply(&mut state, action, &snapshot) {
                         Outcome::Quit => return Ok(()),
                         Outcome::Probe(node) => {

@@ -7,7 +7,7 @@ use super::state::{Mode, UiState};
 use crate::store::Snapshot;
 use crate::store::windows::Window;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     Up,
     Down,
@@ -23,15 +23,16 @@ pub enum Action {
     Quit,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     pub key: KeyCode,
     pub action: Action,
-    /// Shown in the footer (empty: only on the help screen).
+    /// Shown in the footer after the key (empty: only on the help screen).
     pub short: &'static str,
     pub help: &'static str,
 }
 
-/// The one table. Order is the order of the footer and the help screen.
+/// The default table. Order is the order of the footer and the help screen.
 pub const BINDINGS: &[Binding] = &[
     Binding {
         key: KeyCode::Up,
@@ -48,7 +49,7 @@ pub const BINDINGS: &[Binding] = &[
     Binding {
         key: KeyCode::Down,
         action: Action::Down,
-        short: "↑↓ select",
+        short: "select",
         help: "select the next replica",
     },
     Binding {
@@ -60,19 +61,19 @@ pub const BINDINGS: &[Binding] = &[
     Binding {
         key: KeyCode::Char('s'),
         action: Action::Sort,
-        short: "s sort",
+        short: "sort",
         help: "sort replicas: topology, worst lag, largest backlog",
     },
     Binding {
         key: KeyCode::Char('w'),
         action: Action::Window,
-        short: "w window",
+        short: "window",
         help: "chart and percentile window: 1, 5, 15 minutes",
     },
     Binding {
         key: KeyCode::Char('g'),
         action: Action::ExpandGtid,
-        short: "g gtid",
+        short: "gtid",
         help: "show GTID sets in full or abbreviated",
     },
     Binding {
@@ -96,42 +97,174 @@ pub const BINDINGS: &[Binding] = &[
     Binding {
         key: KeyCode::Char('p'),
         action: Action::Probe,
-        short: "p probe",
+        short: "probe",
         help: "poll the selected replica now",
     },
     Binding {
         key: KeyCode::Char('d'),
         action: Action::Drain,
-        short: "d drain",
+        short: "drain",
         help: "drain or undrain the selected replica (coming)",
     },
     Binding {
         key: KeyCode::Char('?'),
         action: Action::Help,
-        short: "? help",
+        short: "help",
         help: "this help; any key closes it",
     },
     Binding {
         key: KeyCode::Char('q'),
         action: Action::Quit,
-        short: "q quit",
+        short: "quit",
         help: "quit (Ctrl-C too)",
     },
 ];
 
-/// What a key means in a mode. In help mode every key closes the help.
+impl Action {
+    /// Names used in the `[keys]` table of `rwtop.toml`.
+    pub const NAMES: &[(&'static str, Action)] = &[
+        ("up", Action::Up),
+        ("down", Action::Down),
+        ("sort", Action::Sort),
+        ("window", Action::Window),
+        ("expand_gtid", Action::ExpandGtid),
+        ("toggle_topology", Action::ToggleTopology),
+        ("toggle_detail", Action::ToggleDetail),
+        ("toggle_alerts", Action::ToggleAlerts),
+        ("probe", Action::Probe),
+        ("drain", Action::Drain),
+        ("help", Action::Help),
+        ("quit", Action::Quit),
+    ];
+}
+
+/// The key table in force: the defaults with the operator's `[keys]` overrides. Dispatch, the
+/// footer and the help screen all read this one table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyMap {
+    pub bindings: Vec<Binding>,
+}
+
+impl Default for KeyMap {
+    fn default() -> Self {
+        Self {
+            bindings: BINDINGS.to_vec(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: [keys] {action} = {key:?}: {problem}")]
+pub struct KeyMapError {
+    pub origin: String,
+    pub action: String,
+    pub key: String,
+    pub problem: String,
+}
+
+impl KeyMapError {
+    /// A bad `[keys]` entry is a configuration error.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        2
+    }
+}
+
+/// `q`, `?`, or a named key: up, down, left, right, enter, esc, tab, space, home, end, pageup,
+/// pagedown.
+fn parse_key(text: &str) -> Option<KeyCode> {
+    let mut chars = text.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        return (!c.is_control()).then_some(KeyCode::Char(c));
+    }
+    Some(match text.to_ascii_lowercase().as_str() {
+        "up" => KeyCode::Up,
+        "down" => KeyCode::Down,
+        "left" => KeyCode::Left,
+        "right" => KeyCode::Right,
+        "enter" => KeyCode::Enter,
+        "esc" => KeyCode::Esc,
+        "tab" => KeyCode::Tab,
+        "space" => KeyCode::Char(' '),
+        "home" => KeyCode::Home,
+        "end" => KeyCode::End,
+        "pageup" => KeyCode::PageUp,
+        "pagedown" => KeyCode::PageDown,
+        _ => return None,
+    })
+}
+
+const KEY_FORMS: &str = "expected one character or a key name (up, down, left, right, enter, esc, \
+                         tab, space, home, end, pageup, pagedown)";
+
+impl KeyMap {
+    /// Applies `[keys]` overrides (action name → key): an overridden action answers only to its
+    /// new key. A key may not serve two actions.
+    pub fn with_overrides<'a>(
+        overrides: impl IntoIterator<Item = (&'a str, &'a str)>,
+        origin: &str,
+    ) -> Result<Self, KeyMapError> {
+        let mut map = Self::default();
+        for (name, key_text) in overrides {
+            let err = |problem: String| KeyMapError {
+                origin: origin.to_owned(),
+                action: name.to_owned(),
+                key: key_text.to_owned(),
+                problem,
+            };
+            let Some(&(_, action)) = Action::NAMES.iter().find(|(n, _)| *n == name) else {
+                let known: Vec<&str> = Action::NAMES.iter().map(|(n, _)| *n).collect();
+                return Err(err(format!(
+                    "unknown action; expected one of {}",
+                    known.join(", ")
+                )));
+            };
+            let key = parse_key(key_text).ok_or_else(|| err(KEY_FORMS.to_owned()))?;
+            let template = map.bindings.iter().find(|b| b.action == action).cloned();
+            map.bindings.retain(|b| b.action != action);
+            if let Some(other) = map.bindings.iter().find(|b| b.key == key) {
+                let taken = Action::NAMES
+                    .iter()
+                    .find(|(_, a)| *a == other.action)
+                    .map_or("?", |(n, _)| n);
+                return Err(err(format!("that key already does {taken}")));
+            }
+            if let Some(mut binding) = template {
+                binding.key = key;
+                map.bindings.push(binding);
+            }
+        }
+        Ok(map)
+    }
+
+    /// What a key means in a mode. In help mode every key closes the help; Ctrl-C always quits.
+    #[must_use]
+    pub fn action_for(&self, key: KeyEvent, mode: Mode) -> Option<Action> {
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            return Some(Action::Quit);
+        }
+        if mode == Mode::Help {
+            return Some(Action::Help);
+        }
+        self.bindings
+            .iter()
+            .find(|b| b.key == key.code)
+            .map(|b| b.action)
+    }
+}
+
+/// How a key is written in the footer and the help screen.
 #[must_use]
-pub fn action_for(key: KeyEvent, mode: Mode) -> Option<Action> {
-    if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-        return Some(Action::Quit);
+pub fn key_name(code: KeyCode) -> String {
+    match code {
+        KeyCode::Up => "↑".to_owned(),
+        KeyCode::Down => "↓".to_owned(),
+        KeyCode::Left => "←".to_owned(),
+        KeyCode::Right => "→".to_owned(),
+        KeyCode::Char(' ') => "space".to_owned(),
+        KeyCode::Char(c) => c.to_string(),
+        other => format!("{other:?}").to_lowercase(),
     }
-    if mode == Mode::Help {
-        return Some(Action::Help);
-    }
-    BINDINGS
-        .iter()
-        .find(|b| b.key == key.code)
-        .map(|b| b.action)
 }
 
 /// What the loop must do after an action.
@@ -181,4 +314,97 @@ pub fn apply(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcom
         }
     }
     Outcome::Continue
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::alerts::testkit::Topo;
+    use crate::ui::{Ctx, Theme};
+
+    fn press(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn overrides_move_an_action_to_its_new_key_everywhere() {
+        let map = KeyMap::with_overrides([("quit", "x"), ("help", "h")], "rwtop.toml").unwrap();
+        assert_eq!(map.action_for(press('x'), Mode::Normal), Some(Action::Quit));
+        assert_eq!(
+            map.action_for(press('q'), Mode::Normal),
+            None,
+            "the old key is free"
+        );
+        assert_eq!(map.action_for(press('h'), Mode::Normal), Some(Action::Help));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(map.action_for(ctrl_c, Mode::Normal), Some(Action::Quit));
+        // The footer and the help screen read the same table.
+        let snapshot = Topo::new().at(1);
+        let state = UiState {
+            keys: map,
+            ..UiState::default()
+        };
+        let theme = Theme::plain();
+        let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        let mut text = String::new();
+        for mode in [Mode::Normal, Mode::Help] {
+            let state = UiState {
+                mode,
+                ..state.clone()
+            };
+            terminal
+                .draw(|f| {
+                    crate::ui::render::render(
+                        f,
+                        &Ctx {
+                            snapshot: &snapshot,
+                            state: &state,
+                            theme: &theme,
+                        },
+                    );
+                })
+                .unwrap();
+            text.extend(
+                terminal
+                    .backend()
+                    .buffer()
+                    .content()
+                    .iter()
+                    .map(|c| c.symbol().to_owned()),
+            );
+        }
+        assert!(text.contains(" x  quit"), "footer shows the new key");
+        assert!(!text.contains(" q  quit"), "and not the old one");
+        assert!(text.contains("h   this help"), "help lists the new key");
+    }
+
+    #[test]
+    fn bad_overrides_name_the_action_key_and_fix() {
+        let err = KeyMap::with_overrides([("quitt", "x")], "my.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("my.toml") && err.contains("quitt") && err.contains("expected one of"),
+            "{err}"
+        );
+        let err = KeyMap::with_overrides([("quit", "ctrl-q")], "my.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("one character or a key name"), "{err}");
+        let err = KeyMap::with_overrides([("quit", "s")], "my.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("already does sort"), "{err}");
+        let map = KeyMap::with_overrides([("up", "pageup")], "my.toml").unwrap();
+        assert_eq!(
+            map.action_for(
+                KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE),
+                Mode::Normal
+            ),
+            Some(Action::Up)
+        );
+    }
 }

@@ -61,6 +61,8 @@ pub struct UiState {
     pub mode: Mode,
     /// A one-line message in the footer (the answer to the last key).
     pub status: Option<String>,
+    /// The key table in force (defaults plus `[keys]` from the config).
+    pub keys: super::keys::KeyMap,
 }
 
 impl Default for UiState {
@@ -77,6 +79,7 @@ impl Default for UiState {
             },
             mode: Mode::Normal,
             status: None,
+            keys: super::keys::KeyMap::default(),
         }
     }
 }

@@ -6,20 +6,21 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::ui::Ctx;
-use crate::ui::keys::BINDINGS;
+use crate::ui::keys::key_name;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
     let line = match &ctx.state.status {
         Some(status) => Line::styled(status.clone(), ctx.theme.warning),
         None => Line::from(
-            BINDINGS
+            ctx.state
+                .keys
+                .bindings
                 .iter()
                 .filter(|b| !b.short.is_empty())
                 .flat_map(|b| {
-                    let (key, label) = b.short.split_once(' ').unwrap_or((b.short, ""));
                     [
-                        Span::styled(format!(" {key} "), ctx.theme.key),
-                        Span::styled(format!(" {label}  "), ctx.theme.muted),
+                        Span::styled(format!(" {} ", key_name(b.key)), ctx.theme.key),
+                        Span::styled(format!(" {}  ", b.short), ctx.theme.muted),
                     ]
                 })
                 .collect::<Vec<_>>(),

@@ -7,20 +7,13 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::block;
 use crate::ui::Ctx;
-use crate::ui::keys::BINDINGS;
-
-fn key_name(code: ratatui::crossterm::event::KeyCode) -> String {
-    use ratatui::crossterm::event::KeyCode;
-    match code {
-        KeyCode::Up => "↑".to_owned(),
-        KeyCode::Down => "↓".to_owned(),
-        KeyCode::Char(c) => c.to_string(),
-        other => format!("{other:?}"),
-    }
-}
+use crate::ui::keys::key_name;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
-    let lines: Vec<Line> = BINDINGS
+    let lines: Vec<Line> = ctx
+        .state
+        .keys
+        .bindings
         .iter()
         .map(|b| {
             Line::from(vec![
