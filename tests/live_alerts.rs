@@ -3,11 +3,9 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec, eventually};
 use rwtop::alerts::{Alert, AlertKind};
 use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::poll::{Engine, EngineSpec};
@@ -38,40 +36,6 @@ fn evidence<'a>(a: &'a Alert, name: &str) -> &'a str {
         || panic!("no evidence {name:?} in {a:?}"),
         |(_, v)| v.as_str(),
     )
-}
-
-/// Steady writes on the primary until dropped.
-struct Load(Arc<AtomicBool>);
-
-impl Load {
-    async fn start(t: &TestSandbox) -> Self {
-        let endpoint = t.sandbox().endpoint("primary").unwrap();
-        let mut conn = NodeConn::connect(&endpoint, Timeouts::default())
-            .await
-            .unwrap();
-        conn.query_rows(
-            "CREATE TABLE IF NOT EXISTS rwtop.load (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
-        )
-        .await
-        .unwrap();
-        let running = Arc::new(AtomicBool::new(true));
-        let flag = Arc::clone(&running);
-        tokio::spawn(async move {
-            while flag.load(Ordering::Relaxed) {
-                let _ = conn
-                    .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
-                    .await;
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        });
-        Self(running)
-    }
-}
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Relaxed);
-    }
 }
 
 /// Waits for a snapshot satisfying `check`, returning it and how long it took.

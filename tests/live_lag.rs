@@ -3,12 +3,9 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, engine_spec, eventually};
-use rwtop::mysql::{NodeConn, Timeouts};
+use common::{Load, TestSandbox, engine_spec, eventually};
 use rwtop::poll::{Engine, EngineSpec};
 use rwtop::store::lag::Lag;
 use rwtop::store::windows::Window;
@@ -38,42 +35,6 @@ fn spec(t: &TestSandbox, names: &[&str]) -> EngineSpec {
         (INTERVAL, HEARTBEAT)
     );
     spec
-}
-
-/// Steady writes on the primary (every 50 ms) until dropped.
-struct Load(Arc<AtomicBool>);
-
-impl Load {
-    async fn start(t: &TestSandbox) -> Self {
-        let mut conn = NodeConn::connect(
-            &t.sandbox().endpoint("primary").unwrap(),
-            Timeouts::default(),
-        )
-        .await
-        .unwrap();
-        conn.query_rows(
-            "CREATE TABLE IF NOT EXISTS rwtop.load (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
-        )
-        .await
-        .unwrap();
-        let running = Arc::new(AtomicBool::new(true));
-        let flag = Arc::clone(&running);
-        tokio::spawn(async move {
-            while flag.load(Ordering::Relaxed) {
-                let _ = conn
-                    .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
-                    .await;
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        });
-        Self(running)
-    }
-}
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Relaxed);
-    }
 }
 
 fn lag_now(s: &Snapshot, node: &str) -> Option<Lag> {

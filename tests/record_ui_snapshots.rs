@@ -16,11 +16,10 @@
 mod common;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec, eventually};
 use rwtop::alerts::AlertKind;
 use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::poll::Engine;
@@ -58,37 +57,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("tokio runtime")
-}
-
-/// Steady writes on the primary until dropped.
-struct Load(Arc<AtomicBool>);
-
-impl Load {
-    async fn start(t: &TestSandbox) -> Self {
-        let mut conn = t.connect("primary").await;
-        conn.query_rows(
-            "CREATE TABLE IF NOT EXISTS rwtop.load (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
-        )
-        .await
-        .unwrap();
-        let running = Arc::new(AtomicBool::new(true));
-        let flag = Arc::clone(&running);
-        tokio::spawn(async move {
-            while flag.load(Ordering::Relaxed) {
-                let _ = conn
-                    .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
-                    .await;
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        });
-        Self(running)
-    }
-}
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Relaxed);
-    }
 }
 
 fn engine(t: &TestSandbox, nodes: &[(&str, Role)]) -> Engine {

@@ -166,16 +166,7 @@ impl Source<'_> {
 
     /// 1-based line and column (in characters) of a byte offset.
     fn position(&self, offset: usize) -> (u32, u32) {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = before[line_start..].chars().count() + 1;
-        let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        (small(line), small(column))
+        crate::config::line_column(self.text, offset)
     }
 
     fn at<T>(&self, value: &Spanned<T>, key: &str) -> Origin {

@@ -195,3 +195,39 @@ pub async fn eventually<T>(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Steady writes on the primary (every 50 ms, as the monitor user in rwtop's schema) until
+/// dropped: replicas have something to apply, as in production.
+pub struct Load(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Load {
+    pub async fn start(t: &TestSandbox) -> Self {
+        use std::sync::atomic::Ordering;
+        let endpoint = t.sandbox().endpoint("primary").expect("endpoint");
+        let mut conn = NodeConn::connect(&endpoint, Timeouts::default())
+            .await
+            .expect("connecting the load");
+        conn.query_rows(
+            "CREATE TABLE IF NOT EXISTS rwtop.load (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
+        )
+        .await
+        .expect("creating the load table");
+        let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let flag = std::sync::Arc::clone(&running);
+        tokio::spawn(async move {
+            while flag.load(Ordering::Relaxed) {
+                let _ = conn
+                    .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
+                    .await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        });
+        Self(running)
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.0.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
