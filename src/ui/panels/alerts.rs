@@ -232,8 +232,6 @@ fn ellipsize_line(line: Line<'static>, width: usize) -> Line<'static> {
 
 #[cfg(test)]
 mod tests {
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
     use ratatui::buffer::Buffer;
     use ratatui::style::Color;
 
@@ -244,26 +242,11 @@ mod tests {
     use crate::ui::UiState;
 
     fn draw(snapshot: &Snapshot, width: u16, height: u16) -> Buffer {
-        let theme = Theme::builtin();
-        let state = UiState::default();
-        let ctx = Ctx {
-            snapshot,
-            state: &state,
-            theme: &theme,
-        };
-        let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height));
-        let Ok(_) = terminal.draw(|f| render(f, f.area(), &ctx));
-        terminal.backend().buffer().clone()
+        super::super::header::tests::draw(render, snapshot, &UiState::default(), width, height)
     }
 
     fn rows(buf: &Buffer) -> Vec<String> {
-        (0..buf.area.height)
-            .map(|y| {
-                (0..buf.area.width)
-                    .map(|x| buf.cell((x, y)).map_or(" ", |c| c.symbol()))
-                    .collect()
-            })
-            .collect()
+        super::super::header::tests::lines(buf)
     }
 
     fn text(buf: &Buffer) -> String {

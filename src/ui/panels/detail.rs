@@ -586,8 +586,6 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
     use ratatui::buffer::Buffer;
     use ratatui::style::Color;
 
@@ -602,25 +600,11 @@ mod tests {
     const UUID_B: &str = "4e11fa47-71ca-11e1-9e33-c80aa9429562";
 
     fn draw(snapshot: &Snapshot, state: &UiState, width: u16, height: u16) -> Buffer {
-        let theme = Theme::builtin();
-        let ctx = Ctx {
-            snapshot,
-            state,
-            theme: &theme,
-        };
-        let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height));
-        let Ok(_) = terminal.draw(|f| render(f, f.area(), &ctx));
-        terminal.backend().buffer().clone()
+        super::super::header::tests::draw(render, snapshot, state, width, height)
     }
 
     fn rows(buf: &Buffer) -> Vec<String> {
-        (0..buf.area.height)
-            .map(|y| {
-                (0..buf.area.width)
-                    .map(|x| buf.cell((x, y)).map_or(" ", |c| c.symbol()))
-                    .collect()
-            })
-            .collect()
+        super::super::header::tests::lines(buf)
     }
 
     fn text(buf: &Buffer) -> String {
