@@ -50,6 +50,8 @@ pub struct Store {
     /// Read-only mode: the primary's own pt-heartbeat row, which tells whether pt-heartbeat
     /// runs and in which zone it writes.
     pt_primary: Option<crate::poll::PtRead>,
+    /// The configured primary's name: fixed at construction, looked up on every heartbeat read.
+    primary: Option<String>,
 }
 
 impl Store {
@@ -64,6 +66,10 @@ impl Store {
             order: Vec::new(),
             writer: WriterState::Starting,
             pt_primary: None,
+            primary: configured
+                .iter()
+                .find(|(_, _, role)| *role == Role::Primary)
+                .map(|(name, _, _)| name.clone()),
             settings,
         };
         for (name, endpoint, role) in configured {
@@ -147,11 +153,7 @@ impl Store {
     /// replica's clock runs ahead of the primary's (pt-heartbeat is taken to run on the primary's
     /// host, as it usually does).
     fn apply_pt(&mut self, node: &str, read: crate::poll::PtRead) {
-        let is_primary = self
-            .nodes
-            .get(node)
-            .is_some_and(|n| n.configured_role == Some(Role::Primary));
-        if is_primary {
+        if self.primary.as_deref() == Some(node) {
             self.pt_primary = Some(read);
             return;
         }
@@ -189,12 +191,7 @@ impl Store {
                 .and_then(|n| n.clock)
                 .map(|(o, _, _)| o)
         };
-        let primary = self
-            .nodes
-            .values()
-            .find(|n| n.configured_role == Some(Role::Primary))
-            .map(|n| n.name.as_str());
-        match (offset(node), primary.and_then(offset)) {
+        match (offset(node), self.primary.as_deref().and_then(offset)) {
             (Some(mine), Some(theirs)) => mine - theirs,
             _ => 0,
         }
