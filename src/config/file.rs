@@ -154,9 +154,9 @@ impl Source<'_> {
     /// Where a span is, naming the key found on its line unless the caller knows better.
     pub fn origin(&self, span: Option<Range<usize>>, key: Option<&str>) -> Origin {
         let position = span.map(|span| self.position(span.start));
-        let key = key
-            .map(str::to_owned)
-            .or_else(|| position.and_then(|(line, _)| key_on_line(self.text, line)));
+        let key = key.map(str::to_owned).or_else(|| {
+            position.and_then(|(line, _)| super::location::key_on_line(self.text, line))
+        });
         Origin::File {
             path: self.path.to_owned(),
             position,
@@ -166,7 +166,7 @@ impl Source<'_> {
 
     /// 1-based line and column (in characters) of a byte offset.
     fn position(&self, offset: usize) -> (u32, u32) {
-        crate::config::line_column(self.text, offset)
+        crate::config::location::line_column(self.text, offset)
     }
 
     fn at<T>(&self, value: &Spanned<T>, key: &str) -> Origin {
@@ -404,39 +404,4 @@ impl FileConfig {
 /// A backlog counts transactions, so only a whole number, 0 or more, passes.
 fn count(value: &toml::Value) -> Option<u64> {
     value.as_integer().and_then(|n| u64::try_from(n).ok())
-}
-
-/// The dotted key a 1-based line defines, read from the text itself because the toml crate
-/// keeps the key path of an error private; on a `[table]` line it is the table.
-fn key_on_line(text: &str, line: u32) -> Option<String> {
-    let mut table: Option<String> = None;
-    for (index, raw) in text.split('\n').enumerate() {
-        let trimmed = raw.trim();
-        if let Some(header) = trimmed.strip_prefix('[') {
-            let header = header.trim_start_matches('[');
-            let end = header.find(']').unwrap_or(header.len());
-            table = Some(unquote(&header[..end]));
-        } else if index + 1 == line as usize {
-            if trimmed.starts_with('#') {
-                return table;
-            }
-            let key = trimmed.split_once('=').map(|(key, _)| unquote(key));
-            return match (table, key) {
-                (Some(table), Some(key)) => Some(format!("{table}.{key}")),
-                (table, key) => key.or(table),
-            };
-        }
-        if index + 1 == line as usize {
-            return table;
-        }
-    }
-    table
-}
-
-fn unquote(key: &str) -> String {
-    key.trim()
-        .split('.')
-        .map(|part| part.trim().trim_matches(|c| c == '"' || c == '\''))
-        .collect::<Vec<_>>()
-        .join(".")
 }

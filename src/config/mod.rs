@@ -8,6 +8,7 @@
 mod dsn;
 mod duration;
 mod file;
+pub mod location;
 mod password;
 
 use std::fmt;
@@ -388,20 +389,4 @@ fn hostname() -> String {
         .and_then(clean)
         .or_else(|| std::env::var("HOSTNAME").ok().and_then(clean))
         .unwrap_or_else(|| "host".to_owned())
-}
-
-/// 1-based line and column (in characters) of a byte offset into `text`: how config and theme
-/// errors point at the mistake.
-#[must_use]
-pub fn line_column(text: &str, offset: usize) -> (u32, u32) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    (small(line), small(column))
 }

@@ -80,7 +80,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Theme, ThemeError> {
         let offset = err.span().map_or(0, |span| span.start);
         let (line, _) = src.position(offset);
         ThemeError::Syntax {
-            at: src.at(offset, key_on_line(text, line)),
+            at: src.at(offset, crate::config::location::key_on_line(text, line)),
             detail: err.to_string().trim_end().to_owned(),
         }
     })?;
@@ -209,7 +209,7 @@ impl Source<'_> {
 
     /// 1-based line and column (in characters) of a byte offset.
     fn position(&self, offset: usize) -> (u32, u32) {
-        crate::config::line_column(self.text, offset)
+        crate::config::location::line_column(self.text, offset)
     }
 }
 
@@ -251,38 +251,4 @@ fn names<T>(list: &[(&str, T)]) -> String {
         .map(|(name, _)| *name)
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The dotted key a 1-based line defines, read from the text itself because a syntax error has
-/// no parsed tree to ask; on a `[table]` line it is the table. Only for syntax errors: every
-/// other error knows its key exactly.
-fn key_on_line(text: &str, line: u32) -> Option<String> {
-    let mut table: Option<String> = None;
-    for (index, raw) in text.split('\n').enumerate() {
-        let trimmed = raw.trim();
-        let here = index + 1 == line as usize;
-        if let Some(header) = trimmed.strip_prefix('[') {
-            let header = header.trim_start_matches('[');
-            let end = header.find(']').unwrap_or(header.len());
-            table = Some(unquote(&header[..end]));
-        } else if here && !trimmed.starts_with('#') {
-            let key = trimmed.split_once('=').map(|(key, _)| unquote(key));
-            return match (table, key) {
-                (Some(table), Some(key)) => Some(format!("{table}.{key}")),
-                (table, key) => key.or(table),
-            };
-        }
-        if here {
-            return table;
-        }
-    }
-    table
-}
-
-fn unquote(key: &str) -> String {
-    key.trim()
-        .split('.')
-        .map(|part| part.trim().trim_matches(|c| c == '"' || c == '\''))
-        .collect::<Vec<_>>()
-        .join(".")
 }
