@@ -1,6 +1,10 @@
 //! The config module through its public API: files, flags, DSNs, passwords and every way they
 //! can be wrong.
 
+#[path = "common/bad_files.rs"]
+mod bad_files;
+
+use bad_files::{assert_mentions, bad_files};
 use std::fmt::Write as _;
 use std::fs;
 use std::io;
@@ -47,12 +51,6 @@ fn load_err(cli: &CliOverrides) -> String {
     let err = load(cli, Some(PASSWORD)).expect_err("the config is refused");
     assert_eq!(err.exit_code(), 2);
     err.to_string()
-}
-
-fn assert_mentions(message: &str, needles: &[&str]) {
-    for needle in needles {
-        assert!(message.contains(needle), "no {needle:?} in:\n{message}");
-    }
 }
 
 fn tempdir() -> tempfile::TempDir {
@@ -377,27 +375,11 @@ fn unreadable_empty_or_open_password_files() {
     }
 }
 
-/// Each file starts with `# expect: line N, key `K`, says: TEXT`; the message must hold the
-/// file name, `line N`, the key and the text.
 #[test]
 fn bad_configs_name_file_line_and_key() {
-    let dir = fs::read_dir(manifest_path("tests/bad_configs")).expect("bad_configs");
-    let mut files: Vec<_> = dir.map(|entry| entry.expect("dir entry").path()).collect();
-    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
-    files.sort();
-    assert!(files.len() >= 8, "only {} bad configs", files.len());
-    for path in files {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let name = name.unwrap_or_default();
-        let text = fs::read_to_string(&path).expect("read bad config");
-        let expect = text
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("# expect: "));
-        let (line, rest) = expect.and_then(|e| e.split_once(", key ")).expect(&name);
-        let (key, says) = rest.split_once(", says: ").expect(&name);
-        let message = load_err(&with_config(path));
-        assert_mentions(&message, &[&name, &format!("{line},"), key, says]);
+    for bad in bad_files(&manifest_path("tests/bad_configs"), 8) {
+        let message = load_err(&with_config(bad.path.clone()));
+        bad.assert_named_in(&message, &bad.name);
         assert!(!message.contains("hunter2"), "{message}");
     }
 }

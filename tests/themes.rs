@@ -1,6 +1,10 @@
 //! Themes through their public API: the shipped files, overriding key by key, `NO_COLOR`, and
 //! every way a theme can be wrong.
 
+#[path = "common/bad_files.rs"]
+mod bad_files;
+
+use bad_files::{assert_mentions, bad_files};
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -20,12 +24,6 @@ fn shipped_path(name: &str) -> PathBuf {
 
 fn load_path(path: &Path) -> Result<Theme, ThemeError> {
     Theme::load(&path.display().to_string())
-}
-
-fn assert_mentions(message: &str, needles: &[&str]) {
-    for needle in needles {
-        assert!(message.contains(needle), "no {needle:?} in:\n{message}");
-    }
 }
 
 /// The message of a refused theme, checking on the way that it is a usage error.
@@ -218,30 +216,15 @@ fn an_existing_file_is_a_path_even_without_extension() {
     assert_eq!(load_path(&path).expect("theme").lag, Color::Blue);
 }
 
-/// Each file starts with `# expect: line N, key `K`, says: TEXT`; the message must hold the
-/// file name, `line N`, the key and the text.
 #[test]
 fn bad_themes_name_file_line_and_key() {
-    let dir = fs::read_dir(manifest_path("tests/bad_themes")).expect("bad_themes");
-    let mut files: Vec<_> = dir.map(|entry| entry.expect("dir entry").path()).collect();
-    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
-    files.sort();
-    assert!(files.len() >= 6, "only {} bad themes", files.len());
-    for path in files {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let name = name.unwrap_or_default();
-        let text = fs::read_to_string(&path).expect("read bad theme");
-        let expect = text
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("# expect: "));
-        let (line, rest) = expect.and_then(|e| e.split_once(", key ")).expect(&name);
-        let (key, says) = rest.split_once(", says: ").expect(&name);
-        let message = refused(load_path(&path));
-        assert_mentions(&message, &[&name, &format!("{line},"), key, says]);
+    for bad in bad_files(&manifest_path("tests/bad_themes"), 6) {
+        bad.assert_named_in(&refused(load_path(&bad.path)), &bad.name);
         // The same text read directly names the origin it is given.
-        let message = refused(Theme::from_toml(&text, "given-origin"));
-        assert_mentions(&message, &["given-origin", &format!("{line},"), key, says]);
+        bad.assert_named_in(
+            &refused(Theme::from_toml(&bad.text, "given-origin")),
+            "given-origin",
+        );
     }
 }
 
