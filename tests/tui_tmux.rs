@@ -57,6 +57,18 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Types the command that starts rwtop on the sandbox's config, echoing its exit status
+    /// when it ends, as a person would in a shell.
+    fn run_rwtop(&self, t: &TestSandbox) {
+        let config = t.sandbox().dir().join("rwtop.toml");
+        let command = format!(
+            "{} --config {} ; echo EXIT=$?",
+            env!("CARGO_BIN_EXE_rwtop"),
+            config.display()
+        );
+        self.send(&[&command, "Enter"]);
+    }
+
     /// Waits until the pane shows all of `texts`; returns the pane.
     fn wait_for(&self, texts: &[&str]) -> String {
         let start = Instant::now();
@@ -85,16 +97,8 @@ impl Drop for Tmux {
 #[test]
 fn live_tui_in_tmux_shows_replicas_reacts_to_keys_and_quits_cleanly() {
     let t = TestSandbox::start(2, false);
-    let config = t.sandbox().dir().join("rwtop.toml");
     let tmux = Tmux::start(120, 40);
-    tmux.send(&[
-        &format!(
-            "{} --config {} ; echo EXIT=$?",
-            env!("CARGO_BIN_EXE_rwtop"),
-            config.display()
-        ),
-        "Enter",
-    ]);
+    tmux.run_rwtop(&t);
     // Both replicas, live: their rows and the topology tree.
     let pane = tmux.wait_for(&["r1", "r2", "primary", " quit"]);
     assert!(!pane.contains("EXIT="), "still running:\n{pane}");
@@ -136,16 +140,8 @@ fn live_tui_in_tmux_shows_replicas_reacts_to_keys_and_quits_cleanly() {
 #[test]
 fn tiny_terminal_shows_a_notice_not_a_panic() {
     let t = TestSandbox::start(1, false);
-    let config = t.sandbox().dir().join("rwtop.toml");
     let tmux = Tmux::start(60, 15);
-    tmux.send(&[
-        &format!(
-            "{} --config {} ; echo EXIT=$?",
-            env!("CARGO_BIN_EXE_rwtop"),
-            config.display()
-        ),
-        "Enter",
-    ]);
+    tmux.run_rwtop(&t);
     tmux.wait_for(&["terminal too small", "60×15"]);
     tmux.send(&["q"]);
     tmux.wait_for(&["EXIT=0"]);
