@@ -245,21 +245,11 @@ mod tests {
         super::super::header::tests::draw(render, snapshot, &UiState::default(), width, height)
     }
 
-    fn rows(buf: &Buffer) -> Vec<String> {
-        super::super::header::tests::lines(buf)
-    }
+    use super::super::header::tests::buffer_text as text;
 
-    fn text(buf: &Buffer) -> String {
-        rows(buf).join("\n")
-    }
-
-    /// Row and column of the first cell where `needle` starts.
+    /// Row, then column, of the first cell where `needle` starts: compares in reading order.
     fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
-        rows(buf).iter().enumerate().find_map(|(y, row)| {
-            let col = row.find(needle)?;
-            let x = row.get(..col)?.chars().count();
-            Some((u16::try_from(y).ok()?, u16::try_from(x).ok()?))
-        })
+        super::super::header::tests::find(buf, needle).map(|(x, y)| (y, x))
     }
 
     fn fg_at(buf: &Buffer, needle: &str) -> Option<Color> {

@@ -603,22 +603,7 @@ mod tests {
         super::super::header::tests::draw(render, snapshot, state, width, height)
     }
 
-    fn rows(buf: &Buffer) -> Vec<String> {
-        super::super::header::tests::lines(buf)
-    }
-
-    fn text(buf: &Buffer) -> String {
-        rows(buf).join("\n")
-    }
-
-    /// The cell where `needle` starts.
-    fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
-        rows(buf).iter().enumerate().find_map(|(y, row)| {
-            let col = row.find(needle)?;
-            let x = row.get(..col)?.chars().count();
-            Some((u16::try_from(x).ok()?, u16::try_from(y).ok()?))
-        })
-    }
+    use super::super::header::tests::{buffer_text as text, find, lines as rows};
 
     fn is_braille(c: char) -> bool {
         ('\u{2801}'..='\u{28FF}').contains(&c)

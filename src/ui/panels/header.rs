@@ -231,6 +231,20 @@ pub(crate) mod tests {
         terminal.backend().buffer().clone()
     }
 
+    /// The whole buffer as text, one line per row.
+    pub(crate) fn buffer_text(buf: &Buffer) -> String {
+        lines(buf).join("\n")
+    }
+
+    /// Column and row of the first cell where `needle` starts.
+    pub(crate) fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
+        lines(buf).iter().enumerate().find_map(|(y, row)| {
+            let col = row.find(needle)?;
+            let x = row.get(..col)?.chars().count();
+            Some((u16::try_from(x).ok()?, u16::try_from(y).ok()?))
+        })
+    }
+
     pub(crate) fn lines(buf: &Buffer) -> Vec<String> {
         let width = usize::from(buf.area.width).max(1);
         buf.content
