@@ -119,6 +119,7 @@ fn snapshot(replicas: u64) -> Snapshot {
         },
         nodes,
         alerts: AlertsView::default(),
+        probes: rwtop::probe::ProbesView::default(),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod export;
 pub mod gtid;
 pub mod mysql;
 pub mod poll;
+pub mod probe;
 pub mod sandbox;
 pub mod store;
 pub mod ui;

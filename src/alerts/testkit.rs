@@ -140,6 +140,7 @@ impl Topo {
                 },
                 nodes: vec![node("db1", Role::Primary, 1)],
                 alerts: crate::alerts::AlertsView::default(),
+                probes: crate::probe::ProbesView::default(),
             },
         };
         topo.add_replica("r1", "db1", 2);

@@ -33,6 +33,7 @@ pub struct Settings {
     pub keys: std::collections::BTreeMap<String, String>,
     pub heartbeat: HeartbeatConfig,
     pub thresholds: Thresholds,
+    pub probe: crate::probe::ProbeSettings,
 }
 
 impl Default for Settings {
@@ -47,6 +48,7 @@ impl Default for Settings {
             keys: std::collections::BTreeMap::new(),
             heartbeat: HeartbeatConfig::default(),
             thresholds: Thresholds::default(),
+            probe: crate::probe::ProbeSettings::default(),
         }
     }
 }
@@ -377,6 +379,7 @@ impl FileConfig {
             keys: self.keys.clone(),
             heartbeat: self.heartbeat.resolve(src)?,
             thresholds: self.thresholds.resolve(src)?,
+            probe: crate::probe::ProbeSettings::default(),
         })
     }
 

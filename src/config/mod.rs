@@ -111,6 +111,7 @@ pub struct Config {
     pub keys: std::collections::BTreeMap<String, String>,
     pub heartbeat: HeartbeatConfig,
     pub thresholds: Thresholds,
+    pub probe: crate::probe::ProbeSettings,
     /// For the caller to show; none contains a password.
     pub warnings: Vec<String>,
 }
@@ -326,6 +327,7 @@ impl Config {
             keys: settings.keys,
             heartbeat: settings.heartbeat,
             thresholds: settings.thresholds,
+            probe: settings.probe,
             warnings: Vec::new(),
         })
     }

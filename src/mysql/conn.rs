@@ -241,6 +241,22 @@ impl NodeConn {
         run_query(&mut self.conn, self.addr.clone(), self.query_timeout, sql).await
     }
 
+    /// Runs a statement that may legitimately take longer than the query timeout (a wait
+    /// function given its own timeout): `within` replaces the configured query timeout.
+    pub async fn query_rows_within(
+        &mut self,
+        sql: &str,
+        within: Duration,
+    ) -> Result<Vec<RawRow>, SqlError> {
+        run_query(&mut self.conn, self.addr.clone(), within, sql).await
+    }
+
+    /// The query timeout this connection was opened with.
+    #[must_use]
+    pub fn query_timeout(&self) -> Duration {
+        self.query_timeout
+    }
+
     /// Rows of a read from a table that may not exist yet (rwtop's heartbeat before the writer
     /// reached this node, a pt-heartbeat table): a missing schema or table is no rows, not an
     /// error of the node.

@@ -23,3 +23,10 @@ pub use replica_status::{
 };
 pub use row::{RawRow, RowError, Vertical, parse_vertical};
 pub use semisync::SemiSync;
+
+/// A string literal for SQL. Values that come from configuration or from a server (a writer id,
+/// a GTID, a binlog file name) are escaped rather than trusted.
+#[must_use]
+pub fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}

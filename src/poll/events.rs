@@ -131,4 +131,8 @@ pub enum PollEvent {
         at: Instant,
     },
     Writer(WriterState),
+    /// A test read finished.
+    Probe(Box<crate::probe::ProbeResult>),
+    /// What the prober is busy with, `None` when idle.
+    ProbeRunning(Option<String>),
 }

@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::events::{PollEvent, WriterState};
 use super::node_poller::backoff;
-use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts};
+use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts, literal};
 
 /// How often an observer tries to take the lock over from a writer that may have gone away,
 /// and a refused writer re-checks `read_only` (a failover can make the node writable).
@@ -24,12 +24,6 @@ pub struct WriterSpec {
     pub timeouts: Timeouts,
     pub interval: Duration,
     pub writer_id: String,
-}
-
-/// A string literal for SQL: the writer id comes from configuration, so it is escaped rather
-/// than trusted.
-fn literal(text: &str) -> String {
-    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 #[must_use]

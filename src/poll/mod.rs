@@ -23,6 +23,9 @@ use crate::store::{self, Discovered, Role, Snapshot, Store, StoreSettings};
 /// rather than growing memory without limit.
 const EVENT_QUEUE: usize = 4096;
 
+/// Test reads waiting their turn; more presses than this are refused rather than piled up.
+const PROBE_QUEUE: usize = 4;
+
 /// Everything the engine needs, independent of where it came from (config file, flags, tests).
 #[derive(Debug, Clone)]
 pub struct EngineSpec {
@@ -46,6 +49,8 @@ pub struct Engine {
     nudges: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Notify>>>>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
+    /// Test-read requests to the prober task; `None` without a primary.
+    probes: Option<mpsc::Sender<crate::probe::ProbeRequest>>,
 }
 
 impl Engine {
@@ -139,6 +144,9 @@ impl Engine {
             let _ = events_tx.try_send(PollEvent::Writer(WriterState::Refused { reason }));
         }
 
+        let probes = crate::probe::ProbeSpec::from_engine(spec)
+            .map(|probe_spec| spawn_prober(probe_spec, &mut tasks, &snap_rx, &events_tx, &stop_rx));
+
         // Discovered nodes get pollers like configured ones.
         let template = poller("", &Endpoint::default());
         tasks.spawn(spawn_discovered(
@@ -149,6 +157,7 @@ impl Engine {
             nudges,
             stop: stop_tx,
             tasks,
+            probes,
         }
     }
 
@@ -172,6 +181,15 @@ impl Engine {
         })
     }
 
+    /// Queues a test read or a bake-off. False when there is no primary to probe or the queue is
+    /// full (the operator pressed faster than probes run).
+    #[must_use = "false means the request was not queued"]
+    pub fn probe(&self, request: crate::probe::ProbeRequest) -> bool {
+        self.probes
+            .as_ref()
+            .is_some_and(|tx| tx.try_send(request).is_ok())
+    }
+
     #[must_use]
     pub fn latest(&self) -> Arc<Snapshot> {
         self.snapshots.borrow().clone()
@@ -188,6 +206,25 @@ impl Engine {
             self.tasks.abort_all();
         }
     }
+}
+
+/// Test reads, one at a time, in their own task with their own connections.
+fn spawn_prober(
+    spec: crate::probe::ProbeSpec,
+    tasks: &mut JoinSet<()>,
+    snapshots: &watch::Receiver<Arc<Snapshot>>,
+    events: &mpsc::Sender<PollEvent>,
+    stop: &watch::Receiver<bool>,
+) -> mpsc::Sender<crate::probe::ProbeRequest> {
+    let (tx, rx) = mpsc::channel(PROBE_QUEUE);
+    tasks.spawn(crate::probe::task::run(
+        crate::probe::Prober::new(spec),
+        rx,
+        snapshots.clone(),
+        events.clone(),
+        stop.clone(),
+    ));
+    tx
 }
 
 /// Gives nodes the store discovered a poller like a configured one's, until the engine stops.

@@ -52,6 +52,7 @@ pub struct Store {
     pt_primary: Option<crate::poll::PtRead>,
     /// The configured primary's name: fixed at construction, looked up on every heartbeat read.
     primary: Option<String>,
+    probes: crate::probe::ProbeBook,
 }
 
 impl Store {
@@ -65,6 +66,7 @@ impl Store {
             nodes: BTreeMap::new(),
             order: Vec::new(),
             writer: WriterState::Starting,
+            probes: crate::probe::ProbeBook::default(),
             pt_primary: None,
             primary: configured
                 .iter()
@@ -145,6 +147,8 @@ impl Store {
             }
             PollEvent::Ack { seq, at } => self.acks.push(seq, at),
             PollEvent::Writer(state) => self.writer = state,
+            PollEvent::Probe(result) => self.probes.record(*result),
+            PollEvent::ProbeRunning(what) => self.probes.set_running(what),
         }
         Vec::new()
     }
@@ -301,6 +305,7 @@ impl Store {
             },
             nodes,
             alerts: crate::alerts::AlertsView::default(),
+            probes: self.probes.view(),
         }
     }
 }

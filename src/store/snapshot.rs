@@ -29,6 +29,9 @@ pub struct Snapshot {
     pub nodes: Vec<NodeView>,
     /// Judged by the alert engine on this very snapshot (empty when built outside the store task).
     pub alerts: crate::alerts::AlertsView,
+    /// Test reads: recent results and a tally per strategy and replica.
+    #[serde(default)]
+    pub probes: crate::probe::ProbesView,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,0 +1,85 @@
+//! Interactive test reads (DESIGN.md §6): a probe writes a unique marker row on the primary and
+//! reads it back following one read-after-write strategy, reporting fresh, stale, fell back or
+//! error with the time waited and the queries spent. A bake-off runs every strategy N times.
+
+pub mod bakeoff;
+pub mod book;
+mod marker;
+pub mod outcome;
+mod route;
+mod runner;
+pub mod strategy;
+pub mod task;
+
+use std::collections::BTreeMap;
+
+pub use bakeoff::BakeoffPlan;
+pub use book::{ProbeBook, ProbesView};
+pub use outcome::{Outcome, ProbeResult, Tally, TallyView, WaitMs};
+pub use runner::{ProbeError, Prober};
+pub use strategy::{CATALOGUE, ProbeDefaults, Strategy, short_duration};
+pub use task::ProbeRequest;
+
+use crate::mysql::{Endpoint, Timeouts};
+
+/// Test-read settings (`[probe]` in the config).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeSettings {
+    /// Parameters of bare strategy names.
+    pub defaults: ProbeDefaults,
+    /// The strategy `t` and `p` use until the operator picks another.
+    pub strategy: Strategy,
+    /// Probes per strategy in a bake-off.
+    pub count: u32,
+    /// Pause between two probes of a bake-off.
+    pub spacing: std::time::Duration,
+}
+
+impl Default for ProbeSettings {
+    fn default() -> Self {
+        let defaults = ProbeDefaults::default();
+        Self {
+            strategy: Strategy::GtidWait(defaults.timeout),
+            defaults,
+            count: 10,
+            spacing: std::time::Duration::from_millis(100),
+        }
+    }
+}
+
+/// What the prober needs to know about the topology.
+#[derive(Debug, Clone)]
+pub struct ProbeSpec {
+    /// The node probes write to, by name.
+    pub primary: (String, Endpoint),
+    /// Configured replicas; discovered ones are learnt from snapshots.
+    pub endpoints: BTreeMap<String, Endpoint>,
+    pub timeouts: Timeouts,
+    /// Starts every marker's token (the heartbeat writer id), so rows say who wrote them.
+    pub token_prefix: String,
+    /// `--read-only`: every probe is refused, since a probe writes.
+    pub read_only: bool,
+}
+
+impl ProbeSpec {
+    /// From the engine's spec; `None` without a primary.
+    #[must_use]
+    pub fn from_engine(spec: &crate::poll::EngineSpec) -> Option<Self> {
+        let (name, endpoint, _) = spec
+            .nodes
+            .iter()
+            .find(|(_, _, role)| *role == crate::store::Role::Primary)?;
+        Some(Self {
+            primary: (name.clone(), endpoint.clone()),
+            endpoints: spec
+                .nodes
+                .iter()
+                .filter(|(n, _, _)| n != name)
+                .map(|(n, e, _)| (n.clone(), e.clone()))
+                .collect(),
+            timeouts: spec.timeouts,
+            token_prefix: spec.writer_id.clone(),
+            read_only: spec.read_only,
+        })
+    }
+}
