@@ -329,15 +329,14 @@ impl Prober {
         let start = Instant::now();
         let rows = self.query_within(a, target, &sql, within).await?;
         a.waited = start.elapsed();
-        let timed_out = match (target_family, wait_result(&rows)?) {
-            (_, Some(0)) => false,
-            (Family::Mariadb, Some(-1)) | (Family::Mysql, Some(1)) => true,
+        match (target_family, wait_result(&rows)?) {
+            (_, Some(0)) => return Ok(Route::Replica(target.to_owned())),
+            (Family::Mariadb, Some(-1)) | (Family::Mysql, Some(1)) => {}
             (_, other) => {
                 let got = other.map_or_else(|| "NULL".to_owned(), |n| n.to_string());
                 return Ok(Route::FallBack(format!("{function} returned {got}")));
             }
-        };
-        debug_assert!(timed_out);
+        }
         // The wait function cannot tell a slow replica from a stopped one; the status can.
         let status = self.status(a, target).await?;
         let why = if status.sql_running {
