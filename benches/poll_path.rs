@@ -272,6 +272,7 @@ fn store_memory() -> Result<()> {
         template: None,
         pt_table: None,
         alerts: rwtop::alerts::AlertSettings::default(),
+        drain_backend: None,
     };
 
     let rss_before = rss_kib()?;

@@ -120,6 +120,7 @@ fn snapshot(replicas: u64) -> Snapshot {
         nodes,
         alerts: AlertsView::default(),
         probes: rwtop::probe::ProbesView::default(),
+        drain: rwtop::drain::DrainView::default(),
     }
 }
 

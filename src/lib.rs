@@ -6,6 +6,7 @@
 pub mod alerts;
 pub mod config;
 pub mod demo;
+pub mod drain;
 pub mod export;
 pub mod gtid;
 pub mod mysql;

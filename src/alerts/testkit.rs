@@ -141,6 +141,7 @@ impl Topo {
                 nodes: vec![node("db1", Role::Primary, 1)],
                 alerts: crate::alerts::AlertsView::default(),
                 probes: crate::probe::ProbesView::default(),
+                drain: crate::drain::DrainView::default(),
             },
         };
         topo.add_replica("r1", "db1", 2);

@@ -169,6 +169,7 @@ impl Demo {
             read_only: false,
             pt_table: defaults.pt_table,
             thresholds: crate::config::Thresholds::default(),
+            drain: None,
         }
     }
 

@@ -133,6 +133,8 @@ pub enum PollEvent {
     Writer(WriterState),
     /// A test read finished.
     Probe(Box<crate::probe::ProbeResult>),
+    /// A drain action's record or the load balancer's view.
+    Drain(crate::drain::DrainEvent),
     /// What the prober is busy with, `None` when idle.
     ProbeRunning(Option<String>),
 }

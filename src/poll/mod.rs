@@ -23,8 +23,9 @@ use crate::store::{self, Discovered, Role, Snapshot, Store, StoreSettings};
 /// rather than growing memory without limit.
 const EVENT_QUEUE: usize = 4096;
 
-/// Test reads waiting their turn; more presses than this are refused rather than piled up.
-const PROBE_QUEUE: usize = 4;
+/// Test reads or drains waiting their turn; more presses than this are refused rather than piled
+/// up.
+const WORKER_QUEUE: usize = 4;
 
 /// Everything the engine needs, independent of where it came from (config file, flags, tests).
 #[derive(Debug, Clone)]
@@ -41,6 +42,8 @@ pub struct EngineSpec {
     pub read_only: bool,
     pub pt_table: String,
     pub thresholds: crate::config::Thresholds,
+    /// The load balancer drains go through; `None` without one.
+    pub drain: Option<crate::drain::DrainSpec>,
 }
 
 pub struct Engine {
@@ -51,6 +54,8 @@ pub struct Engine {
     tasks: JoinSet<()>,
     /// Test-read requests to the prober task; `None` without a primary.
     probes: Option<mpsc::Sender<crate::probe::ProbeRequest>>,
+    /// Drain requests to the drain task; `None` without a backend.
+    drains: Option<mpsc::Sender<crate::drain::DrainRequest>>,
 }
 
 impl Engine {
@@ -70,6 +75,7 @@ impl Engine {
             discovery: spec.discovery,
             template: primary.map(|(_, endpoint, _)| endpoint.clone()),
             pt_table: spec.read_only.then(|| spec.pt_table.clone()),
+            drain_backend: spec.drain.as_ref().map(|d| d.backend.kind().to_owned()),
             alerts: crate::alerts::AlertSettings::from_thresholds(
                 &spec.thresholds,
                 spec.interval,
@@ -128,24 +134,21 @@ impl Engine {
                 stop_rx.clone(),
             ));
         }
-        if let (false, Some((_, endpoint, _))) = (spec.read_only, primary) {
-            let writer = WriterSpec {
-                endpoint: endpoint.clone(),
-                timeouts: spec.timeouts,
-                interval: spec.heartbeat_interval,
-                writer_id: spec.writer_id.clone(),
-            };
-            tasks.spawn(heartbeat::run(writer, events_tx.clone(), stop_rx.clone()));
-        } else {
-            let reason = format!(
-                "read-only mode: rwtop writes nothing; lag comes from pt-heartbeat's {}",
-                spec.pt_table
-            );
-            let _ = events_tx.try_send(PollEvent::Writer(WriterState::Refused { reason }));
-        }
+        spawn_writer(spec, &mut tasks, &events_tx, &stop_rx);
 
-        let probes = crate::probe::ProbeSpec::from_engine(spec)
-            .map(|probe_spec| spawn_prober(probe_spec, &mut tasks, &snap_rx, &events_tx, &stop_rx));
+        // Test reads and drains: one request at a time each, in tasks of their own.
+        let (snaps, events, stop) = (&snap_rx, &events_tx, &stop_rx);
+        let probes = crate::probe::ProbeSpec::from_engine(spec).map(|probe| {
+            let prober = crate::probe::Prober::new(probe);
+            spawn_worker(&mut tasks, |rx| {
+                crate::probe::task::run(prober, rx, snaps.clone(), events.clone(), stop.clone())
+            })
+        });
+        let drains = spec.drain.clone().map(|drain| {
+            spawn_worker(&mut tasks, |rx| {
+                crate::drain::task::run(drain, rx, snaps.clone(), events.clone(), stop.clone())
+            })
+        });
 
         // Discovered nodes get pollers like configured ones.
         let template = poller("", &Endpoint::default());
@@ -158,6 +161,7 @@ impl Engine {
             stop: stop_tx,
             tasks,
             probes,
+            drains,
         }
     }
 
@@ -190,6 +194,15 @@ impl Engine {
             .is_some_and(|tx| tx.try_send(request).is_ok())
     }
 
+    /// Queues a drain or undrain. False when no drain backend is configured or the queue is
+    /// full.
+    #[must_use = "false means the request was not queued"]
+    pub fn drain(&self, request: crate::drain::DrainRequest) -> bool {
+        self.drains
+            .as_ref()
+            .is_some_and(|tx| tx.try_send(request).is_ok())
+    }
+
     #[must_use]
     pub fn latest(&self) -> Arc<Snapshot> {
         self.snapshots.borrow().clone()
@@ -208,22 +221,44 @@ impl Engine {
     }
 }
 
-/// Test reads, one at a time, in their own task with their own connections.
-fn spawn_prober(
-    spec: crate::probe::ProbeSpec,
+/// The heartbeat writer on the primary, unless rwtop may write nothing.
+fn spawn_writer(
+    spec: &EngineSpec,
     tasks: &mut JoinSet<()>,
-    snapshots: &watch::Receiver<Arc<Snapshot>>,
-    events: &mpsc::Sender<PollEvent>,
-    stop: &watch::Receiver<bool>,
-) -> mpsc::Sender<crate::probe::ProbeRequest> {
-    let (tx, rx) = mpsc::channel(PROBE_QUEUE);
-    tasks.spawn(crate::probe::task::run(
-        crate::probe::Prober::new(spec),
-        rx,
-        snapshots.clone(),
-        events.clone(),
-        stop.clone(),
-    ));
+    events_tx: &mpsc::Sender<PollEvent>,
+    stop_rx: &watch::Receiver<bool>,
+) {
+    let primary = spec
+        .nodes
+        .iter()
+        .find(|(_, _, role)| *role == Role::Primary);
+    if let (false, Some((_, endpoint, _))) = (spec.read_only, primary) {
+        let writer = WriterSpec {
+            endpoint: endpoint.clone(),
+            timeouts: spec.timeouts,
+            interval: spec.heartbeat_interval,
+            writer_id: spec.writer_id.clone(),
+        };
+        tasks.spawn(heartbeat::run(writer, events_tx.clone(), stop_rx.clone()));
+    } else {
+        let reason = format!(
+            "read-only mode: rwtop writes nothing; lag comes from pt-heartbeat's {}",
+            spec.pt_table
+        );
+        let _ = events_tx.try_send(PollEvent::Writer(WriterState::Refused { reason }));
+    }
+}
+
+/// Spawns a task that serves requests from a small queue, and returns the queue's sender.
+fn spawn_worker<R, F>(
+    tasks: &mut JoinSet<()>,
+    task: impl FnOnce(mpsc::Receiver<R>) -> F,
+) -> mpsc::Sender<R>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(WORKER_QUEUE);
+    tasks.spawn(task(rx));
     tx
 }
 
@@ -279,6 +314,7 @@ impl EngineSpec {
             read_only: config.read_only,
             pt_table: config.heartbeat.pt_table.clone(),
             thresholds: config.thresholds,
+            drain: None,
         }
     }
 }

@@ -431,7 +431,8 @@ fn lag_bound(lag: &Lag) -> Option<Duration> {
     }
 }
 
-/// Lag-threshold routing: the target when its measured lag is within `max`, else the replica
+/// Lag-threshold routing over the replicas that are not drained: the target when its measured
+/// lag is within `max`, else the replica
 /// with the least lag within `max`, else the primary. Returns the route, how long after the
 /// write to read (the chosen replica's lag) and a note when it routed away from the target.
 fn lag_route(
@@ -445,6 +446,10 @@ fn lag_route(
         let Some(replica) = &node.replica else {
             continue;
         };
+        if view.drain.is_drained(&node.name) {
+            refused.push(format!("{} drained", node.name));
+            continue;
+        }
         let running = replica.sql_running && replica.io_running == crate::mysql::IoRunning::Yes;
         match lag_bound(&replica.heartbeat_lag) {
             Some(lag) if running && lag <= max => eligible.push((lag, node.name.as_str())),

@@ -37,6 +37,8 @@ pub struct StoreSettings {
     /// Read-only mode: lag comes from this pt-heartbeat table.
     pub pt_table: Option<String>,
     pub alerts: crate::alerts::AlertSettings,
+    /// The drain backend's kind, for display; `None` without one.
+    pub drain_backend: Option<String>,
 }
 
 pub struct Store {
@@ -53,6 +55,7 @@ pub struct Store {
     /// The configured primary's name: fixed at construction, looked up on every heartbeat read.
     primary: Option<String>,
     probes: crate::probe::ProbeBook,
+    drains: crate::drain::DrainBook,
 }
 
 impl Store {
@@ -67,6 +70,7 @@ impl Store {
             order: Vec::new(),
             writer: WriterState::Starting,
             probes: crate::probe::ProbeBook::default(),
+            drains: crate::drain::DrainBook::new(settings.drain_backend.clone()),
             pt_primary: None,
             primary: configured
                 .iter()
@@ -149,6 +153,7 @@ impl Store {
             PollEvent::Writer(state) => self.writer = state,
             PollEvent::Probe(result) => self.probes.record(*result),
             PollEvent::ProbeRunning(what) => self.probes.set_running(what),
+            PollEvent::Drain(event) => self.drains.apply(event),
         }
         Vec::new()
     }
@@ -306,6 +311,7 @@ impl Store {
             nodes,
             alerts: crate::alerts::AlertsView::default(),
             probes: self.probes.view(),
+            drain: self.drains.view(),
         }
     }
 }

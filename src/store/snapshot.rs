@@ -32,6 +32,9 @@ pub struct Snapshot {
     /// Test reads: recent results and a tally per strategy and replica.
     #[serde(default)]
     pub probes: crate::probe::ProbesView,
+    /// Drains: rwtop's actions and the load balancer's own view.
+    #[serde(default)]
+    pub drain: crate::drain::DrainView,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -174,6 +174,7 @@ pub fn engine_spec(
         read_only: false,
         pt_table: "percona.heartbeat".to_owned(),
         thresholds: rwtop::config::Thresholds::default(),
+        drain: None,
     }
 }
 
