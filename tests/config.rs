@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use rwtop::config::{CliOverrides, Config, ConfigError, NodeConfig, Settings, parse_dsn};
 use rwtop::mysql::{Secret, Timeouts};
+use rwtop::probe::{ProbeSettings, Strategy};
 
 const PASSWORD: &str = "s3cret-Pw";
 
@@ -112,6 +113,10 @@ fn sample_config_settings_are_the_defaults() {
     assert_eq!(settings.heartbeat.interval, Duration::from_millis(250));
     assert_eq!(settings.heartbeat.pt_table, "percona.heartbeat");
     assert_eq!(settings.thresholds.gtid_backlog, 1000);
+    assert_eq!(settings.probe, ProbeSettings::default());
+    assert_eq!(settings.probe.strategy.to_string(), "gtid-wait(1s)");
+    assert_eq!(settings.probe.defaults.max_lag, Duration::from_secs(1));
+    assert_eq!(settings.probe.count, 10);
 
     let config = load_ok(&with_config(sample));
     let expected = [
@@ -198,6 +203,36 @@ fn cli_overrides_the_file_which_overrides_the_defaults() {
     assert_eq!(config.heartbeat.writer_id, "me");
     assert_eq!(config.heartbeat.read_interval, Duration::from_millis(1500));
     assert_eq!(config.thresholds.gtid_backlog, 7);
+}
+
+#[test]
+fn probe_section_sets_the_strategy_and_its_defaults() {
+    let dir = tempdir();
+    let ms = Duration::from_millis;
+    let text = format!(
+        "{TWO_NODES}\n[thresholds]\nrouting_max_lag_seconds = 2.5\n\n[probe]\n\
+         strategy = \"pos-wait\"\ntimeout = \"500ms\"\nsleep = 0.05\n\
+         sticky_window = \"3s\"\ncount = 3\nspacing = \"1s\"\n"
+    );
+    let probe = load_ok(&config_file(&dir, "a.toml", &text)).probe;
+    // A bare name takes the timeout set beside it, whatever the order of the keys.
+    assert_eq!(probe.strategy, Strategy::PosWait(ms(500)));
+    assert_eq!(probe.defaults.sleep, ms(50));
+    assert_eq!(probe.defaults.sticky_window, Duration::from_secs(3));
+    // Without its own max_lag, lag-threshold follows the routing threshold.
+    assert_eq!(probe.defaults.max_lag, ms(2500));
+    assert_eq!((probe.count, probe.spacing), (3, Duration::from_secs(1)));
+
+    let text = text.replace("\"pos-wait\"", "\"lag-threshold\"\nmax_lag = \"200ms\"");
+    let probe = load_ok(&config_file(&dir, "b.toml", &text)).probe;
+    assert_eq!(probe.strategy, Strategy::LagThreshold(ms(200)));
+    let text = format!("{TWO_NODES}\n[probe]\nstrategy = \"sleep( 20ms )\"\n");
+    let probe = load_ok(&config_file(&dir, "c.toml", &text)).probe;
+    assert_eq!(probe.strategy, Strategy::Sleep(ms(20)));
+    assert_eq!(probe.count, ProbeSettings::default().count);
+    // No [probe] at all: gtid-wait with the default timeout.
+    let probe = load_ok(&config_file(&dir, "d.toml", TWO_NODES)).probe;
+    assert_eq!(probe, ProbeSettings::default());
 }
 
 #[test]

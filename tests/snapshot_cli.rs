@@ -1,5 +1,5 @@
-//! `rwtop snapshot` through the real binary against a real sandbox: the documented JSON, discovery
-//! of replicas (cascaded too), and clear exits for bad configuration.
+//! `rwtop snapshot` and `rwtop probe` through the real binary against a real sandbox: the
+//! documented JSON, discovery of replicas (cascaded too), and clear exits for bad configuration.
 
 mod common;
 
@@ -45,8 +45,9 @@ fn keys(value: &Value, out: &mut BTreeSet<String>) {
         Value::Object(map) => {
             for (k, v) in map {
                 out.insert(k.clone());
-                // Evidence names are each rule's own; the kinds are documented instead.
-                if k != "evidence" {
+                // Evidence names are each rule's own and causes are free text; the kinds are
+                // documented instead.
+                if k != "evidence" && k != "causes" {
                     keys(v, out);
                 }
             }
@@ -62,8 +63,10 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
     let dir = t.sandbox().dir().to_owned();
     // The sandbox's config names the primary and r1, r2; c1 hangs off r1 and is only discovered.
     let (doc, stdout) = snapshot_json(&dir.join("rwtop.toml"));
-    assert_eq!(doc["schema_version"], "1.0");
+    assert_eq!(doc["schema_version"], "1.1");
     assert_eq!(doc["alerts"], Value::Array(Vec::new()));
+    let no_probes = serde_json::json!({ "running": null, "recent": [], "tallies": [] });
+    assert_eq!(doc["probes"], no_probes, "no test read runs in a snapshot");
     assert_eq!(doc["heartbeat"]["writer"], "writing");
     assert_eq!(doc["heartbeat"]["stale"], false);
 
@@ -101,6 +104,7 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
         undocumented.is_empty(),
         "keys missing from docs/json-schema.md: {undocumented:?}"
     );
+    probe_json_is_documented(&dir.join("rwtop.toml"), &documented);
 
     let password = std::fs::read_to_string(dir.join("monitor.password")).unwrap();
     assert!(
@@ -141,6 +145,69 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 1);
+}
+
+/// `rwtop probe --json`: a row per replica and strategy, every key documented; `--read-only`
+/// refuses every probe and exits 1.
+fn probe_json_is_documented(config: &Path, documented: &str) {
+    let config = config.to_str().unwrap();
+    let probe = [
+        "--config",
+        config,
+        "probe",
+        "--strategy",
+        "primary,gtid-wait",
+    ];
+    let out = rwtop(&[&probe[..], &["--count", "2", "--spacing", "10ms", "--json"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("[1/4] primary on r1: fresh"), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(doc["schema_version"], "1.1");
+    let rows = doc["probes"].as_array().unwrap();
+    // Two rounds: the configured replicas take turns, r1 then r2.
+    let described: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{} {} {}", r["strategy"], r["replica"], r["probes"]))
+        .collect();
+    let expected = [
+        "\"primary\" \"r1\" 1",
+        "\"gtid-wait(1s)\" \"r1\" 1",
+        "\"primary\" \"r2\" 1",
+        "\"gtid-wait(1s)\" \"r2\" 1",
+    ];
+    assert_eq!(described, expected);
+    for row in rows {
+        // Neither strategy can read stale (gtid-wait falls back instead), and nothing failed.
+        assert_eq!(
+            (&row["stale"], &row["errors"]),
+            (&Value::from(0), &Value::from(0))
+        );
+        if row["strategy"] == "primary" {
+            assert_eq!(
+                (&row["fresh"], &row["primary_reads"]),
+                (&Value::from(1), &Value::from(1))
+            );
+        }
+    }
+    let mut all = BTreeSet::new();
+    keys(&doc, &mut all);
+    let undocumented: Vec<&String> = all
+        .iter()
+        .filter(|k| !documented.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "probe keys undocumented: {undocumented:?}"
+    );
+
+    let out = rwtop(&["--config", config, "--read-only", "probe", "--count", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("every probe ended in error: refused: read-only"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -6,6 +6,8 @@
 mod demo_cmd;
 mod monitor_cmd;
 mod output;
+mod probe_cmd;
+mod probe_table;
 mod sandbox_cmd;
 mod snapshot_cmd;
 
@@ -94,6 +96,10 @@ pub enum Command {
         #[arg(long, default_value = "3s", value_parser = duration_arg)]
         duration: Duration,
     },
+    /// Test reads: write a marker on the primary and read it back on the replicas with each
+    /// read-after-write strategy, N times; prints fresh/stale/fell-back shares, waits and the
+    /// primary's load per strategy.
+    Probe(probe_cmd::ProbeArgs),
     /// Start, inspect or remove a local replication topology of real servers on 127.0.0.1.
     Sandbox {
         #[command(subcommand)]
@@ -141,6 +147,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Snapshot { json, duration }) => {
             snapshot_cmd::run(&cli.target, json, duration)
         }
+        Some(Command::Probe(args)) => probe_cmd::run(&cli.target, &args),
     }
 }
 
@@ -181,5 +188,45 @@ mod tests {
             Cli::try_parse_from(["rwtop", "snapshot", "--replica", "mysql://u@h:2"]).unwrap();
         assert_eq!(after.target.replicas, ["mysql://u@h:2"]);
         assert!(Cli::try_parse_from(["rwtop", "snapshot", "--duration", "soon"]).is_err());
+
+        let probe = Cli::try_parse_from([
+            "rwtop",
+            "--config",
+            "r.toml",
+            "probe",
+            "--target",
+            "r1",
+            "--strategy",
+            "none,sleep(200ms),gtid-wait",
+            "--count",
+            "20",
+            "--spacing",
+            "50ms",
+            "--json",
+            "--read-only",
+        ])
+        .unwrap();
+        assert!(probe.target.read_only);
+        let Some(Command::Probe(args)) = probe.command else {
+            panic!("not a probe: {probe:?}")
+        };
+        assert_eq!(args.target.as_deref(), Some("r1"));
+        assert_eq!(
+            args.strategy.as_deref(),
+            Some("none,sleep(200ms),gtid-wait")
+        );
+        assert_eq!(args.count, Some(20));
+        assert_eq!(args.spacing, Some(std::time::Duration::from_millis(50)));
+        assert!(args.json);
+        // Bare: every value comes from the config later.
+        let bare = Cli::try_parse_from(["rwtop", "probe"]).unwrap();
+        let Some(Command::Probe(args)) = bare.command else {
+            panic!("not a probe: {bare:?}")
+        };
+        assert_eq!((args.target, args.strategy, args.count), (None, None, None));
+        for bad in [["--count", "0"], ["--spacing", "soon"]] {
+            let line = ["rwtop", "probe", bad[0], bad[1]];
+            assert!(Cli::try_parse_from(line).is_err(), "{line:?}");
+        }
     }
 }

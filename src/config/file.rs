@@ -14,6 +14,7 @@ use super::dsn::{check_pt_table, check_writer_id};
 use super::duration::{RawDuration, parse_duration, parse_interval};
 use super::{ConfigError, HeartbeatConfig, Origin, Role, Thresholds};
 use crate::mysql::Timeouts;
+use crate::probe::{ProbeDefaults, ProbeSettings, Strategy};
 
 /// The file-level settings once checked, that is everything but the nodes.
 ///
@@ -88,6 +89,8 @@ pub struct FileConfig {
     heartbeat: HeartbeatFile,
     #[serde(default)]
     thresholds: ThresholdsFile,
+    #[serde(default)]
+    probe: ProbeFile,
     primary: Option<NodeFile>,
     #[serde(default)]
     replicas: Vec<NodeFile>,
@@ -113,6 +116,19 @@ struct ThresholdsFile {
     clock_skew_ms: Option<Spanned<toml::Value>>,
     raise_after: Option<Spanned<toml::Value>>,
     clear_after: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProbeFile {
+    strategy: Option<Spanned<String>>,
+    timeout: Option<Spanned<RawDuration>>,
+    sleep: Option<Spanned<RawDuration>>,
+    sticky_window: Option<Spanned<RawDuration>>,
+    /// Unset: `thresholds.routing_max_lag_seconds`.
+    max_lag: Option<Spanned<RawDuration>>,
+    count: Option<Spanned<toml::Value>>,
+    spacing: Option<Spanned<RawDuration>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -330,6 +346,91 @@ impl ThresholdsFile {
     }
 }
 
+impl ProbeFile {
+    /// The parameters first, then the strategy, whose bare name takes them.
+    fn resolve(
+        &self,
+        src: &Source<'_>,
+        thresholds: &Thresholds,
+    ) -> Result<ProbeSettings, ConfigError> {
+        let d = ProbeSettings::default();
+        let routing = Duration::try_from_secs_f64(thresholds.routing_max_lag_seconds)
+            .unwrap_or(Duration::MAX);
+        let defaults = ProbeDefaults {
+            timeout: src.duration(
+                self.timeout.as_ref(),
+                "probe.timeout",
+                d.defaults.timeout,
+                parse_duration,
+            )?,
+            sleep: src.duration(
+                self.sleep.as_ref(),
+                "probe.sleep",
+                d.defaults.sleep,
+                parse_duration,
+            )?,
+            sticky_window: src.duration(
+                self.sticky_window.as_ref(),
+                "probe.sticky_window",
+                d.defaults.sticky_window,
+                parse_duration,
+            )?,
+            max_lag: src.duration(
+                self.max_lag.as_ref(),
+                "probe.max_lag",
+                routing,
+                parse_duration,
+            )?,
+        };
+        let strategy = match &self.strategy {
+            None => Strategy::GtidWait(defaults.timeout),
+            Some(text) => {
+                strategy(text.get_ref(), &defaults).map_err(|message| ConfigError::Invalid {
+                    at: src.at(text, "probe.strategy"),
+                    message,
+                })?
+            }
+        };
+        let count = match &self.count {
+            None => d.count,
+            Some(v) => count(v.get_ref())
+                .filter(|n| *n >= 1)
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| ConfigError::Invalid {
+                    at: src.at(v, "probe.count"),
+                    message: format!(
+                        "found {}, expected a number of probes per strategy, 1 or more (such as 10)",
+                        v.get_ref()
+                    ),
+                })?,
+        };
+        Ok(ProbeSettings {
+            defaults,
+            strategy,
+            count,
+            spacing: src.duration(
+                self.spacing.as_ref(),
+                "probe.spacing",
+                d.spacing,
+                parse_duration,
+            )?,
+        })
+    }
+}
+
+/// The one strategy a single test read uses; lists belong on the command line.
+fn strategy(text: &str, defaults: &ProbeDefaults) -> Result<Strategy, String> {
+    if text.trim() == "all" || text.contains(',') {
+        return Err(format!(
+            "found {text:?}, expected one strategy (such as \"gtid-wait\" or \"sleep(100ms)\"): \
+             the one a single test read uses; a list or all goes on the command line, as in \
+             `rwtop probe --strategy all`"
+        ));
+    }
+    // Parse's message offers `all` too, which only the command line takes.
+    Strategy::parse(text, defaults).map_err(|m| m.trim_end_matches(", or all").to_owned())
+}
+
 impl FileConfig {
     pub fn settings(&self, src: &Source<'_>) -> Result<Settings, ConfigError> {
         let defaults = Settings::default();
@@ -351,7 +452,7 @@ impl FileConfig {
             ),
             None => None,
         };
-        Ok(Settings {
+        let mut settings = Settings {
             password_file,
             interval: src.duration(
                 self.interval.as_ref(),
@@ -379,8 +480,11 @@ impl FileConfig {
             keys: self.keys.clone(),
             heartbeat: self.heartbeat.resolve(src)?,
             thresholds: self.thresholds.resolve(src)?,
-            probe: crate::probe::ProbeSettings::default(),
-        })
+            probe: ProbeSettings::default(),
+        };
+        // After the thresholds: lag-threshold's default follows the routing threshold.
+        settings.probe = self.probe.resolve(src, &settings.thresholds)?;
+        Ok(settings)
     }
 
     /// The primary first, then the replicas in file order.

@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.0";
+pub const SCHEMA_VERSION: &str = "1.1";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -23,6 +23,8 @@ pub struct JsonSnapshot {
     pub alerts: Vec<JsonAlert>,
     /// Raised and cleared events, newest first.
     pub alert_log: Vec<crate::alerts::LogEntry>,
+    /// Test reads: what runs now, recent results and a tally per replica and strategy.
+    pub probes: crate::probe::ProbesView,
 }
 
 #[derive(Debug, Serialize)]
@@ -287,5 +289,6 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         nodes: s.nodes.iter().map(node).collect(),
         alerts: s.alerts.active.iter().map(alert).collect(),
         alert_log: s.alerts.log.clone(),
+        probes: s.probes.clone(),
     }
 }

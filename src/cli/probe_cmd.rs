@@ -1,0 +1,305 @@
+//! `rwtop probe`: a bake-off of read-after-write strategies against the real replicas, one line
+//! per probe on stderr as it runs, then a table (or JSON with --json) on stdout.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rwtop::config::{Config, ConfigError, Origin};
+use rwtop::poll::{ConnState, Engine, EngineSpec};
+use rwtop::probe::{BakeoffPlan, ProbeSpec, Prober, Strategy, TallyView, bakeoff};
+use rwtop::store::lag::Lag;
+use rwtop::store::{NodeView, Role, Snapshot};
+use tokio::sync::watch;
+
+use super::TargetArgs;
+use super::output::emit;
+use super::probe_table::{self, progress};
+
+/// How long to wait for the replicas' measured lag (which lag-threshold routes on) before
+/// probing anyway.
+const SETTLE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProbeArgs {
+    /// The replica to probe [default: every replica, taking turns round by round].
+    #[arg(long)]
+    pub target: Option<String>,
+    /// A strategy, a comma-separated list, or all, e.g. none,sleep(200ms),gtid-wait
+    /// [default: probe.strategy from the config, gtid-wait].
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Probes per strategy [default: probe.count from the config, 10].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub count: Option<u32>,
+    /// Pause between two probes [default: probe.spacing from the config, 100ms].
+    #[arg(long, value_parser = super::duration_arg)]
+    pub spacing: Option<Duration>,
+    /// Print the results as JSON (docs/json-schema.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What a bake-off produced.
+struct Report {
+    rows: Vec<TallyView>,
+    planned: usize,
+    done: usize,
+    interrupted: bool,
+    /// Distinct notes the probes carried, as `strategy on replica: note`.
+    notes: Vec<String>,
+}
+
+/// `rwtop probe --json` (docs/json-schema.md).
+#[derive(serde::Serialize)]
+struct JsonProbes<'a> {
+    schema_version: &'static str,
+    probes: &'a [TallyView],
+}
+
+fn flag_error(flag: &str, message: String) -> ConfigError {
+    ConfigError::Invalid {
+        at: Origin::Flag(flag.to_owned()),
+        message,
+    }
+}
+
+pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
+    let config = Config::load(&target.overrides())?;
+    for warning in &config.warnings {
+        eprintln!("rwtop: warning: {warning}");
+    }
+    let strategies = match &args.strategy {
+        Some(text) => Strategy::parse_list(text, &config.probe.defaults)
+            .map_err(|message| flag_error("--strategy", message))?,
+        None => vec![config.probe.strategy],
+    };
+    let spec = EngineSpec::from_config(&config);
+    let probe_spec = ProbeSpec::from_engine(&spec).ok_or_else(|| {
+        anyhow::anyhow!(
+            "no primary to probe: a probe writes a marker row on the primary, so name one with \
+             [primary] in the config or --primary"
+        )
+    })?;
+    if args.target.as_deref() == Some(probe_spec.primary.0.as_str()) {
+        return Err(flag_error(
+            "--target",
+            format!(
+                "{} is the primary: name a replica (the strategy decides when to read the primary)",
+                probe_spec.primary.0
+            ),
+        )
+        .into());
+    }
+    let configured: Vec<String> = config
+        .nodes
+        .iter()
+        .filter(|n| n.role == rwtop::config::Role::Replica)
+        .map(|n| n.name.clone())
+        .collect();
+    let mut plan = BakeoffPlan {
+        strategies,
+        targets: args.target.iter().cloned().collect(),
+        count: args.count.unwrap_or(config.probe.count),
+        spacing: args.spacing.unwrap_or(config.probe.spacing),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(async {
+        let engine = Engine::start(&spec);
+        let report = bake(&engine, probe_spec, &configured, &mut plan).await;
+        engine.shutdown().await;
+        report
+    })?;
+    finish(&report, args.json)
+}
+
+/// Waits for the lag, picks the replicas, runs the plan; Ctrl-C stops it after the probe running.
+async fn bake(
+    engine: &Engine,
+    probe_spec: ProbeSpec,
+    configured: &[String],
+    plan: &mut BakeoffPlan,
+) -> anyhow::Result<Report> {
+    let (stop_tx, mut stop) = watch::channel(false);
+    let stop_tx = Arc::new(stop_tx);
+    let interrupt = {
+        let stop_tx = Arc::clone(&stop_tx);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                let _ = stop_tx.send(true);
+            }
+        })
+    };
+    let result = bake_until_stopped(engine, probe_spec, configured, plan, &mut stop).await;
+    interrupt.abort();
+    result
+}
+
+async fn bake_until_stopped(
+    engine: &Engine,
+    probe_spec: ProbeSpec,
+    configured: &[String],
+    plan: &mut BakeoffPlan,
+    stop: &mut watch::Receiver<bool>,
+) -> anyhow::Result<Report> {
+    let mut snapshots = engine.snapshots();
+    let named = plan.targets.first().cloned();
+    // Read-only refuses every probe: no use waiting for lag.
+    let need_lag = !probe_spec.read_only;
+    settle(&mut snapshots, stop, named.as_deref(), need_lag).await;
+    let mut report = Report {
+        rows: Vec::new(),
+        planned: plan.total(),
+        done: 0,
+        interrupted: *stop.borrow(),
+        notes: Vec::new(),
+    };
+    if !report.interrupted {
+        let primary = probe_spec.primary.0.clone();
+        plan.targets = targets(&engine.latest(), configured, &primary, named.as_deref())?;
+        report.planned = plan.total();
+        let mut prober = Prober::new(probe_spec);
+        let mut notes = Vec::new();
+        let total = plan.total();
+        report.rows = bakeoff::run(&mut prober, plan, &snapshots, stop, |done, r| {
+            let _ = writeln!(std::io::stderr(), "{}", progress(done, total, r));
+            if let Some(note) = &r.note {
+                let line = format!("{} on {}: {note}", r.strategy, r.target);
+                if !notes.contains(&line) {
+                    notes.push(line);
+                }
+            }
+        })
+        .await;
+        prober.close().await;
+        report.notes = notes;
+        report.done = report.rows.iter().map(|t| t.probes as usize).sum();
+        report.interrupted = *stop.borrow() && report.done < report.planned;
+    }
+    Ok(report)
+}
+
+/// Returns once the snapshot is [`ready`], Ctrl-C was pressed, or [`SETTLE`] has passed.
+async fn settle(
+    snapshots: &mut watch::Receiver<Arc<Snapshot>>,
+    stop: &mut watch::Receiver<bool>,
+    target: Option<&str>,
+    need_lag: bool,
+) {
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    loop {
+        let view = snapshots.borrow_and_update().clone();
+        if *stop.borrow() || ready(&view, target, need_lag) {
+            return;
+        }
+        tokio::select! {
+            changed = snapshots.changed() => if changed.is_err() { return },
+            _ = stop.changed() => {}
+            () = tokio::time::sleep_until(deadline) => return,
+        }
+    }
+}
+
+/// Every node has answered once, so the replicas each one reports are in the snapshot (the
+/// store adds discovered nodes with the sample that reports them), and the targets' lag is
+/// measured, or cannot be soon.
+fn ready(view: &Snapshot, target: Option<&str>, need_lag: bool) -> bool {
+    let gone = |n: &NodeView| matches!(n.conn, ConnState::Retrying { .. } | ConnState::Down { .. });
+    let answered = |n: &NodeView| gone(n) || n.sample_seq > 0;
+    let measured = |n: &NodeView| {
+        gone(n)
+            || n.replica.as_ref().is_none_or(|r| match &r.heartbeat_lag {
+                Lag::Exact { .. } | Lag::AtLeast { upper: Some(_), .. } => true,
+                Lag::AtLeast { upper: None, .. } | Lag::Unknown { .. } => false,
+            })
+    };
+    let targets = || {
+        view.nodes.iter().filter(move |n| match target {
+            Some(name) => n.name == name,
+            None => n.role == Role::Replica,
+        })
+    };
+    view.nodes.iter().all(answered) && (!need_lag || targets().all(measured))
+}
+
+/// The named replica, else the configured replicas then the discovered ones.
+fn targets(
+    view: &Snapshot,
+    configured: &[String],
+    primary: &str,
+    named: Option<&str>,
+) -> anyhow::Result<Vec<String>> {
+    let replicas: Vec<String> = configured
+        .iter()
+        .filter(|name| view.node(name).is_none_or(|n| n.role == Role::Replica))
+        .cloned()
+        .chain(
+            view.nodes
+                .iter()
+                .filter(|n| n.role == Role::Replica && n.name != primary)
+                .filter(|n| !configured.contains(&n.name))
+                .map(|n| n.name.clone()),
+        )
+        .collect();
+    match named {
+        Some(name) if replicas.iter().any(|r| r == name) => Ok(vec![name.to_owned()]),
+        Some(name) => {
+            let message = match view.node(name) {
+                Some(_) => format!("{name} is a primary now: name a replica"),
+                None => format!(
+                    "no replica named {name:?}; the replicas are: {}",
+                    if replicas.is_empty() {
+                        "none found".to_owned()
+                    } else {
+                        replicas.join(", ")
+                    }
+                ),
+            };
+            Err(flag_error("--target", message).into())
+        }
+        None if replicas.is_empty() => Err(anyhow::anyhow!(
+            "no replica to probe: name one with [[replicas]] in the config or --replica, or let \
+             discovery find those the primary reports"
+        )),
+        None => Ok(replicas),
+    }
+}
+
+fn finish(report: &Report, as_json: bool) -> anyhow::Result<()> {
+    if as_json {
+        let doc = JsonProbes {
+            schema_version: rwtop::export::json::SCHEMA_VERSION,
+            probes: &report.rows,
+        };
+        let mut text = serde_json::to_string_pretty(&doc)?;
+        text.push('\n');
+        emit(&text)?;
+    } else if !report.rows.is_empty() {
+        let mut text = probe_table::table(&report.rows);
+        for note in &report.notes {
+            let _ = writeln!(text, "note: {note}");
+        }
+        emit(&text)?;
+    }
+    let errors: u32 = report.rows.iter().map(|t| t.errors).sum();
+    if report.interrupted {
+        anyhow::bail!(
+            "interrupted after {} of {} probes",
+            report.done,
+            report.planned
+        );
+    }
+    if report.done > 0 && errors as usize == report.done {
+        let cause = report
+            .rows
+            .iter()
+            .find_map(TallyView::main_cause)
+            .unwrap_or("unknown");
+        anyhow::bail!("every probe ended in error: {cause}");
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! How `rwtop probe` shows results: a progress line per probe, and the bake-off table.
+
+use std::fmt::Write as _;
+
+use rwtop::probe::{Outcome, ProbeResult, TallyView};
+
+/// The longest main cause a table row shows.
+const CAUSE_WIDTH: usize = 48;
+
+/// `[3/20] gtid-wait(1s) on r1: fresh, waited 0.4 ms`
+pub fn progress(done: usize, total: usize, r: &ProbeResult) -> String {
+    let mut line = format!("[{done}/{total}] {} on {}: ", r.strategy, r.target);
+    match (r.outcome, &r.cause) {
+        (Outcome::Error, cause) => {
+            let _ = write!(line, "error: {}", cause.as_deref().unwrap_or("unknown"));
+        }
+        (outcome, cause) => {
+            line.push_str(outcome.label());
+            if let Some(cause) = cause {
+                let _ = write!(line, " ({cause})");
+            }
+            if let Some(node) = r.served_by.as_deref().filter(|n| *n != r.target) {
+                let _ = write!(line, ", read on {node}");
+            }
+            let _ = write!(
+                line,
+                ", waited {}",
+                wait(rwtop::probe::outcome::ms(r.waited))
+            );
+        }
+    }
+    line
+}
+
+/// `0.4 ms`, `1.25 s`.
+fn wait(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+fn truncated(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_owned()
+    } else {
+        let cut: String = text.chars().take(width - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+const HEADER: [&str; 11] = [
+    "STRATEGY",
+    "REPLICA",
+    "PROBES",
+    "FRESH",
+    "STALE",
+    "FELL BACK",
+    "ERRORS",
+    "WAIT P50",
+    "WAIT P99",
+    "PRIMARY READS",
+    "MAIN CAUSE",
+];
+
+pub fn table(rows: &[TallyView]) -> String {
+    let percent = |t: &TallyView, n: u32| format!("{:.0}%", t.percent(n));
+    let cells: Vec<[String; 11]> = rows
+        .iter()
+        .map(|t| {
+            [
+                t.strategy.to_string(),
+                t.replica.clone(),
+                t.probes.to_string(),
+                percent(t, t.fresh),
+                percent(t, t.stale),
+                percent(t, t.fell_back),
+                t.errors.to_string(),
+                t.wait_ms.map_or_else(|| "-".to_owned(), |w| wait(w.p50)),
+                t.wait_ms.map_or_else(|| "-".to_owned(), |w| wait(w.p99)),
+                t.primary_reads.to_string(),
+                t.main_cause()
+                    .map_or_else(|| "-".to_owned(), |c| truncated(c, CAUSE_WIDTH)),
+            ]
+        })
+        .collect();
+    let mut widths = HEADER.map(|h| h.chars().count());
+    for row in &cells {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |row: &[&str]| {
+        let mut out = String::new();
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            let _ = match i {
+                0 | 1 | 10 => write!(out, "{cell:<w$}  "),
+                _ => write!(out, "{cell:>w$}  "),
+            };
+        }
+        format!("{}\n", out.trim_end())
+    };
+    let mut out = line(&HEADER);
+    for row in &cells {
+        out.push_str(&line(&row.each_ref().map(String::as_str)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use rwtop::probe::{Outcome, ProbeResult, Strategy, TallyView, WaitMs};
+
+    use super::{progress, table};
+
+    fn row(strategy: Strategy, fell_back: u32, cause: Option<&str>) -> TallyView {
+        TallyView {
+            strategy,
+            replica: "r1".into(),
+            probes: 4,
+            fresh: 4 - fell_back,
+            stale: 0,
+            fell_back,
+            errors: 0,
+            wait_ms: Some(WaitMs {
+                p50: 0.42,
+                p99: 1500.0,
+            }),
+            primary_reads: fell_back,
+            queries: 12,
+            causes: cause
+                .map(|c| (c.to_owned(), fell_back))
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_table_aligns_its_columns_and_cuts_long_causes() {
+        let long = format!("timeout after 1s: {}", "x".repeat(80));
+        let text = table(&[
+            row(Strategy::None, 0, None),
+            row(Strategy::GtidWait(Duration::from_secs(1)), 1, Some(&long)),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].starts_with("STRATEGY       REPLICA  PROBES  FRESH"),
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("none           r1            4   100%"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains("gtid-wait(1s)  r1            4    75%"),
+            "{text}"
+        );
+        assert!(lines[2].contains("0.4 ms    1.50 s"), "{text}");
+        assert!(lines[2].ends_with('…') && lines[2].contains("timeout after 1s: xx"));
+        assert!(lines[1].ends_with("  -"), "{text}");
+        // The column after the cause-free rows still lines up under its header.
+        let at = |line: &str, what: &str| line.find(what).unwrap();
+        assert_eq!(at(lines[0], "WAIT P50") + 8, at(lines[1], "0.4 ms") + 6);
+        let none = TallyView {
+            wait_ms: None,
+            causes: BTreeMap::new(),
+            ..row(Strategy::Primary, 0, None)
+        };
+        assert!(
+            table(&[none])
+                .lines()
+                .nth(1)
+                .unwrap()
+                .contains("   -         -")
+        );
+    }
+
+    #[test]
+    fn a_progress_line_says_outcome_cause_node_and_wait() {
+        let mut r = ProbeResult {
+            at: chrono::Utc::now(),
+            strategy: Strategy::GtidWait(Duration::from_secs(1)),
+            target: "r1".into(),
+            served_by: Some("r1".into()),
+            outcome: Outcome::Fresh,
+            cause: None,
+            note: None,
+            waited: Duration::from_micros(400),
+            total: Duration::from_millis(2),
+            queries: 4,
+            primary_reads: 0,
+        };
+        assert_eq!(
+            progress(3, 20, &r),
+            "[3/20] gtid-wait(1s) on r1: fresh, waited 0.4 ms"
+        );
+        r.outcome = Outcome::FellBack;
+        r.cause = Some("timeout after 1s".into());
+        r.served_by = Some("primary".into());
+        r.waited = Duration::from_millis(1001);
+        assert_eq!(
+            progress(4, 20, &r),
+            "[4/20] gtid-wait(1s) on r1: fell back (timeout after 1s), read on primary, waited 1.00 s"
+        );
+        r.outcome = Outcome::Error;
+        r.cause = Some("refused: read-only mode".into());
+        assert_eq!(
+            progress(5, 20, &r),
+            "[5/20] gtid-wait(1s) on r1: error: refused: read-only mode"
+        );
+    }
+}
