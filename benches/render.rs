@@ -94,6 +94,7 @@ fn replica(i: u64) -> ReplicaView {
         last_io_error: None,
         last_sql_error: None,
         series: Arc::from(series),
+        lag_histogram: rwtop::store::histogram::LagHistogram::default(),
     }
 }
 

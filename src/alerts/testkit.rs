@@ -117,6 +117,7 @@ fn healthy_replica() -> ReplicaView {
         last_io_error: None,
         last_sql_error: None,
         series: Arc::from(Vec::new()),
+        lag_histogram: crate::store::histogram::LagHistogram::default(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! applies them in plain methods and publishes immutable [`Snapshot`]s.
 
 pub mod backlog;
+pub mod histogram;
 pub mod lag;
 mod node;
 pub mod series;

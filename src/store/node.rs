@@ -33,6 +33,7 @@ pub struct NodeEntry {
     /// Best clock-offset estimate (server minus this host, ms), its round trip and age.
     pub clock: Option<(i64, std::time::Duration, Instant)>,
     windows: LagWindows,
+    histogram: super::histogram::LagHistogram,
     series: Series,
     /// The chart's points, rebuilt once per new point rather than per snapshot.
     chart: Arc<[Point]>,
@@ -63,6 +64,7 @@ impl NodeEntry {
                 reason: "no heartbeat read yet".to_owned(),
             },
             windows: LagWindows::new(),
+            histogram: super::histogram::LagHistogram::default(),
             series: Series::with_capacity(points),
             chart: Arc::from(Vec::new()),
         }
@@ -104,6 +106,7 @@ impl NodeEntry {
             // Bounds and unknowns stay out of the percentiles: they would pull them toward
             // whatever the bound happens to be.
             self.windows.record(at, lag);
+            self.histogram.observe(lag);
         }
         self.lag = lag;
     }
@@ -167,6 +170,7 @@ impl NodeEntry {
                 last_io_error: status.last_io_error.clone(),
                 last_sql_error: status.last_sql_error.clone(),
                 series: Arc::clone(&self.chart),
+                lag_histogram: self.histogram.clone(),
             }
         });
         NodeView {

@@ -100,6 +100,9 @@ pub struct ReplicaView {
     /// The last hour at the poll interval, for charts; `at_ms` counts from the store's start.
     /// Saved as a plain list, so a recorded snapshot still draws its chart.
     pub series: Arc<[Point]>,
+    /// Every exact heartbeat lag since rwtop started, in fixed buckets (Prometheus).
+    #[serde(default)]
+    pub lag_histogram: super::histogram::LagHistogram,
 }
 
 impl Snapshot {
