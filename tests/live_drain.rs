@@ -373,3 +373,71 @@ async fn maxscale_gets_exactly_these_requests_and_its_errors_are_shown() {
         "MaxScale answered 404: No server 'server2' found"
     );
 }
+
+fn rwtop(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rwtop"))
+        .args(args)
+        .output()
+        .expect("running rwtop")
+}
+
+#[test]
+fn rwtop_drain_and_undrain_on_the_command_line() {
+    let t = TestSandbox::start(2, false);
+    let haproxy = Haproxy::start(&t);
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(t.sandbox().dir().join("rwtop.toml")).unwrap();
+    let config = |backend: &str| {
+        let path = dir.path().join(format!("{backend}.toml"));
+        let text = format!(
+            "{base}\n[drain]\nbackend = \"haproxy\"\naudit_log = \"audit.log\"\n\
+             [drain.haproxy]\nsocket = \"{}\"\nbackend = \"{backend}\"\n",
+            haproxy.socket.display()
+        );
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let good = config("replicas");
+    let socket = haproxy.socket.clone();
+    for _ in 0..200 {
+        if admin_state(&socket, "r1").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let out = rwtop(&["--config", &good, "drain", "r1"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout.starts_with("drained r1 via haproxy replicas/r1"),
+        "{stdout}"
+    );
+    assert_eq!(admin_state(&socket, "r1"), Some(8));
+    let out = rwtop(&["--config", &good, "undrain", "r1"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(admin_state(&socket, "r1"), Some(0));
+
+    let out = rwtop(&["--config", &config("nope"), "drain", "r2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("FAILED") && stderr.contains("No such backend"),
+        "{stderr}"
+    );
+
+    let out = rwtop(&["--config", &good, "drain", "primary"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no replica named \"primary\""));
+
+    let audit = AuditLog::new(dir.path().join("audit.log")).read().unwrap();
+    let summary: Vec<(Action, bool)> = audit.iter().map(|r| (r.action, r.ok)).collect();
+    assert_eq!(
+        summary,
+        [
+            (Action::Drain, true),
+            (Action::Undrain, true),
+            (Action::Drain, false)
+        ]
+    );
+}

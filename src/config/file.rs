@@ -35,6 +35,8 @@ pub struct Settings {
     pub heartbeat: HeartbeatConfig,
     pub thresholds: Thresholds,
     pub probe: crate::probe::ProbeSettings,
+    /// `None` without a `[drain]` section.
+    pub drain: Option<crate::drain::DrainSpec>,
 }
 
 impl Default for Settings {
@@ -50,6 +52,7 @@ impl Default for Settings {
             heartbeat: HeartbeatConfig::default(),
             thresholds: Thresholds::default(),
             probe: crate::probe::ProbeSettings::default(),
+            drain: None,
         }
     }
 }
@@ -91,6 +94,8 @@ pub struct FileConfig {
     thresholds: ThresholdsFile,
     #[serde(default)]
     probe: ProbeFile,
+    #[serde(default)]
+    drain: super::drain_file::DrainFile,
     primary: Option<NodeFile>,
     #[serde(default)]
     replicas: Vec<NodeFile>,
@@ -187,7 +192,7 @@ impl Source<'_> {
         crate::config::location::line_column(self.text, offset)
     }
 
-    fn at<T>(&self, value: &Spanned<T>, key: &str) -> Origin {
+    pub fn at<T>(&self, value: &Spanned<T>, key: &str) -> Origin {
         self.origin(Some(value.span()), Some(key))
     }
 
@@ -481,6 +486,7 @@ impl FileConfig {
             heartbeat: self.heartbeat.resolve(src)?,
             thresholds: self.thresholds.resolve(src)?,
             probe: ProbeSettings::default(),
+            drain: self.drain.resolve(src)?,
         };
         // After the thresholds: lag-threshold's default follows the routing threshold.
         settings.probe = self.probe.resolve(src, &settings.thresholds)?;

@@ -5,6 +5,7 @@
 //! with a half-understood config shows wrong numbers with confidence. Warnings (an inline
 //! password, a world-readable password file) are returned as data: the library never prints.
 
+mod drain_file;
 mod dsn;
 mod duration;
 mod file;
@@ -112,6 +113,7 @@ pub struct Config {
     pub heartbeat: HeartbeatConfig,
     pub thresholds: Thresholds,
     pub probe: crate::probe::ProbeSettings,
+    pub drain: Option<crate::drain::DrainSpec>,
     /// For the caller to show; none contains a password.
     pub warnings: Vec<String>,
 }
@@ -328,6 +330,7 @@ impl Config {
             heartbeat: settings.heartbeat,
             thresholds: settings.thresholds,
             probe: settings.probe,
+            drain: settings.drain,
             warnings: Vec::new(),
         })
     }

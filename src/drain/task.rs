@@ -13,7 +13,7 @@ use crate::store::{Role, Snapshot};
 /// How often the load balancer's view is read.
 pub const VIEW_EVERY: Duration = Duration::from_secs(5);
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DrainSpec {
     pub backend: Backend,
     pub audit: AuditLog,

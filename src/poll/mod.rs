@@ -314,7 +314,7 @@ impl EngineSpec {
             read_only: config.read_only,
             pt_table: config.heartbeat.pt_table.clone(),
             thresholds: config.thresholds,
-            drain: None,
+            drain: config.drain.clone(),
         }
     }
 }
