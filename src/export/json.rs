@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.1";
+pub const SCHEMA_VERSION: &str = "1.2";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -25,6 +25,8 @@ pub struct JsonSnapshot {
     pub alert_log: Vec<crate::alerts::LogEntry>,
     /// Test reads: what runs now, recent results and a tally per replica and strategy.
     pub probes: crate::probe::ProbesView,
+    /// Drains: the configured backend, its view of each replica and rwtop's actions.
+    pub drain: JsonDrain,
 }
 
 #[derive(Debug, Serialize)]
@@ -38,6 +40,47 @@ pub struct JsonAlert {
     /// Named values, in the order the rule gives them.
     pub evidence: serde_json::Map<String, serde_json::Value>,
     pub cause: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonDrain {
+    pub backend: Option<String>,
+    pub view_error: Option<String>,
+    pub replicas: Vec<JsonDrainState>,
+    /// Newest first.
+    pub log: Vec<crate::drain::ActionRecord>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonDrainState {
+    pub replica: String,
+    /// The load balancer's own word (`READY`, `DRAIN`, `MAINT`, `DOWN`, ...); `null` when it
+    /// has not been read or does not list the replica.
+    pub state: Option<String>,
+    /// Drained by rwtop and not undrained since.
+    pub drained_by_rwtop: bool,
+    /// Whether rwtop's own routing skips it.
+    pub skipped_by_routing: bool,
+}
+
+fn drain(s: &Snapshot) -> JsonDrain {
+    let d = &s.drain;
+    JsonDrain {
+        backend: d.backend.clone(),
+        view_error: d.view_error.clone(),
+        replicas: s
+            .nodes
+            .iter()
+            .filter(|n| n.role == Role::Replica)
+            .map(|n| JsonDrainState {
+                replica: n.name.clone(),
+                state: d.states.get(&n.name).map(|st| st.label().to_owned()),
+                drained_by_rwtop: d.drained.contains(&n.name),
+                skipped_by_routing: d.is_drained(&n.name),
+            })
+            .collect(),
+        log: d.log.clone(),
+    }
 }
 
 fn alert(a: &crate::alerts::Alert) -> JsonAlert {
@@ -290,5 +333,6 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         alerts: s.alerts.active.iter().map(alert).collect(),
         alert_log: s.alerts.log.clone(),
         probes: s.probes.clone(),
+        drain: drain(s),
     }
 }
