@@ -127,7 +127,7 @@ impl Prober {
                 a.waited = start.elapsed();
                 a.note = recommend_sticky(view).map(|(p99, node, window)| {
                     format!(
-                        "measured lag P99 over 5 min is {} on {node}: recommend sticky({})",
+                        "the worst replica, {node}, has a lag P99 of {} over 5 min: recommend sticky({})",
                         short_duration(p99),
                         short_duration(window)
                     )
@@ -137,10 +137,12 @@ impl Prober {
             Strategy::LagThreshold(max) => {
                 let (route, wait, note) = lag_route(view, target, max);
                 a.note = note;
-                if let Some(wait) = wait {
-                    // Read once the write is as old as the chosen replica's measured lag.
+                if let Some(lag) = wait {
+                    // Read once the write is older than the chosen replica's measured lag plus
+                    // the heartbeat interval, the measurement's resolution: a lag of 0 only says
+                    // the replica had applied the last heartbeat, up to one interval ago.
                     let start = Instant::now();
-                    let due = a.written.unwrap_or(start) + wait;
+                    let due = a.written.unwrap_or(start) + lag + view.heartbeat.interval;
                     tokio::time::sleep_until(due.into()).await;
                     a.waited = start.elapsed();
                 }
@@ -433,8 +435,8 @@ fn lag_bound(lag: &Lag) -> Option<Duration> {
 
 /// Lag-threshold routing over the replicas that are not drained: the target when its measured
 /// lag is within `max`, else the replica
-/// with the least lag within `max`, else the primary. Returns the route, how long after the
-/// write to read (the chosen replica's lag) and a note when it routed away from the target.
+/// with the least lag within `max`, else the primary. Returns the route, the chosen replica's
+/// measured lag and a note when it routed away from the target.
 fn lag_route(
     view: &Snapshot,
     target: &str,
