@@ -1,5 +1,5 @@
 //! The real binary in a real terminal (tmux) against a real sandbox, driven by keys like a person:
-//! it starts, shows both replicas, reacts to keys, and quitting leaves the terminal sane.
+//! it starts, shows both replicas, reacts to keys, runs a test read, and quitting leaves the terminal sane.
 
 mod common;
 
@@ -84,6 +84,22 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+
+    /// Waits until the pane no longer shows `text`; returns the pane.
+    fn wait_gone(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let pane = self.pane();
+            if !pane.contains(text) {
+                return pane;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "pane kept showing {text:?}:\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 impl Drop for Tmux {
@@ -107,14 +123,25 @@ fn live_tui_in_tmux_shows_replicas_reacts_to_keys_and_quits_cleanly() {
     tmux.send(&["?"]);
     tmux.wait_for(&["any key closes", "drain or undrain"]);
     tmux.send(&["x"]);
-    let start = Instant::now();
-    while tmux.pane().contains("any key closes") {
-        assert!(start.elapsed() < DEADLINE, "help did not close");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    tmux.wait_gone("any key closes");
     // A key the footer answers.
     tmux.send(&["d"]);
     tmux.wait_for(&["drain arrives with the actions issue"]);
+
+    // Test reads: r shows the pane and its hint; t runs one with the default strategy, which
+    // on an idle sandbox reads the marker on r1 itself; o hides the topology tree.
+    tmux.send(&["r"]);
+    tmux.wait_for(&["test reads · r1 · gtid-wait(1s)", "no test reads on r1 yet"]);
+    tmux.send(&["t"]);
+    tmux.wait_for(&["queued a gtid-wait(1s) test read on r1"]);
+    let pane = tmux.wait_for(&["last "]);
+    assert!(
+        pane.contains("last fresh  gtid-wait(1s)  read on r1"),
+        "the test read did not come back fresh from r1:\n{pane}"
+    );
+    assert!(pane.contains("╭ topology"), "{pane}");
+    tmux.send(&["o"]);
+    tmux.wait_gone("╭ topology");
 
     tmux.send(&["q"]);
     let pane = tmux.wait_for(&["EXIT=0"]);

@@ -9,11 +9,13 @@
 //! snapshot is accepted without a look.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use insta::assert_snapshot;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use ratatui::{Frame, Terminal};
+use rwtop::probe::{Outcome, ProbeBook, ProbeDefaults, ProbeResult, Strategy};
 use rwtop::store::Snapshot;
 use rwtop::ui::{Ctx, Mode, Theme, UiState, panels, render};
 
@@ -323,4 +325,137 @@ fn too_small_notice_below_80x24() {
             assert_has(&text, &["terminal too small", &format!("this is {w}×{h}")]);
         }
     }
+}
+
+/// A bake-off of every strategy on r1 as a MariaDB sandbox under load answers it, round by
+/// round, then one `t` read that timed out: what the store's book would hold.
+fn bakeoff_book(snapshot: &Snapshot) -> ProbeBook {
+    let mut book = ProbeBook::default();
+    let strategies = Strategy::all(&ProbeDefaults::default());
+    let mut at = snapshot.taken_at - chrono::Duration::seconds(30);
+    let mut record = |strategy: Strategy, round: u32, outcome: Outcome| {
+        at += chrono::Duration::milliseconds(120);
+        let replica_read = |waited_us: u64, queries| (Some("r1"), waited_us, queries, 0);
+        let (served_by, waited_us, queries, primary_reads) = match (strategy, outcome) {
+            (_, Outcome::Error) => (None, 0, 1, 0),
+            (Strategy::Primary, _) => (Some("primary"), 0, 2, 1),
+            (Strategy::None | Strategy::LagThreshold(_), _) => replica_read(0, 2),
+            (Strategy::Sleep(d) | Strategy::Sticky(d), _) => {
+                let reads = u32::from(matches!(strategy, Strategy::Sticky(_)));
+                (
+                    Some("r1"),
+                    u64::try_from(d.as_micros()).unwrap_or(0),
+                    2 + reads,
+                    reads,
+                )
+            }
+            _ => replica_read(900 + u64::from(round) * 310, 4),
+        };
+        book.record(ProbeResult {
+            at,
+            strategy,
+            target: "r1".into(),
+            served_by: served_by.map(str::to_owned),
+            outcome,
+            cause: (outcome == Outcome::Error).then(|| {
+                "refused: rpl_semi_sync_master_enabled is OFF on primary, so a commit waits \
+                 for no replica and its position promises nothing; turn it on or pick another \
+                 strategy"
+                    .to_owned()
+            }),
+            note: None,
+            waited: Duration::from_micros(waited_us),
+            total: Duration::from_micros(waited_us + 1_400),
+            queries,
+            primary_reads,
+        });
+    };
+    for round in 0..10 {
+        for &strategy in &strategies {
+            let outcome = match strategy {
+                Strategy::None if round % 3 != 0 => Outcome::Stale,
+                Strategy::SbmZero(_) if round == 4 => Outcome::Stale,
+                Strategy::SemisyncPos(_) => Outcome::Error,
+                _ => Outcome::Fresh,
+            };
+            record(strategy, round, outcome);
+        }
+    }
+    book.record(ProbeResult {
+        at: snapshot.taken_at - chrono::Duration::seconds(2),
+        strategy: Strategy::GtidWait(Duration::from_secs(1)),
+        target: "r1".into(),
+        served_by: Some("primary".into()),
+        outcome: Outcome::FellBack,
+        cause: Some("timeout after 1s".into()),
+        note: None,
+        waited: Duration::from_millis(1_003),
+        total: Duration::from_millis(1_005),
+        queries: 5,
+        primary_reads: 1,
+    });
+    book.set_running(Some("bake-off 37/110".into()));
+    book
+}
+
+#[test]
+fn test_reads_pane_shows_the_bakeoff_tallies() {
+    let mut snapshot = recorded("healthy");
+    snapshot.probes = bakeoff_book(&snapshot).view();
+    let mut state = selecting(&snapshot, "r1");
+    state.panes.test_reads = true;
+    let sizes = [
+        (
+            120,
+            40,
+            " test reads · r1 · gtid-wait(1s) · running: bake-off 37/110",
+        ),
+        (80, 24, " r1 · gtid-wait(1s) · ▶ bake-off 37/110"),
+    ];
+    for (w, h, title) in sizes {
+        let backend = draw(&snapshot, &state, full_screen, w, h);
+        assert_snapshot!(format!("test_reads_healthy_{w}x{h}"), &backend);
+        let text = screen_text(&backend);
+        // The pane stands in for the detail pane; the alerts stay.
+        assert_has(&text, &["✓ no active alerts"]);
+        assert!(
+            !text.contains("r1 ← primary"),
+            "{w}×{h}: detail drawn:\n{text}"
+        );
+        let pane = pane_words(&backend, title);
+        assert_has(
+            &pane,
+            &["strategy", "fresh", "stale", "none", "60%", "gtid-wait(1s)"],
+        );
+        assert_has(&pane, &["last fell back gtid-wait(1s)"]);
+    }
+    // At 120×40 every strategy has its row, and the last result its cause.
+    let backend = draw(&snapshot, &state, full_screen, 120, 40);
+    let pane = pane_words(&backend, " test reads · r1 · gtid-wait(1s)");
+    assert_has(
+        &pane,
+        &[
+            "semisync-pos(1s) 10 0% 0% 0% 10",
+            "lag-threshold(1s)",
+            "read on primary waited 1.00s 5 queries",
+            "cause: timeout after 1s",
+            "semisync-pos(1s): 10× refused: rpl_semi_sync_master_enabled is OFF",
+        ],
+    );
+    assert!(!pane.contains(" more"), "{pane}");
+}
+
+#[test]
+fn test_reads_pane_before_any_read_names_the_keys() {
+    let snapshot = recorded("healthy");
+    let state = selecting(&snapshot, "r2");
+    let backend = draw(&snapshot, &state, panels::probes::render, 48, 10);
+    assert_snapshot!("panel_test_reads_hint_healthy_48x10", &backend);
+    let words = pane_words(&backend, " test reads · r2 · gtid-wait(1s) ");
+    assert_has(
+        &words,
+        &[
+            "no test reads on r2 yet: t runs one, b bakes off every strategy, [ ] change the strategy",
+        ],
+    );
 }

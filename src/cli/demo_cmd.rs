@@ -24,7 +24,14 @@ pub fn run(theme_spec: Option<&str>, dir: Option<PathBuf>) -> anyhow::Result<()>
         let (stop_tx, stop_rx) = watch::channel(false);
         let script = demo.spawn_script(narration_tx, stop_rx);
         let keys = rwtop::ui::keys::KeyMap::default();
-        let result = rwtop::ui::app::run(&engine, &theme, keys, Some(narration_rx)).await;
+        let result = rwtop::ui::app::run(
+            &engine,
+            &theme,
+            keys,
+            &rwtop::probe::ProbeSettings::default(),
+            Some(narration_rx),
+        )
+        .await;
         let _ = stop_tx.send(true);
         let _ = tokio::time::timeout(Duration::from_secs(10), script).await;
         engine.shutdown().await;

@@ -37,7 +37,7 @@ pub fn run(target: &TargetArgs, theme_spec: Option<&str>) -> anyhow::Result<()> 
         .build()?;
     runtime.block_on(async {
         let engine = Engine::start(&spec);
-        let result = rwtop::ui::app::run(&engine, &theme, keys, None).await;
+        let result = rwtop::ui::app::run(&engine, &theme, keys, &config.probe, None).await;
         engine.shutdown().await;
         result
     })?;

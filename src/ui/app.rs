@@ -8,10 +8,13 @@ use futures_util::StreamExt;
 use ratatui::crossterm::event::{Event, EventStream, KeyEventKind};
 use tokio::sync::mpsc;
 
-use super::keys::{KeyMap, Outcome, apply};
+use super::actions::{Outcome, apply, poll_now_answer, refused};
+use super::keys::KeyMap;
 use super::render::render;
+use super::state::ProbeChoice;
 use super::{Ctx, Theme, UiState};
 use crate::poll::Engine;
+use crate::probe::ProbeSettings;
 
 /// Restores the terminal when the loop ends by any path that unwinds or returns.
 struct Restore;
@@ -23,11 +26,13 @@ impl Drop for Restore {
 }
 
 /// Runs the TUI over a running engine until the operator quits. `narration` (the demo's
-/// commentary) is shown in the footer as it arrives.
+/// commentary) is shown in the footer as it arrives; `probe` is the test-read strategy `t` starts
+/// with and the size of a bake-off.
 pub async fn run(
     engine: &Engine,
     theme: &Theme,
     keys: KeyMap,
+    probe: &ProbeSettings,
     mut narration: Option<mpsc::Receiver<String>>,
 ) -> std::io::Result<()> {
     let mut terminal = ratatui::init();
@@ -39,6 +44,7 @@ pub async fn run(
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut state = UiState {
         keys,
+        probe: ProbeChoice::new(probe.clone()),
         ..UiState::default()
     };
     loop {
@@ -61,9 +67,18 @@ pub async fn run(
                     let Some(action) = state.keys.action_for(key, state.mode) else { continue };
                     match apply(&mut state, action, &snapshot) {
                         Outcome::Quit => return Ok(()),
-                        Outcome::Probe(node) => {
-                            if !engine.poll_now(&node) {
-                                state.status = Some(format!("{node} has no poller"));
+                        Outcome::PollNow { node, read } => {
+                            let polled = engine.poll_now(&node);
+                            let queued = engine.probe(read.clone());
+                            if let Some(answer) =
+                                poll_now_answer(&node, polled, &read, queued, &snapshot)
+                            {
+                                state.status = Some(answer);
+                            }
+                        }
+                        Outcome::Request(request) => {
+                            if !engine.probe(request.clone()) {
+                                state.status = Some(refused(&request, &snapshot));
                             }
                         }
                         Outcome::Continue => {}

@@ -3,9 +3,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::state::{Mode, UiState};
-use crate::store::Snapshot;
-use crate::store::windows::Window;
+use super::state::Mode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
@@ -17,6 +15,11 @@ pub enum Action {
     ToggleTopology,
     ToggleDetail,
     ToggleAlerts,
+    ToggleTestReads,
+    TestRead,
+    Bakeoff,
+    PrevStrategy,
+    NextStrategy,
     Probe,
     Drain,
     Help,
@@ -77,7 +80,7 @@ pub const BINDINGS: &[Binding] = &[
         help: "show GTID sets in full or abbreviated",
     },
     Binding {
-        key: KeyCode::Char('t'),
+        key: KeyCode::Char('o'),
         action: Action::ToggleTopology,
         short: "",
         help: "show or hide the topology tree",
@@ -95,10 +98,40 @@ pub const BINDINGS: &[Binding] = &[
         help: "show or hide the alerts pane",
     },
     Binding {
+        key: KeyCode::Char('r'),
+        action: Action::ToggleTestReads,
+        short: "",
+        help: "show or hide the test reads (in place of the detail pane)",
+    },
+    Binding {
+        key: KeyCode::Char('t'),
+        action: Action::TestRead,
+        short: "test read",
+        help: "test-read the selected replica with the current strategy",
+    },
+    Binding {
+        key: KeyCode::Char('b'),
+        action: Action::Bakeoff,
+        short: "bake-off",
+        help: "bake-off: every strategy in turn on the selected replica",
+    },
+    Binding {
+        key: KeyCode::Char('['),
+        action: Action::PrevStrategy,
+        short: "",
+        help: "previous test-read strategy",
+    },
+    Binding {
+        key: KeyCode::Char(']'),
+        action: Action::NextStrategy,
+        short: "",
+        help: "next test-read strategy",
+    },
+    Binding {
         key: KeyCode::Char('p'),
         action: Action::Probe,
-        short: "probe",
-        help: "poll the selected replica now",
+        short: "poll",
+        help: "poll the selected replica now and run one test read on it",
     },
     Binding {
         key: KeyCode::Char('d'),
@@ -131,6 +164,11 @@ impl Action {
         ("toggle_topology", Action::ToggleTopology),
         ("toggle_detail", Action::ToggleDetail),
         ("toggle_alerts", Action::ToggleAlerts),
+        ("toggle_test_reads", Action::ToggleTestReads),
+        ("test_read", Action::TestRead),
+        ("bakeoff", Action::Bakeoff),
+        ("prev_strategy", Action::PrevStrategy),
+        ("next_strategy", Action::NextStrategy),
         ("probe", Action::Probe),
         ("drain", Action::Drain),
         ("help", Action::Help),
@@ -237,6 +275,15 @@ impl KeyMap {
         Ok(map)
     }
 
+    /// The first key bound to `action`, as the footer writes it: for texts that name keys.
+    #[must_use]
+    pub fn key_for(&self, action: Action) -> Option<String> {
+        self.bindings
+            .iter()
+            .find(|b| b.action == action)
+            .map(|b| key_name(b.key))
+    }
+
     /// What a key means in a mode. In help mode every key closes the help; Ctrl-C always quits.
     #[must_use]
     pub fn action_for(&self, key: KeyEvent, mode: Mode) -> Option<Action> {
@@ -267,55 +314,6 @@ pub fn key_name(code: KeyCode) -> String {
     }
 }
 
-/// What the loop must do after an action.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    Continue,
-    Quit,
-    /// Poll this node now.
-    Probe(String),
-}
-
-/// Applies an action to the UI state.
-pub fn apply(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcome {
-    let replicas = state.replicas(snapshot).len();
-    state.status = None;
-    match action {
-        Action::Up => state.selected = state.selected.saturating_sub(1),
-        Action::Down => state.selected = (state.selected + 1).min(replicas.saturating_sub(1)),
-        Action::Sort => state.sort = state.sort.next(),
-        Action::Window => {
-            state.window = match state.window {
-                Window::OneMinute => Window::FiveMinutes,
-                Window::FiveMinutes => Window::FifteenMinutes,
-                Window::FifteenMinutes => Window::OneMinute,
-            };
-        }
-        Action::ExpandGtid => state.panes.expand_gtid = !state.panes.expand_gtid,
-        Action::ToggleTopology => state.panes.topology = !state.panes.topology,
-        Action::ToggleDetail => state.panes.detail = !state.panes.detail,
-        Action::ToggleAlerts => state.panes.alerts = !state.panes.alerts,
-        Action::Help => {
-            state.mode = match state.mode {
-                Mode::Normal => Mode::Help,
-                Mode::Help => Mode::Normal,
-            };
-        }
-        Action::Quit => return Outcome::Quit,
-        Action::Probe => {
-            if let Some(node) = state.selected_node(snapshot) {
-                state.status = Some(format!("polling {} now", node.name));
-                return Outcome::Probe(node.name.clone());
-            }
-        }
-        Action::Drain => {
-            state.status =
-                Some("drain arrives with the actions issue: nothing was changed".to_owned());
-        }
-    }
-    Outcome::Continue
-}
-
 #[cfg(test)]
 mod tests {
     use ratatui::Terminal;
@@ -323,7 +321,7 @@ mod tests {
 
     use super::*;
     use crate::alerts::testkit::Topo;
-    use crate::ui::{Ctx, Theme};
+    use crate::ui::{Ctx, Theme, UiState};
 
     fn press(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)

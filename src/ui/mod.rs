@@ -1,6 +1,7 @@
 //! The terminal UI. Only this module imports ratatui: it reads store snapshots and never touches
 //! the model's state.
 
+pub mod actions;
 pub mod app;
 pub mod keys;
 pub mod panels;

@@ -4,8 +4,11 @@
 //! ┌ header: primary, flavor, replicas, heartbeat writer, DDL banner ───────────┐
 //! ├ topology tree ─────────┬ replica table (selected row drives the detail) ───┤
 //! ├ detail: lag vs SBM chart, percentiles, positions, GTID, errors ┬ alerts ──┤
+//! │   (or, while toggled on, test reads: tallies per strategy, last result)   │
 //! └ footer: key bar from the key table, or the last key's answer ──────────────┘
 //! ```
+//! The test-reads pane takes the detail pane's place rather than squeezing the alerts: both the
+//! tally table and the alerts need width, and an alert must never be pushed out of sight.
 //! Below 80×24 only a "terminal too small" notice is drawn.
 
 use ratatui::Frame;
@@ -16,6 +19,8 @@ use ratatui::widgets::Paragraph;
 use super::Ctx;
 use super::panels;
 use super::state::Mode;
+
+type Panel = fn(&mut Frame, Rect, &Ctx<'_>);
 
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
@@ -44,17 +49,24 @@ pub fn render(frame: &mut Frame, ctx: &Ctx<'_>) {
     } else {
         panels::replicas::render(frame, upper, ctx);
     }
-    match (panes.detail, panes.alerts) {
-        (true, true) => {
-            let [detail, alerts] =
+    let left: Option<Panel> = if panes.test_reads {
+        Some(panels::probes::render)
+    } else if panes.detail {
+        Some(panels::detail::render)
+    } else {
+        None
+    };
+    match (left, panes.alerts) {
+        (Some(left), true) => {
+            let [left_area, alerts] =
                 Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
                     .areas(lower);
-            panels::detail::render(frame, detail, ctx);
+            left(frame, left_area, ctx);
             panels::alerts::render(frame, alerts, ctx);
         }
-        (true, false) => panels::detail::render(frame, lower, ctx),
-        (false, true) => panels::alerts::render(frame, lower, ctx),
-        (false, false) => {}
+        (Some(left), false) => left(frame, lower, ctx),
+        (None, true) => panels::alerts::render(frame, lower, ctx),
+        (None, false) => {}
     }
     panels::footer::render(frame, footer, ctx);
     if ctx.state.mode == Mode::Help {

@@ -1,6 +1,7 @@
 //! The UI's own state: selection, sorting, chart window, panes and mode. Model state stays in
 //! the store; this is only how the operator is looking at it.
 
+use crate::probe::{BakeoffPlan, ProbeSettings, Strategy};
 use crate::store::windows::Window;
 use crate::store::{NodeView, Role, Snapshot};
 
@@ -47,6 +48,8 @@ pub struct Panes {
     pub topology: bool,
     pub detail: bool,
     pub alerts: bool,
+    /// The test-reads pane, in the detail pane's place while shown.
+    pub test_reads: bool,
     /// GTID sets shown in full in the detail pane instead of abbreviated.
     pub expand_gtid: bool,
 }
@@ -63,6 +66,8 @@ pub struct UiState {
     pub status: Option<String>,
     /// The key table in force (defaults plus `[keys]` from the config).
     pub keys: super::keys::KeyMap,
+    /// The test-read strategy picked with `[` and `]`, and the bake-off's size.
+    pub probe: ProbeChoice,
 }
 
 impl Default for UiState {
@@ -75,11 +80,73 @@ impl Default for UiState {
                 topology: true,
                 detail: true,
                 alerts: true,
+                test_reads: false,
                 expand_gtid: false,
             },
             mode: Mode::Normal,
             status: None,
             keys: super::keys::KeyMap::default(),
+            probe: ProbeChoice::new(ProbeSettings::default()),
+        }
+    }
+}
+
+/// The strategies `[` and `]` cycle through, the one in use, and what a bake-off runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeChoice {
+    settings: ProbeSettings,
+    /// Catalogue order, with the configured strategy among them.
+    strategies: Vec<Strategy>,
+    at: usize,
+}
+
+impl ProbeChoice {
+    /// Starts at the configured strategy. One with a parameter of its own (`gtid-wait(300ms)`)
+    /// is not in the catalogue's list: it joins it, next to its namesakes.
+    #[must_use]
+    pub fn new(settings: ProbeSettings) -> Self {
+        let mut strategies = Strategy::all(&settings.defaults);
+        let at = strategies
+            .iter()
+            .position(|s| *s == settings.strategy)
+            .unwrap_or_else(|| {
+                let at = strategies.partition_point(|s| *s < settings.strategy);
+                strategies.insert(at, settings.strategy);
+                at
+            });
+        Self {
+            settings,
+            strategies,
+            at,
+        }
+    }
+
+    #[must_use]
+    pub fn current(&self) -> Strategy {
+        self.strategies
+            .get(self.at)
+            .copied()
+            .unwrap_or(self.settings.strategy)
+    }
+
+    /// The next strategy (or the previous one), wrapping around.
+    pub fn step(&mut self, forward: bool) {
+        let n = self.strategies.len().max(1);
+        self.at = if forward {
+            (self.at + 1) % n
+        } else {
+            (self.at + n - 1) % n
+        };
+    }
+
+    /// Every catalogue strategy, `[probe] count` times each, against `target`.
+    #[must_use]
+    pub fn bakeoff(&self, target: &str) -> BakeoffPlan {
+        BakeoffPlan {
+            strategies: Strategy::all(&self.settings.defaults),
+            targets: vec![target.to_owned()],
+            count: self.settings.count,
+            spacing: self.settings.spacing,
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod detail;
 pub mod footer;
 pub mod header;
 pub mod help;
+pub mod probes;
 pub mod replicas;
 pub mod topology;
 

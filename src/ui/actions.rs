@@ -1,0 +1,292 @@
+//! What each action does to the UI state, and what it asks of the engine. The loop in `app.rs`
+//! carries out the requests and reports a refusal here, so every answer is worded in one place.
+
+use super::keys::Action;
+use super::state::{Mode, UiState};
+use crate::probe::ProbeRequest;
+use crate::store::windows::Window;
+use crate::store::{Role, Snapshot};
+
+/// What the loop must do after an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Continue,
+    Quit,
+    /// Poll this node now (the force-probe) and queue `read` on it.
+    PollNow {
+        node: String,
+        read: ProbeRequest,
+    },
+    /// Queue a test read or a bake-off.
+    Request(ProbeRequest),
+}
+
+/// Applies an action to the UI state.
+pub fn apply(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcome {
+    let replicas = state.replicas(snapshot).len();
+    state.status = None;
+    match action {
+        Action::Up => state.selected = state.selected.saturating_sub(1),
+        Action::Down => state.selected = (state.selected + 1).min(replicas.saturating_sub(1)),
+        Action::Sort => state.sort = state.sort.next(),
+        Action::Window => {
+            state.window = match state.window {
+                Window::OneMinute => Window::FiveMinutes,
+                Window::FiveMinutes => Window::FifteenMinutes,
+                Window::FifteenMinutes => Window::OneMinute,
+            };
+        }
+        Action::ExpandGtid => state.panes.expand_gtid = !state.panes.expand_gtid,
+        Action::ToggleTopology => state.panes.topology = !state.panes.topology,
+        // The test reads cover the detail pane: `i` then brings the detail back.
+        Action::ToggleDetail if state.panes.test_reads => {
+            state.panes.test_reads = false;
+            state.panes.detail = true;
+        }
+        Action::ToggleDetail => state.panes.detail = !state.panes.detail,
+        Action::ToggleAlerts => state.panes.alerts = !state.panes.alerts,
+        Action::ToggleTestReads => state.panes.test_reads = !state.panes.test_reads,
+        Action::PrevStrategy | Action::NextStrategy => {
+            state.probe.step(action == Action::NextStrategy);
+            state.status = Some(format!(
+                "test-read strategy {}{}",
+                state.probe.current(),
+                state
+                    .keys
+                    .key_for(Action::TestRead)
+                    .map_or_else(String::new, |key| format!(": {key} runs one"))
+            ));
+        }
+        Action::TestRead | Action::Bakeoff => {
+            state.panes.test_reads = true;
+            let Some(node) = state.selected_node(snapshot) else {
+                state.status = Some("no replica to test: none has been found yet".to_owned());
+                return Outcome::Continue;
+            };
+            let request = if action == Action::TestRead {
+                ProbeRequest::One {
+                    strategy: state.probe.current(),
+                    target: node.name.clone(),
+                }
+            } else {
+                ProbeRequest::Bakeoff(state.probe.bakeoff(&node.name))
+            };
+            state.status = Some(format!("queued {}", describe(&request)));
+            return Outcome::Request(request);
+        }
+        Action::Help => {
+            state.mode = match state.mode {
+                Mode::Normal => Mode::Help,
+                Mode::Help => Mode::Normal,
+            };
+        }
+        Action::Quit => return Outcome::Quit,
+        Action::Probe => {
+            if let Some(node) = state.selected_node(snapshot) {
+                let strategy = state.probe.current();
+                state.status = Some(format!(
+                    "polling {} now and queued a {strategy} test read on it",
+                    node.name
+                ));
+                return Outcome::PollNow {
+                    node: node.name.clone(),
+                    read: ProbeRequest::One {
+                        strategy,
+                        target: node.name.clone(),
+                    },
+                };
+            }
+            state.status = Some("no replica to poll: none has been found yet".to_owned());
+        }
+        Action::Drain => {
+            state.status =
+                Some("drain arrives with the actions issue: nothing was changed".to_owned());
+        }
+    }
+    Outcome::Continue
+}
+
+/// `a gtid-wait(1s) test read on r1`, `a bake-off on r1: 11 strategies × 10, 100ms apart`.
+#[must_use]
+pub fn describe(request: &ProbeRequest) -> String {
+    match request {
+        ProbeRequest::One { strategy, target } => format!("a {strategy} test read on {target}"),
+        ProbeRequest::Bakeoff(plan) => format!(
+            "a bake-off on {}: {} strategies × {}, {} apart",
+            plan.targets.join(", "),
+            plan.strategies.len(),
+            plan.count,
+            crate::probe::short_duration(plan.spacing)
+        ),
+    }
+}
+
+/// The footer's answer when the engine would not queue `request`.
+#[must_use]
+pub fn refused(request: &ProbeRequest, snapshot: &Snapshot) -> String {
+    let why = if snapshot.nodes.iter().any(|n| n.role == Role::Primary) {
+        "the queue is full: wait for the running test reads to finish"
+    } else {
+        "there is no primary to write the test marker to"
+    };
+    format!("not queued: {}: {why}", describe(request))
+}
+
+/// The footer's answer to the force-probe once the engine has had its say.
+#[must_use]
+pub fn poll_now_answer(
+    node: &str,
+    polled: bool,
+    read: &ProbeRequest,
+    queued: bool,
+    snapshot: &Snapshot,
+) -> Option<String> {
+    match (polled, queued) {
+        (true, true) => None,
+        (true, false) => Some(format!("polling {node} now; {}", refused(read, snapshot))),
+        (false, true) => Some(format!("{node} has no poller; queued {}", describe(read))),
+        (false, false) => Some(format!("{node} has no poller; {}", refused(read, snapshot))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    use super::*;
+    use crate::alerts::testkit::Topo;
+    use crate::probe::{ProbeDefaults, ProbeSettings, Strategy};
+    use crate::ui::state::ProbeChoice;
+
+    fn press(state: &mut UiState, c: char, snapshot: &Snapshot) -> Outcome {
+        let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        let action = state.keys.action_for(key, state.mode).expect("a bound key");
+        apply(state, action, snapshot)
+    }
+
+    #[test]
+    fn test_read_keys_dispatch_to_their_actions() {
+        let snapshot = Topo::new().at(1);
+        let mut state = UiState::default();
+        let gtid_wait = Strategy::GtidWait(Duration::from_secs(1));
+        assert_eq!(state.probe.current(), gtid_wait, "the configured default");
+        assert!(!state.panes.test_reads);
+
+        // t: one read with the current strategy on the selected replica, and the pane shows.
+        let one = |strategy| {
+            Outcome::Request(ProbeRequest::One {
+                strategy,
+                target: "r1".into(),
+            })
+        };
+        assert_eq!(press(&mut state, 't', &snapshot), one(gtid_wait));
+        assert!(state.panes.test_reads);
+        // ] and [ step through the catalogue, wrapping; t follows.
+        press(&mut state, ']', &snapshot);
+        let sticky = Strategy::Sticky(Duration::from_secs(2));
+        assert_eq!(state.probe.current(), sticky);
+        assert_eq!(
+            state.status.as_deref(),
+            Some("test-read strategy sticky(2s): t runs one")
+        );
+        assert_eq!(press(&mut state, 't', &snapshot), one(sticky));
+        press(&mut state, '[', &snapshot);
+        press(&mut state, '[', &snapshot);
+        assert_eq!(state.probe.current().name(), "pos-wait");
+        // r hides and shows the pane; b shows it and bakes off every strategy on r1.
+        press(&mut state, 'r', &snapshot);
+        assert!(!state.panes.test_reads);
+        let Outcome::Request(ProbeRequest::Bakeoff(plan)) = press(&mut state, 'b', &snapshot)
+        else {
+            panic!("b must queue a bake-off");
+        };
+        assert!(state.panes.test_reads);
+        assert_eq!(plan.strategies, Strategy::all(&ProbeDefaults::default()));
+        assert_eq!((plan.targets, plan.count), (vec!["r1".to_owned()], 10));
+        // i brings back the detail pane the test reads cover.
+        press(&mut state, 'i', &snapshot);
+        assert!(!state.panes.test_reads && state.panes.detail);
+        // o toggles the topology tree, as t used to.
+        assert!(state.panes.topology);
+        press(&mut state, 'o', &snapshot);
+        assert!(!state.panes.topology);
+        // p polls and reads the selected replica.
+        state.selected = 1;
+        assert_eq!(
+            press(&mut state, 'p', &snapshot),
+            Outcome::PollNow {
+                node: "r2".into(),
+                read: ProbeRequest::One {
+                    strategy: Strategy::PosWait(Duration::from_secs(1)),
+                    target: "r2".into()
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn the_old_action_name_follows_its_key() {
+        let keys =
+            crate::ui::keys::KeyMap::with_overrides([("toggle_topology", "y")], "x").unwrap();
+        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        assert_eq!(
+            keys.action_for(key('y'), Mode::Normal),
+            Some(Action::ToggleTopology)
+        );
+        assert_eq!(keys.action_for(key('o'), Mode::Normal), None);
+        assert_eq!(
+            keys.action_for(key('t'), Mode::Normal),
+            Some(Action::TestRead)
+        );
+    }
+
+    #[test]
+    fn a_configured_strategy_with_its_own_parameter_joins_the_cycle() {
+        let settings = ProbeSettings {
+            strategy: Strategy::GtidWait(Duration::from_millis(300)),
+            ..ProbeSettings::default()
+        };
+        let mut choice = ProbeChoice::new(settings);
+        assert_eq!(
+            choice.current(),
+            Strategy::GtidWait(Duration::from_millis(300))
+        );
+        choice.step(true);
+        assert_eq!(choice.current(), Strategy::GtidWait(Duration::from_secs(1)));
+        let mut seen = Vec::new();
+        for _ in 0..12 {
+            seen.push(choice.current());
+            choice.step(true);
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 12, "every strategy once: {seen:?}");
+        assert_eq!(choice.current(), Strategy::GtidWait(Duration::from_secs(1)));
+        // The bake-off stays the catalogue's.
+        assert_eq!(choice.bakeoff("r1").strategies.len(), 11);
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        let mut topo = Topo::new();
+        let read = ProbeRequest::One {
+            strategy: Strategy::None,
+            target: "r1".into(),
+        };
+        assert_eq!(
+            refused(&read, &topo.at(1)),
+            "not queued: a none test read on r1: the queue is full: wait for the running test \
+             reads to finish"
+        );
+        topo.snapshot.nodes.retain(|n| n.role != Role::Primary);
+        let answer = poll_now_answer("r1", true, &read, false, &topo.at(1)).unwrap();
+        assert!(
+            answer.starts_with("polling r1 now; not queued")
+                && answer.ends_with("no primary to write the test marker to"),
+            "{answer}"
+        );
+        assert_eq!(poll_now_answer("r1", true, &read, true, &topo.at(1)), None);
+    }
+}

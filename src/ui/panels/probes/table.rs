@@ -1,0 +1,232 @@
+//! The tally table of the test-reads pane: one row per strategy tried on the replica.
+//!
+//! Shares never round a stale read away; narrow panes keep the strategy, fresh and stale and add
+//! the other columns, most telling first, while they fit; short panes keep the current
+//! strategy's row and the stale ones and count the rest.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Row, Table};
+
+use super::to_u16;
+use crate::probe::{Strategy, TallyView};
+use crate::ui::Theme;
+
+/// `0.3ms`, `42ms`, `1.20s`.
+pub(super) fn wait_text(ms: f64) -> String {
+    if ms < 10.0 {
+        format!("{ms:.1}ms")
+    } else if ms < 1000.0 {
+        format!("{ms:.0}ms")
+    } else {
+        format!("{:.2}s", ms / 1000.0)
+    }
+}
+
+/// A share that never rounds a stale read away: one in 300 is `<1%`, not `0%`.
+fn percent(count: u32, total: u32) -> String {
+    if count == 0 || total == 0 {
+        return "0%".to_owned();
+    }
+    if count >= total {
+        return "100%".to_owned();
+    }
+    let p = f64::from(count) * 100.0 / f64::from(total);
+    if p < 1.0 {
+        "<1%".to_owned()
+    } else if p > 99.0 {
+        ">99%".to_owned()
+    } else {
+        format!("{p:.0}%")
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Col {
+    Name,
+    N,
+    Fresh,
+    Stale,
+    FellBack,
+    Err,
+    P50,
+    P99,
+    PrimaryReads,
+}
+
+const ALL: [Col; 9] = [
+    Col::Name,
+    Col::N,
+    Col::Fresh,
+    Col::Stale,
+    Col::FellBack,
+    Col::Err,
+    Col::P50,
+    Col::P99,
+    Col::PrimaryReads,
+];
+/// Most telling first, after the strategy, fresh and stale that are always shown.
+const ADD_ORDER: [Col; 6] = [
+    Col::FellBack,
+    Col::N,
+    Col::P99,
+    Col::Err,
+    Col::PrimaryReads,
+    Col::P50,
+];
+
+impl Col {
+    fn header(self) -> &'static str {
+        match self {
+            Self::Name => "strategy",
+            Self::N => "n",
+            Self::Fresh => "fresh",
+            Self::Stale => "stale",
+            Self::FellBack => "fell back",
+            Self::Err => "err",
+            Self::P50 => "p50 wait",
+            Self::P99 => "p99 wait",
+            Self::PrimaryReads => "primary reads",
+        }
+    }
+
+    fn cell(self, v: &TallyView, t: &Theme) -> Span<'static> {
+        let share = |count: u32, style: Style| {
+            Span::styled(
+                percent(count, v.probes),
+                if count == 0 { t.muted } else { style },
+            )
+        };
+        let count = |n: u32, style: Style| {
+            Span::styled(n.to_string(), if n == 0 { t.muted } else { style })
+        };
+        let wait = |p: fn(&crate::probe::WaitMs) -> f64| {
+            v.wait_ms.as_ref().map_or_else(
+                || Span::styled("-", t.muted),
+                |w| Span::styled(wait_text(p(w)), t.text),
+            )
+        };
+        match self {
+            Self::Name => Span::styled(v.strategy.to_string(), t.text),
+            Self::N => Span::styled(v.probes.to_string(), t.text),
+            Self::Fresh => share(v.fresh, t.ok),
+            Self::Stale => share(v.stale, t.critical),
+            Self::FellBack => share(v.fell_back, t.warning),
+            Self::Err => count(v.errors, t.warning),
+            Self::P50 => wait(|w| w.p50),
+            Self::P99 => wait(|w| w.p99),
+            Self::PrimaryReads => count(v.primary_reads, t.text),
+        }
+    }
+
+    fn width(self, rows: &[&TallyView], t: &Theme) -> usize {
+        rows.iter()
+            .map(|v| self.cell(v, t).width())
+            .chain([Span::raw(self.header()).width()])
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// The columns that fit `width`, in table order: the essential ones, then each of the others
+/// that still fits, most telling first.
+fn columns(rows: &[&TallyView], width: usize, t: &Theme) -> Vec<(Col, usize)> {
+    let mut chosen = vec![Col::Name, Col::Fresh, Col::Stale];
+    let total = |cols: &[Col]| {
+        cols.iter().map(|c| c.width(rows, t)).sum::<usize>() + cols.len().saturating_sub(1)
+    };
+    for col in ADD_ORDER {
+        chosen.push(col);
+        if total(&chosen) > width {
+            chosen.pop();
+        }
+    }
+    ALL.iter()
+        .filter(|c| chosen.contains(c))
+        .map(|c| (*c, c.width(rows, t)))
+        .collect()
+}
+
+/// The rows that fit `room`: all, or the current strategy's and the stale ones first, the rest
+/// in order, and a last row counting what was left out.
+fn fitting<'a>(
+    rows: &[&'a TallyView],
+    current: Strategy,
+    room: usize,
+) -> (Vec<&'a TallyView>, usize) {
+    if rows.len() <= room {
+        return (rows.to_vec(), 0);
+    }
+    let keep = room.saturating_sub(1);
+    let mut ranked: Vec<(usize, &TallyView)> = rows.iter().copied().enumerate().collect();
+    ranked.sort_by_key(|(i, v)| (v.strategy != current, v.stale == 0, *i));
+    ranked.truncate(keep);
+    ranked.sort_by_key(|(i, _)| *i);
+    (
+        ranked.into_iter().map(|(_, v)| v).collect(),
+        rows.len() - keep,
+    )
+}
+
+pub(super) fn render(
+    frame: &mut Frame,
+    area: Rect,
+    rows: &[&TallyView],
+    current: Strategy,
+    t: &Theme,
+) {
+    let (shown, hidden) = fitting(rows, current, usize::from(area.height).saturating_sub(1));
+    let cols = columns(rows, usize::from(area.width), t);
+    let aligned = |col: Col, span: Span<'static>| {
+        let line = Line::from(span);
+        Cell::from(if col == Col::Name {
+            line
+        } else {
+            line.right_aligned()
+        })
+    };
+    let header = Row::new(
+        cols.iter()
+            .map(|(c, _)| aligned(*c, Span::styled(c.header(), t.muted))),
+    );
+    let mut body: Vec<Row> = shown
+        .iter()
+        .map(|v| {
+            let row = Row::new(cols.iter().map(|(c, _)| aligned(*c, c.cell(v, t))));
+            if v.strategy == current {
+                row.style(t.selected)
+            } else {
+                row
+            }
+        })
+        .collect();
+    if hidden > 0 {
+        body.push(Row::new([Cell::from(Span::styled(
+            format!("+{hidden} more"),
+            t.muted,
+        ))]));
+    }
+    let widths = cols.iter().map(|(_, w)| Constraint::Length(to_u16(*w)));
+    frame.render_widget(
+        Table::new(body, widths).header(header).column_spacing(1),
+        area,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_never_round_a_stale_read_away() {
+        let cases = [(0, 10), (1, 300), (299, 300), (3, 10), (10, 10), (1, 0)];
+        let got = cases.map(|(c, n)| percent(c, n));
+        assert_eq!(got, ["0%", "<1%", ">99%", "30%", "100%", "0%"]);
+        assert_eq!(
+            [0.26, 42.4, 1_234.0].map(wait_text),
+            ["0.3ms", "42ms", "1.23s"]
+        );
+    }
+}
