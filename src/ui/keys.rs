@@ -316,6 +316,23 @@ pub fn key_name(code: KeyCode) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_sample_config_names_every_action() {
+        let sample = include_str!("../../docs/rwtop.sample.toml");
+        let listed = sample
+            .split("[keys]")
+            .next()
+            .and_then(|before| before.rsplit("# TUI keys:").next())
+            .unwrap_or_default();
+        for (name, _) in Action::NAMES {
+            assert!(
+                listed.contains(&format!(" {name},")) || listed.contains(&format!(" {name}.")),
+                "docs/rwtop.sample.toml does not list the action {name}"
+            );
+        }
+    }
+
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
