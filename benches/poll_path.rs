@@ -273,6 +273,7 @@ fn store_memory() -> Result<()> {
         pt_table: None,
         alerts: rwtop::alerts::AlertSettings::default(),
         drain_backend: None,
+        drain_detail: None,
     };
 
     let rss_before = rss_kib()?;

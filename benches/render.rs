@@ -44,6 +44,7 @@ fn node(name: &str, role: Role, source: Option<&str>, replica: Option<ReplicaVie
             slave_pos: GtidList::parse("0-1-990").unwrap_or_default(),
             current_pos: GtidList::parse("0-1-990").unwrap_or_default(),
         }),
+        lb: None,
         replica,
     }
 }

@@ -126,7 +126,7 @@ fn live_tui_in_tmux_shows_replicas_reacts_to_keys_and_quits_cleanly() {
     tmux.wait_gone("any key closes");
     // A key the footer answers.
     tmux.send(&["d"]);
-    tmux.wait_for(&["drain arrives with the actions issue"]);
+    tmux.wait_for(&["no drain backend: add a [drain] section"]);
 
     // Test reads: r shows the pane and its hint; t runs one with the default strategy, which
     // on an idle sandbox reads the marker on r1 itself; o hides the topology tree.

@@ -459,3 +459,40 @@ fn test_reads_pane_before_any_read_names_the_keys() {
         ],
     );
 }
+
+#[test]
+fn drain_confirmation_and_drained_markers() {
+    let mut snapshot = recorded("healthy");
+    snapshot.drain.backend = Some("haproxy".into());
+    snapshot.drain.detail = Some("haproxy backend replicas via /run/haproxy/admin.sock".into());
+    // The store copies the balancer's word onto each node; r2 is drained, c1 down in its view.
+    for (node, lb) in [("r1", "READY"), ("r2", "DRAIN"), ("c1", "DOWN")] {
+        if let Some(n) = snapshot.nodes.iter_mut().find(|n| n.name == node) {
+            n.lb = Some(lb.into());
+        }
+        let state = match lb {
+            "READY" => rwtop::drain::ServerState::Ready,
+            "DRAIN" => rwtop::drain::ServerState::Drain,
+            _ => rwtop::drain::ServerState::Down,
+        };
+        snapshot.drain.states.insert(node.into(), state);
+    }
+    let mut state = selecting(&snapshot, "r1");
+    state.mode = Mode::Confirm;
+    state.pending_drain = Some(rwtop::drain::DrainRequest {
+        action: rwtop::drain::Action::Drain,
+        replica: "r1".into(),
+    });
+    let backend = draw(&snapshot, &state, full_screen, 120, 40);
+    assert_snapshot!("drain_confirm_healthy_120x40", &backend);
+    let text = screen_text(&backend);
+    assert_has(
+        &text,
+        &[
+            "Drain r1 (now READY) through haproxy backend replicas via /run/haproxy/admin.sock?",
+            "r2 ⏸DRAIN",
+            "c1 ⏸DOWN",
+        ],
+    );
+    assert!(!text.contains("r1 ⏸"), "a READY replica has no marker");
+}

@@ -71,6 +71,7 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         sample_seq: BASE_SEQ,
         server_uuid: None,
         gtid: Some(mariadb_gtid("0-1-100")),
+        lb: None,
         replica: None,
     }
 }

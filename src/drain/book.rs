@@ -20,6 +20,9 @@ pub struct DrainBook {
 pub struct DrainView {
     /// `haproxy`, `proxysql`, `maxscale`, `exec`; `None` when no backend is configured.
     pub backend: Option<String>,
+    /// Where the backend is (`haproxy backend replicas via /run/haproxy.sock`).
+    #[serde(default)]
+    pub detail: Option<String>,
     /// The load balancer's own state per replica, as last read.
     pub states: BTreeMap<String, ServerState>,
     /// Why the last read of that state failed.
@@ -32,10 +35,11 @@ pub struct DrainView {
 
 impl DrainBook {
     #[must_use]
-    pub fn new(backend: Option<String>) -> Self {
+    pub fn new(backend: Option<String>, detail: Option<String>) -> Self {
         Self {
             view: DrainView {
                 backend,
+                detail,
                 ..DrainView::default()
             },
         }

@@ -136,6 +136,18 @@ impl Backend {
         }
     }
 
+    /// The backend and where it is, for the confirmation (`haproxy backend replicas via
+    /// /run/haproxy.sock`).
+    #[must_use]
+    pub fn summary(&self) -> String {
+        match self {
+            Self::Haproxy(c) => format!("haproxy backend {} via {}", c.backend, c.socket),
+            Self::Proxysql(c) => c.describe(),
+            Self::Maxscale(c) => format!("maxscale at {}", c.address),
+            Self::Exec(c) => format!("exec `{}`", c.drain.join(" ")),
+        }
+    }
+
     /// What an action on `target` will address, for the confirmation and the audit log.
     #[must_use]
     pub fn describe(&self, action: Action, target: &Target) -> String {

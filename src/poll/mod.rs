@@ -76,6 +76,7 @@ impl Engine {
             template: primary.map(|(_, endpoint, _)| endpoint.clone()),
             pt_table: spec.read_only.then(|| spec.pt_table.clone()),
             drain_backend: spec.drain.as_ref().map(|d| d.backend.kind().to_owned()),
+            drain_detail: spec.drain.as_ref().map(|d| d.backend.summary()),
             alerts: crate::alerts::AlertSettings::from_thresholds(
                 &spec.thresholds,
                 spec.interval,

@@ -40,6 +40,8 @@ pub struct StoreSettings {
     pub alerts: crate::alerts::AlertSettings,
     /// The drain backend's kind, for display; `None` without one.
     pub drain_backend: Option<String>,
+    /// Where that backend is, for the TUI's confirmation.
+    pub drain_detail: Option<String>,
 }
 
 pub struct Store {
@@ -71,7 +73,10 @@ impl Store {
             order: Vec::new(),
             writer: WriterState::Starting,
             probes: crate::probe::ProbeBook::default(),
-            drains: crate::drain::DrainBook::new(settings.drain_backend.clone()),
+            drains: crate::drain::DrainBook::new(
+                settings.drain_backend.clone(),
+                settings.drain_detail.clone(),
+            ),
             pt_primary: None,
             primary: configured
                 .iter()
@@ -282,7 +287,7 @@ impl Store {
 
     #[must_use]
     pub fn snapshot(&self, now: Instant) -> Snapshot {
-        let nodes = self
+        let nodes: Vec<NodeView> = self
             .order
             .iter()
             .filter_map(|name| self.nodes.get(name))
@@ -290,6 +295,14 @@ impl Store {
                 let source_name = self.source_of(entry);
                 let source = source_name.as_deref().and_then(|s| self.nodes.get(s));
                 entry.view(now, source_name.clone(), source)
+            })
+            .collect();
+        let drain = self.drains.view();
+        let nodes = nodes
+            .into_iter()
+            .map(|mut n| {
+                n.lb = drain.label(&n.name);
+                n
             })
             .collect();
         Snapshot {
@@ -312,7 +325,7 @@ impl Store {
             nodes,
             alerts: crate::alerts::AlertsView::default(),
             probes: self.probes.view(),
-            drain: self.drains.view(),
+            drain,
         }
     }
 }

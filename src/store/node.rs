@@ -203,6 +203,7 @@ impl NodeEntry {
             server_uuid: self.identity.as_ref().and_then(|i| i.server_uuid.clone()),
             gtid: sample.map(|s| s.state.gtid.clone()),
             clock_offset_ms: self.clock.map(|(offset, _, _)| offset),
+            lb: None,
             replica,
         }
     }

@@ -75,6 +75,10 @@ pub struct NodeView {
     pub server_uuid: Option<String>,
     /// The node's own GTID state from the newest sample, while it answers.
     pub gtid: Option<crate::mysql::GtidState>,
+    /// The load balancer's word for this node (`READY`, `DRAIN`, ...) when drains are
+    /// configured; rwtop's own intent (`DRAIN`) until the balancer's view is read.
+    #[serde(default)]
+    pub lb: Option<String>,
     pub replica: Option<ReplicaView>,
 }
 

@@ -3,6 +3,7 @@
 
 use super::keys::Action;
 use super::state::{Mode, UiState};
+use crate::drain::{Action as DrainAction, DrainRequest};
 use crate::probe::ProbeRequest;
 use crate::store::windows::Window;
 use crate::store::{Role, Snapshot};
@@ -19,6 +20,8 @@ pub enum Outcome {
     },
     /// Queue a test read or a bake-off.
     Request(ProbeRequest),
+    /// Send a confirmed drain or undrain.
+    Drain(DrainRequest),
 }
 
 /// Applies an action to the UI state.
@@ -77,7 +80,7 @@ pub fn apply(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcom
         Action::Help => {
             state.mode = match state.mode {
                 Mode::Normal => Mode::Help,
-                Mode::Help => Mode::Normal,
+                Mode::Help | Mode::Confirm => Mode::Normal,
             };
         }
         Action::Quit => return Outcome::Quit,
@@ -98,12 +101,79 @@ pub fn apply(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcom
             }
             state.status = Some("no replica to poll: none has been found yet".to_owned());
         }
-        Action::Drain => {
-            state.status =
-                Some("drain arrives with the actions issue: nothing was changed".to_owned());
+        Action::Drain => ask_drain(state, snapshot),
+        Action::ConfirmYes => {
+            state.mode = Mode::Normal;
+            if let Some(request) = state.pending_drain.take() {
+                state.status = Some(format!(
+                    "sent: {} {} — the result shows beside it and in the audit log",
+                    request.action.verb(),
+                    request.replica
+                ));
+                return Outcome::Drain(request);
+            }
+        }
+        Action::ConfirmNo => {
+            state.mode = Mode::Normal;
+            if let Some(request) = state.pending_drain.take() {
+                state.status = Some(format!(
+                    "cancelled: {} {} was not sent",
+                    request.action.verb(),
+                    request.replica
+                ));
+            }
         }
     }
     Outcome::Continue
+}
+
+/// `d`: asks to drain the selected replica, or to undrain it when it is drained already.
+fn ask_drain(state: &mut UiState, snapshot: &Snapshot) {
+    if snapshot.drain.backend.is_none() {
+        state.status = Some(
+            "no drain backend: add a [drain] section to rwtop.toml (docs/rwtop.sample.toml)"
+                .to_owned(),
+        );
+        return;
+    }
+    let Some(node) = state.selected_node(snapshot) else {
+        state.status = Some("no replica to drain: none has been found yet".to_owned());
+        return;
+    };
+    let action = if snapshot.drain.is_drained(&node.name) {
+        DrainAction::Undrain
+    } else {
+        DrainAction::Drain
+    };
+    state.pending_drain = Some(DrainRequest {
+        action,
+        replica: node.name.clone(),
+    });
+    state.mode = Mode::Confirm;
+}
+
+/// The confirmation's question: replica, backend and where it is.
+#[must_use]
+pub fn confirm_question(request: &DrainRequest, snapshot: &Snapshot) -> String {
+    let lb = snapshot
+        .drain
+        .states
+        .get(&request.replica)
+        .map_or_else(String::new, |s| format!(" (now {})", s.label()));
+    let backend = snapshot
+        .drain
+        .detail
+        .clone()
+        .or_else(|| snapshot.drain.backend.clone())
+        .unwrap_or_default();
+    format!(
+        "{} {}{lb} through {backend}?",
+        match request.action {
+            DrainAction::Drain => "Drain",
+            DrainAction::Undrain => "Undrain",
+        },
+        request.replica
+    )
 }
 
 /// `a gtid-wait(1s) test read on r1`, `a bake-off on r1: 11 strategies × 10, 100ms apart`.
@@ -164,6 +234,65 @@ mod tests {
         let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
         let action = state.keys.action_for(key, state.mode).expect("a bound key");
         apply(state, action, snapshot)
+    }
+
+    #[test]
+    fn drain_asks_first_and_sends_only_on_y() {
+        let mut snapshot = Topo::new().at(1);
+        let mut state = UiState::default();
+        // Without a backend, d says how to configure one and changes nothing.
+        assert_eq!(press(&mut state, 'd', &snapshot), Outcome::Continue);
+        assert_eq!(state.mode, Mode::Normal);
+        assert!(state.status.as_deref().unwrap().contains("[drain] section"));
+
+        snapshot.drain.backend = Some("haproxy".into());
+        snapshot.drain.detail = Some("haproxy backend replicas via /run/h.sock".into());
+        snapshot
+            .drain
+            .states
+            .insert("r1".into(), crate::drain::ServerState::Ready);
+        assert_eq!(press(&mut state, 'd', &snapshot), Outcome::Continue);
+        assert_eq!(state.mode, Mode::Confirm);
+        let pending = state.pending_drain.clone().unwrap();
+        assert_eq!(
+            confirm_question(&pending, &snapshot),
+            "Drain r1 (now READY) through haproxy backend replicas via /run/h.sock?"
+        );
+        // Any key but y cancels, even one bound to an action.
+        assert_eq!(press(&mut state, 'q', &snapshot), Outcome::Continue);
+        assert_eq!(
+            (state.mode, state.pending_drain.is_none()),
+            (Mode::Normal, true)
+        );
+        assert!(
+            state
+                .status
+                .as_deref()
+                .unwrap()
+                .starts_with("cancelled: drain r1")
+        );
+
+        press(&mut state, 'd', &snapshot);
+        let sent = press(&mut state, 'y', &snapshot);
+        assert_eq!(
+            sent,
+            Outcome::Drain(DrainRequest {
+                action: DrainAction::Drain,
+                replica: "r1".into()
+            })
+        );
+        assert_eq!(state.mode, Mode::Normal);
+
+        // A replica the balancer shows drained is offered an undrain.
+        snapshot
+            .drain
+            .states
+            .insert("r1".into(), crate::drain::ServerState::Drain);
+        press(&mut state, 'd', &snapshot);
+        assert_eq!(
+            state.pending_drain.as_ref().map(|r| r.action),
+            Some(DrainAction::Undrain)
+        );
     }
 
     #[test]

@@ -81,6 +81,15 @@ pub async fn run(
                                 state.status = Some(refused(&request, &snapshot));
                             }
                         }
+                        Outcome::Drain(request) => {
+                            if !engine.drain(request.clone()) {
+                                state.status = Some(format!(
+                                    "not sent: {} {}: no drain backend, or one is still running",
+                                    request.action.verb(),
+                                    request.replica
+                                ));
+                            }
+                        }
                         Outcome::Continue => {}
                     }
                 }

@@ -24,6 +24,10 @@ pub enum Action {
     Drain,
     Help,
     Quit,
+    /// `y` while a confirmation is asked; not in the key table.
+    ConfirmYes,
+    /// Any other key while a confirmation is asked.
+    ConfirmNo,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -292,6 +296,10 @@ impl KeyMap {
         }
         if mode == Mode::Help {
             return Some(Action::Help);
+        }
+        if mode == Mode::Confirm {
+            let yes = matches!(key.code, KeyCode::Char('y' | 'Y'));
+            return Some(if yes { Action::ConfirmYes } else { Action::ConfirmNo });
         }
         self.bindings
             .iter()

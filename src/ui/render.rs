@@ -69,8 +69,10 @@ pub fn render(frame: &mut Frame, ctx: &Ctx<'_>) {
         (None, false) => {}
     }
     panels::footer::render(frame, footer, ctx);
-    if ctx.state.mode == Mode::Help {
-        panels::help::render(frame, area, ctx);
+    match ctx.state.mode {
+        Mode::Help => panels::help::render(frame, area, ctx),
+        Mode::Confirm => panels::confirm::render(frame, area, ctx),
+        Mode::Normal => {}
     }
 }
 

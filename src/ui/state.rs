@@ -10,6 +10,8 @@ use crate::store::{NodeView, Role, Snapshot};
 pub enum Mode {
     Normal,
     Help,
+    /// A drain waits for `y`; see [`UiState::pending_drain`].
+    Confirm,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +70,8 @@ pub struct UiState {
     pub keys: super::keys::KeyMap,
     /// The test-read strategy picked with `[` and `]`, and the bake-off's size.
     pub probe: ProbeChoice,
+    /// The drain or undrain the confirmation asks about.
+    pub pending_drain: Option<crate::drain::DrainRequest>,
 }
 
 impl Default for UiState {
@@ -87,6 +91,7 @@ impl Default for UiState {
             status: None,
             keys: super::keys::KeyMap::default(),
             probe: ProbeChoice::new(ProbeSettings::default()),
+            pending_drain: None,
         }
     }
 }

@@ -22,9 +22,18 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
             ])
         })
         .collect();
-    let height = u16::try_from(lines.len() + 2)
-        .unwrap_or(u16::MAX)
-        .min(area.height);
+    let popup = centered(area, lines.len(), 72);
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(block(" keys — any key closes ", ctx.theme)),
+        popup,
+    );
+}
+
+/// A box of `rows` lines of text (plus borders) and at most `width` columns, centred in `area`.
+#[must_use]
+pub fn centered(area: Rect, rows: usize, width: u16) -> Rect {
+    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
     let [_, middle, _] = Layout::vertical([
         Constraint::Fill(1),
         Constraint::Length(height),
@@ -33,13 +42,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
     .areas(area);
     let [_, popup, _] = Layout::horizontal([
         Constraint::Fill(1),
-        Constraint::Length(72.min(area.width)),
+        Constraint::Length(width.min(area.width)),
         Constraint::Fill(1),
     ])
     .areas(middle);
-    frame.render_widget(Clear, popup);
-    frame.render_widget(
-        Paragraph::new(lines).block(block(" keys — any key closes ", ctx.theme)),
-        popup,
-    );
+    popup
 }

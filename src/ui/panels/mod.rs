@@ -3,6 +3,7 @@
 
 pub mod alerts;
 pub mod chart;
+pub mod confirm;
 pub mod detail;
 pub mod footer;
 pub mod header;

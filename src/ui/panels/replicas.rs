@@ -41,6 +41,25 @@ fn human_bytes(n: u64) -> String {
     format!("{}.{} {unit}", tenths / 10, tenths % 10)
 }
 
+/// ` ⏸DRAIN` beside a replica the load balancer does not send reads to (or rwtop drained).
+fn lb_marker(node: &NodeView) -> Option<String> {
+    node.lb
+        .as_deref()
+        .filter(|l| *l != "READY")
+        .map(|l| format!(" ⏸{l}"))
+}
+
+fn lb_style(node: &NodeView, theme: &Theme) -> ratatui::style::Style {
+    match node.lb.as_deref() {
+        Some("DRAIN") => theme.warning,
+        _ => theme.critical,
+    }
+}
+
+fn name_text(node: &NodeView) -> String {
+    format!("{}{}", node.name, lb_marker(node).unwrap_or_default())
+}
+
 fn window_label(window: Window) -> &'static str {
     match window {
         Window::OneMinute => "1m",
@@ -99,7 +118,10 @@ impl Col {
             most.unwrap_or(0).max(self.spec().0.len()).min(cap)
         };
         let content = match self {
-            Name => widest(|n| &n.name, 24),
+            Name => {
+                let most = rows.iter().map(|n| name_text(n).chars().count()).max();
+                most.unwrap_or(0).clamp(4, 32)
+            }
             Address => widest(|n| &n.address, 28),
             _ => self.spec().1,
         };
@@ -113,7 +135,13 @@ impl Col {
                 conn_glyph(&node.conn, theme),
                 Span::styled(format!(" {}", node.conn.name()), theme.text),
             ]),
-            Name => Line::styled(node.name.clone(), theme.text),
+            Name => match lb_marker(node) {
+                Some(marker) => Line::from(vec![
+                    Span::styled(node.name.clone(), theme.text),
+                    Span::styled(marker, lb_style(node, theme)),
+                ]),
+                None => Line::styled(node.name.clone(), theme.text),
+            },
             Address => Line::styled(node.address.clone(), theme.muted),
             _ => node.replica.as_ref().map_or_else(
                 || Line::styled("-", theme.muted),

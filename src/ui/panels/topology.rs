@@ -231,6 +231,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
             }
             _ => {}
         }
+        if let Some(lb) = node.lb.as_deref().filter(|l| *l != "READY") {
+            let style = if lb == "DRAIN" {
+                theme.warning
+            } else {
+                theme.critical
+            };
+            spans.push(Span::styled(format!(" ⏸{lb}"), style));
+        }
         lines.push(Line::from(spans));
     }
     // Keep the selected replica in view when the tree is taller than the pane.
