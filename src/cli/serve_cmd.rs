@@ -1,0 +1,145 @@
+//! `rwtop serve`: no screen, the engine and the Prometheus endpoint until Ctrl-C or SIGTERM;
+//! and the `--metrics-listen` flag the live view shares.
+
+use std::net::SocketAddr;
+
+use rwtop::config::Config;
+use rwtop::export::http::{MetricsListener, MetricsServer};
+use rwtop::poll::{Engine, EngineSpec};
+use tokio::sync::watch;
+
+use super::TargetArgs;
+
+/// `--metrics-listen`: an IP and a port; names would resolve to several addresses.
+pub fn listen_arg(text: &str) -> Result<SocketAddr, String> {
+    text.parse().map_err(|_| {
+        format!("{text:?} is not IP:PORT (e.g. 127.0.0.1:9899, 0.0.0.0:9899 or [::1]:9899)")
+    })
+}
+
+/// Binds before anything starts, so a taken port is an error on the terminal, not in the TUI.
+pub async fn bind(addr: SocketAddr) -> anyhow::Result<MetricsListener> {
+    MetricsListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("--metrics-listen {e}"))
+}
+
+/// Serves metrics from the engine's snapshots, if a listener was bound.
+pub fn serve(
+    listener: Option<MetricsListener>,
+    snapshots: watch::Receiver<std::sync::Arc<rwtop::store::Snapshot>>,
+) -> Option<MetricsServer> {
+    listener.map(|l| l.serve(snapshots))
+}
+
+pub fn run(
+    target: &TargetArgs,
+    listen: Option<SocketAddr>,
+    record: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let listen =
+        listen.ok_or_else(|| anyhow::anyhow!("rwtop serve needs --metrics-listen ADDR"))?;
+    let config = Config::load(&target.overrides())?;
+    for warning in &config.warnings {
+        eprintln!("rwtop: warning: {warning}");
+    }
+    let spec = EngineSpec::from_config(&config);
+    let recorder = super::record_cmd::create(record)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let listener = bind(listen).await?;
+        let engine = Engine::start(&spec);
+        let server = listener.serve(engine.snapshots());
+        // No screen: a recorder's trouble is on stderr when it stops.
+        let recording = super::record_cmd::spawn(recorder, engine.snapshots(), None);
+        eprintln!(
+            "rwtop: serving Prometheus metrics at {} for {} configured node(s); Ctrl-C or SIGTERM stops",
+            server.url(),
+            spec.nodes.len()
+        );
+        let stopped = stop_signal().await;
+        server.shutdown().await;
+        engine.shutdown().await;
+        let saved = super::record_cmd::finish(recording).await;
+        stopped?;
+        saved
+    })
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM, the way a terminal or a service manager says stop.
+async fn stop_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        interrupted = tokio::signal::ctrl_c() => interrupted?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}
+
+/// `--metrics-listen` goes with the live view or `serve`, and `serve` needs it: a usage error
+/// (exit 2) otherwise, rather than a flag silently ignored.
+pub fn check_flags(cli: &super::Cli) -> Result<(), clap::Error> {
+    use clap::CommandFactory;
+    let problem = match (&cli.command, cli.metrics_listen) {
+        (Some(super::Command::Serve), None) => {
+            Some("`rwtop serve` needs --metrics-listen ADDR (e.g. 127.0.0.1:9899)")
+        }
+        (Some(super::Command::Serve) | None, _) | (Some(_), None) => None,
+        (Some(_), Some(_)) => {
+            Some("--metrics-listen works with the live view (no command) and with `rwtop serve`")
+        }
+    };
+    match problem {
+        Some(message) => {
+            Err(super::Cli::command().error(clap::error::ErrorKind::ArgumentConflict, message))
+        }
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::super::{Cli, Command};
+    use super::check_flags;
+
+    fn parse(line: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(line).and_then(|cli| check_flags(&cli).map(|()| cli))
+    }
+
+    #[test]
+    fn metrics_listen_goes_with_the_live_view_and_serve() {
+        let serve = parse(&["rwtop", "serve", "--metrics-listen", "127.0.0.1:9899"]).unwrap();
+        assert!(matches!(serve.command, Some(Command::Serve)));
+        assert_eq!(
+            serve.metrics_listen,
+            Some("127.0.0.1:9899".parse().unwrap())
+        );
+        let before = parse(&["rwtop", "--metrics-listen", "[::1]:0", "serve"]).unwrap();
+        assert_eq!(before.metrics_listen, Some("[::1]:0".parse().unwrap()));
+        let tui = parse(&[
+            "rwtop",
+            "--config",
+            "r.toml",
+            "--metrics-listen",
+            "0.0.0.0:9899",
+        ]);
+        assert!(tui.unwrap().command.is_none());
+
+        let bad = parse(&["rwtop", "serve", "--metrics-listen", "localhost"]).unwrap_err();
+        assert!(bad.to_string().contains("is not IP:PORT"), "{bad}");
+        let bare = parse(&["rwtop", "serve"]).unwrap_err();
+        assert!(
+            bare.to_string().contains("needs --metrics-listen"),
+            "{bare}"
+        );
+        let elsewhere =
+            parse(&["rwtop", "snapshot", "--metrics-listen", "127.0.0.1:9899"]).unwrap_err();
+        assert_eq!(elsewhere.exit_code(), 2);
+        assert!(elsewhere.to_string().contains("live view"), "{elsewhere}");
+    }
+}

@@ -1,0 +1,288 @@
+//! The replica families: heartbeat lag (value, trust, histogram), SBM and its NULL, threads,
+//! backlog by stage, and drains. Every one carries the same `replica`, `source`, `channel`.
+
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+
+use super::{Fmt, family, flag, gauge, one_hot};
+use crate::mysql::IoRunning;
+use crate::store::lag::Lag;
+use crate::store::{NodeView, ReplicaView, Role, Snapshot};
+
+const LAG_STATES: [&str; 3] = ["exact", "at_least", "unknown"];
+const IO_STATES: [&str; 3] = ["yes", "connecting", "no"];
+
+/// `replica`, `source`, `channel`: the same on every replica series, so they join.
+type ReplicaLabels<'a> = [(&'static str, &'a str); 3];
+
+/// Nodes that replicate or should: configured or found as replicas, or any node with a
+/// replication channel.
+fn replica_nodes(s: &Snapshot) -> impl Iterator<Item = &NodeView> {
+    s.nodes
+        .iter()
+        .filter(|n| n.role == Role::Replica || n.replica.is_some())
+}
+
+/// Replicas whose status rwtop has now (the node answers and replicates).
+fn views(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &ReplicaView)> {
+    s.nodes
+        .iter()
+        .filter_map(|n| n.replica.as_ref().map(|r| (n, r)))
+}
+
+fn replica_labels(n: &NodeView) -> ReplicaLabels<'_> {
+    [
+        ("replica", n.name.as_str()),
+        ("source", n.source.as_deref().unwrap_or("")),
+        (
+            "channel",
+            n.replica.as_ref().map_or("", |r| r.channel.as_str()),
+        ),
+    ]
+}
+
+fn lag_state(n: &NodeView) -> &'static str {
+    match n.replica.as_ref().map(|r| &r.heartbeat_lag) {
+        Some(Lag::Exact { .. }) => "exact",
+        Some(Lag::AtLeast { .. }) => "at_least",
+        Some(Lag::Unknown { .. }) | None => "unknown",
+    }
+}
+
+/// Heartbeat lag: the value, how far to trust it, and its distribution.
+pub(super) fn lag(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
+    family(
+        e,
+        "rwtop_replica_heartbeat_lag_seconds",
+        "True replication lag from rwtop's heartbeat (time since the first heartbeat the replica \
+         has not applied was committed on the primary). A lower bound while \
+         rwtop_replica_heartbeat_lag_state is at_least; absent while unknown.",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| match r.heartbeat_lag.value() {
+                Some(lag) => gauge(m, &replica_labels(n), lag.as_secs_f64()),
+                None => Ok(()),
+            })
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_heartbeat_lag_upper_bound_seconds",
+        "While the lag is only bounded (state at_least): the most it can be, the age of the \
+         heartbeat row the replica shows.",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| match &r.heartbeat_lag {
+                Lag::AtLeast {
+                    upper: Some(upper), ..
+                } => gauge(m, &replica_labels(n), upper.as_secs_f64()),
+                _ => Ok(()),
+            })
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_heartbeat_lag_state",
+        "How much rwtop_replica_heartbeat_lag_seconds can be trusted: 1 for exact, at_least (a \
+         lower bound: the replica has not applied rwtop's first heartbeat) or unknown (the node \
+         does not answer, or the heartbeat stopped advancing).",
+        MetricType::Gauge,
+        |m| {
+            replica_nodes(s)
+                .try_for_each(|n| one_hot(m, replica_labels(n), &LAG_STATES, lag_state(n)))
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_heartbeat_lag_histogram_seconds",
+        "Every exact heartbeat lag reading since rwtop started.",
+        MetricType::Histogram,
+        |m| {
+            views(s).try_for_each(|(n, r)| {
+                let h = &r.lag_histogram;
+                let buckets: Vec<(f64, u64)> = crate::store::histogram::BUCKETS
+                    .iter()
+                    .enumerate()
+                    .map(|(i, bound)| (*bound, h.counts.get(i).copied().unwrap_or(0)))
+                    .collect();
+                m.encode_family(&replica_labels(n))?
+                    .encode_histogram::<NoLabelSet>(h.sum_seconds, h.count, &buckets, None)
+            })
+        },
+    )
+}
+
+/// What the replica reports of itself: SBM and its threads.
+pub(super) fn threads(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
+    family(
+        e,
+        "rwtop_replica_sbm_seconds",
+        "Seconds_Behind_Master (Seconds_Behind_Source) as the replica reports it; absent only \
+         while it is NULL (then rwtop_replica_sbm_null is 1).",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| match r.seconds_behind_source {
+                Some(sbm) => gauge(m, &replica_labels(n), sbm),
+                None => Ok(()),
+            })
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_sbm_null",
+        "1 while Seconds_Behind_Master is NULL (a replication thread is stopped or reconnecting): \
+         the replica's other series stay.",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| {
+                gauge(
+                    m,
+                    &replica_labels(n),
+                    flag(r.seconds_behind_source.is_none()),
+                )
+            })
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_io_thread_state",
+        "Slave_IO_Running: 1 for yes, connecting or no.",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| {
+                let state = match r.io_running {
+                    IoRunning::Yes => "yes",
+                    IoRunning::Connecting => "connecting",
+                    IoRunning::No => "no",
+                };
+                one_hot(m, replica_labels(n), &IO_STATES, state)
+            })
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_sql_thread_running",
+        "Slave_SQL_Running: 1 yes, 0 no.",
+        MetricType::Gauge,
+        |m| views(s).try_for_each(|(n, r)| gauge(m, &replica_labels(n), flag(r.sql_running))),
+    )?;
+    family(
+        e,
+        "rwtop_replica_last_error_number",
+        "Last_IO_Errno and Last_SQL_Errno by thread; 0 when there is none.",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| {
+                let labels = replica_labels(n);
+                let errno = |e: Option<&crate::mysql::ThreadError>| e.map_or(0, |e| e.errno);
+                gauge(
+                    m,
+                    &(labels, [("thread", "io")]),
+                    errno(r.last_io_error.as_ref()),
+                )?;
+                gauge(
+                    m,
+                    &(labels, [("thread", "sql")]),
+                    errno(r.last_sql_error.as_ref()),
+                )
+            })
+        },
+    )
+}
+
+/// How far behind in transactions and bytes, and the configured delay.
+pub(super) fn progress(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
+    family(
+        e,
+        "rwtop_replica_gtid_backlog_transactions",
+        "GTID transactions in flight by stage: not_received (on the source, not yet in the \
+         replica's relay log) and not_applied (received, not yet applied); absent when it cannot \
+         be told (GTID off, source not polled yet), never a guessed 0.",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| {
+                let labels = replica_labels(n);
+                let b = &r.gtid_backlog;
+                for (stage, value) in [
+                    ("not_received", b.not_received),
+                    ("not_applied", b.not_applied),
+                ] {
+                    if let Some(v) = value {
+                        gauge(m, &(labels, [("stage", stage)]), v)?;
+                    }
+                }
+                Ok(())
+            })
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_binlog_backlog_bytes",
+        "Binlog bytes in flight by stage, across file boundaries: not_received (the IO thread has \
+         yet to read them) and not_applied (read, not yet applied); absent when unknown.",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| {
+                let labels = replica_labels(n);
+                let b = &r.bytes_behind;
+                for (stage, value) in [("not_received", b.io), ("not_applied", b.sql)] {
+                    if let Some(v) = value {
+                        gauge(m, &(labels, [("stage", stage)]), v)?;
+                    }
+                }
+                Ok(())
+            })
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_sql_delay_seconds",
+        "The configured replication delay (MASTER_DELAY / SOURCE_DELAY); absent when the server \
+         does not report one.",
+        MetricType::Gauge,
+        |m| {
+            views(s).try_for_each(|(n, r)| match r.sql_delay {
+                Some(d) => gauge(m, &replica_labels(n), d),
+                None => Ok(()),
+            })
+        },
+    )
+}
+
+pub(super) fn drains(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
+    let d = &s.drain;
+    family(
+        e,
+        "rwtop_replica_drained",
+        "1 while the replica is out of rotation: drained by rwtop, or not taking reads in the \
+         load balancer's own view. rwtop's routing (probes, lag threshold) skips it.",
+        MetricType::Gauge,
+        |m| {
+            replica_nodes(s)
+                .try_for_each(|n| gauge(m, &replica_labels(n), flag(d.is_drained(&n.name))))
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_drained_by_rwtop",
+        "1 when rwtop drained the replica and has not undrained it since.",
+        MetricType::Gauge,
+        |m| {
+            replica_nodes(s)
+                .try_for_each(|n| gauge(m, &replica_labels(n), flag(d.drained.contains(&n.name))))
+        },
+    )?;
+    family(
+        e,
+        "rwtop_replica_load_balancer_state",
+        "The load balancer's own word for the replica (READY, DRAIN, MAINT, DOWN, ...), always 1; \
+         absent without a drain backend or before its view is read.",
+        MetricType::Gauge,
+        |m| {
+            replica_nodes(s).try_for_each(|n| match d.states.get(&n.name) {
+                Some(state) => gauge(m, &(replica_labels(n), [("state", state.label())]), 1),
+                None => Ok(()),
+            })
+        },
+    )
+}
