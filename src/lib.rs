@@ -12,6 +12,7 @@ pub mod gtid;
 pub mod mysql;
 pub mod poll;
 pub mod probe;
+pub mod record;
 pub mod sandbox;
 pub mod store;
 pub mod ui;

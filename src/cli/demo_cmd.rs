@@ -10,8 +10,13 @@ use tokio::sync::{mpsc, watch};
 
 use super::monitor_cmd;
 
-pub fn run(theme_spec: Option<&str>, dir: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run(
+    theme_spec: Option<&str>,
+    dir: Option<PathBuf>,
+    record: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     let theme = monitor_cmd::theme(theme_spec)?;
+    let recorder = super::record_cmd::create(record)?;
     eprintln!("rwtop demo: starting a primary, two replicas and a cascaded one on 127.0.0.1 ...");
     let demo = Demo::start(dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -22,10 +27,13 @@ pub fn run(theme_spec: Option<&str>, dir: Option<PathBuf>) -> anyhow::Result<()>
         let engine = Engine::start(&demo.engine_spec());
         let (narration_tx, narration_rx) = mpsc::channel(16);
         let (stop_tx, stop_rx) = watch::channel(false);
+        // The recorder's trouble joins the narration in the footer.
+        let recording =
+            super::record_cmd::spawn(recorder, engine.snapshots(), Some(narration_tx.clone()));
         let script = demo.spawn_script(narration_tx, stop_rx);
         let keys = rwtop::ui::keys::KeyMap::default();
         let result = rwtop::ui::app::run(
-            &engine,
+            rwtop::ui::source::Source::live(&engine),
             &theme,
             keys,
             &rwtop::probe::ProbeSettings::default(),
@@ -35,8 +43,10 @@ pub fn run(theme_spec: Option<&str>, dir: Option<PathBuf>) -> anyhow::Result<()>
         let _ = stop_tx.send(true);
         let _ = tokio::time::timeout(Duration::from_secs(10), script).await;
         engine.shutdown().await;
+        let saved = super::record_cmd::finish(recording).await;
         demo.shutdown().await;
-        result
+        result?;
+        saved
     })?;
     Ok(())
 }

@@ -4,11 +4,15 @@
 #![allow(clippy::doc_markdown)]
 
 mod demo_cmd;
+mod drain_cmd;
 mod monitor_cmd;
 mod output;
 mod probe_cmd;
 mod probe_table;
+mod record_cmd;
+mod replay_cmd;
 mod sandbox_cmd;
+mod serve_cmd;
 mod snapshot_cmd;
 
 use std::path::PathBuf;
@@ -28,6 +32,14 @@ pub struct Cli {
     /// Colour theme: dark, light, high-contrast, colorblind, or a .toml file (NO_COLOR is honoured).
     #[arg(long, global = true)]
     pub theme: Option<String>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (ADDR is IP:PORT, e.g. 127.0.0.1:9899),
+    /// beside the live view or with `rwtop serve`.
+    #[arg(long, global = true, value_name = "ADDR", value_parser = serve_cmd::listen_arg)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Record what the live view (or `rwtop demo`, `rwtop serve`) sees to FILE, one snapshot a
+    /// second as JSON Lines (about 20 MiB an hour for 3 replicas); play it with `rwtop replay FILE`.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Without a command, rwtop opens the live view of the configured topology.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -57,6 +69,13 @@ pub struct TargetArgs {
     /// Do not follow the replicas that nodes report.
     #[arg(long, global = true)]
     pub no_discovery: bool,
+    /// TLS to the servers: disabled, preferred (the default), required, verify-ca,
+    /// verify-identity.
+    #[arg(long, global = true)]
+    pub ssl_mode: Option<String>,
+    /// PEM file of the CA(s) that signed the servers' certificates (verify-ca, verify-identity).
+    #[arg(long, global = true)]
+    pub ssl_ca: Option<PathBuf>,
 }
 
 impl TargetArgs {
@@ -69,6 +88,8 @@ impl TargetArgs {
             password_file: self.password_file.clone(),
             read_only: self.read_only,
             no_discovery: self.no_discovery,
+            ssl_mode: self.ssl_mode.clone(),
+            ssl_ca: self.ssl_ca.clone(),
         }
     }
 }
@@ -96,10 +117,33 @@ pub enum Command {
         #[arg(long, default_value = "3s", value_parser = duration_arg)]
         duration: Duration,
     },
+    /// No screen: watch the topology and serve Prometheus metrics at --metrics-listen ADDR
+    /// (/metrics) until Ctrl-C or SIGTERM.
+    Serve,
+    /// Play a recording (made with --record FILE) in the TUI, read-only: space pauses, ←/→ seek
+    /// 10 s, </> change the speed; the end pauses on the last frame.
+    Replay {
+        /// The recording.
+        file: PathBuf,
+        /// Playback speed: 1 is real time; 2, 10 faster, 0.5 slower (0.1 to 100).
+        #[arg(long, default_value = "1", value_parser = replay_cmd::speed_arg)]
+        speed: rwtop::record::Speed,
+    },
     /// Test reads: write a marker on the primary and read it back on the replicas with each
     /// read-after-write strategy, N times; prints fresh/stale/fell-back shares, waits and the
     /// primary's load per strategy.
     Probe(probe_cmd::ProbeArgs),
+    /// Take a replica out of the load balancer's rotation ([drain] in rwtop.toml): HAProxy
+    /// DRAIN, ProxySQL OFFLINE_SOFT, MaxScale drain, or your command. Logged to the audit log.
+    Drain {
+        /// The replica's name in the configuration.
+        replica: String,
+    },
+    /// Put a drained replica back into rotation (HAProxy READY, ProxySQL ONLINE, ...).
+    Undrain {
+        /// The replica's name in the configuration.
+        replica: String,
+    },
     /// Start, inspect or remove a local replication topology of real servers on 127.0.0.1.
     Sandbox {
         #[command(subcommand)]
@@ -120,6 +164,9 @@ pub enum SandboxAction {
         /// Add a cascaded replica (c1) that replicates from r1.
         #[arg(long)]
         cascade: bool,
+        /// Servers offer TLS (a throwaway CA in <dir>/tls; the printed config verifies it).
+        #[arg(long)]
+        tls: bool,
         /// Sandbox folder [default: $TMPDIR/rwtop-sandbox-<uid>].
         #[arg(long)]
         dir: Option<PathBuf>,
@@ -140,14 +187,36 @@ pub enum SandboxAction {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Err(usage) = serve_cmd::check_flags(&cli) {
+        usage.exit();
+    }
+    if let Err(usage) = record_cmd::check_flags(&cli) {
+        usage.exit();
+    }
+    let record = cli.record.as_deref();
     match cli.command {
-        None => monitor_cmd::run(&cli.target, cli.theme.as_deref()),
-        Some(Command::Demo { dir }) => demo_cmd::run(cli.theme.as_deref(), dir),
+        None => monitor_cmd::run(
+            &cli.target,
+            cli.theme.as_deref(),
+            cli.metrics_listen,
+            record,
+        ),
+        Some(Command::Serve) => serve_cmd::run(&cli.target, cli.metrics_listen, record),
+        Some(Command::Demo { dir }) => demo_cmd::run(cli.theme.as_deref(), dir, record),
+        Some(Command::Replay { file, speed }) => {
+            replay_cmd::run(&file, speed, cli.theme.as_deref())
+        }
         Some(Command::Sandbox { action }) => sandbox_cmd::run(action),
         Some(Command::Snapshot { json, duration }) => {
             snapshot_cmd::run(&cli.target, json, duration)
         }
         Some(Command::Probe(args)) => probe_cmd::run(&cli.target, &args),
+        Some(Command::Drain { replica }) => {
+            drain_cmd::run(&cli.target, rwtop::drain::Action::Drain, &replica)
+        }
+        Some(Command::Undrain { replica }) => {
+            drain_cmd::run(&cli.target, rwtop::drain::Action::Undrain, &replica)
+        }
     }
 }
 

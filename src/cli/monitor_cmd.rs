@@ -16,7 +16,12 @@ pub fn theme(spec: Option<&str>) -> anyhow::Result<Theme> {
     Ok(Theme::resolve(spec, no_color())?)
 }
 
-pub fn run(target: &TargetArgs, theme_spec: Option<&str>) -> anyhow::Result<()> {
+pub fn run(
+    target: &TargetArgs,
+    theme_spec: Option<&str>,
+    metrics: Option<std::net::SocketAddr>,
+    record: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     let config = Config::load(&target.overrides())?;
     let theme = theme(theme_spec.or(config.theme.as_deref()))?;
     for warning in &config.warnings {
@@ -31,15 +36,30 @@ pub fn run(target: &TargetArgs, theme_spec: Option<&str>) -> anyhow::Result<()> 
         &origin,
     )?;
     let spec = EngineSpec::from_config(&config);
+    let recorder = super::record_cmd::create(record)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     runtime.block_on(async {
+        // A taken port is reported here, before the TUI owns the terminal.
+        let listener = match metrics {
+            Some(addr) => Some(super::serve_cmd::bind(addr).await?),
+            None => None,
+        };
         let engine = Engine::start(&spec);
-        let result = rwtop::ui::app::run(&engine, &theme, keys, &config.probe, None).await;
+        let server = super::serve_cmd::serve(listener, engine.snapshots());
+        let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(1);
+        let recording = super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx));
+        let source = rwtop::ui::source::Source::live(&engine);
+        let result = rwtop::ui::app::run(source, &theme, keys, &config.probe, Some(notes_rx)).await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
         engine.shutdown().await;
-        result
+        let saved = super::record_cmd::finish(recording).await;
+        result?;
+        saved
     })?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! What each action does to the UI state, and what it asks of the engine. The loop in `app.rs`
 //! carries out the requests and reports a refusal here, so every answer is worded in one place.
 
-use super::keys::Action;
+use super::keys::{Action, ReplayKey};
 use super::state::{Mode, UiState};
 use crate::drain::{Action as DrainAction, DrainRequest};
 use crate::probe::ProbeRequest;
@@ -22,10 +22,23 @@ pub enum Outcome {
     Request(ProbeRequest),
     /// Send a confirmed drain or undrain.
     Drain(DrainRequest),
+    /// Move the replay (pause, seek, speed).
+    Replay(ReplayKey),
 }
 
-/// Applies an action to the UI state.
+/// The answer to a live-only key in a replay.
+pub const READ_ONLY: &str = "replay: read-only (test reads, polls and drains need live servers)";
+
+/// Applies an action to the UI state; a replay refuses the live-only ones.
 pub fn apply(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcome {
+    if state.replay.is_some() && action.is_live_only() {
+        state.status = Some(READ_ONLY.to_owned());
+        return Outcome::Continue;
+    }
+    apply_to_view(state, action, snapshot)
+}
+
+fn apply_to_view(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcome {
     let replicas = state.replicas(snapshot).len();
     state.status = None;
     match action {
@@ -123,6 +136,7 @@ pub fn apply(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcom
                 ));
             }
         }
+        Action::Replay(key) => return Outcome::Replay(key),
     }
     Outcome::Continue
 }

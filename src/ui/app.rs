@@ -1,6 +1,7 @@
-//! The one UI loop: terminal events, snapshot updates, narration and a clock tick, multiplexed
-//! with `select!`. The terminal is restored on every way out: quit, Ctrl-C, SIGTERM, an error
-//! (a drop guard) and a panic (ratatui's hook, installed by `ratatui::init`).
+//! The one UI loop: terminal events, snapshot updates (from an engine or a replay, see
+//! `source.rs`), narration and a clock tick, multiplexed with `select!`. The terminal is restored
+//! on every way out: quit, Ctrl-C, SIGTERM, an error (a drop guard) and a panic (ratatui's hook,
+//! installed by `ratatui::init`).
 
 use std::time::Duration;
 
@@ -11,9 +12,9 @@ use tokio::sync::mpsc;
 use super::actions::{Outcome, apply, poll_now_answer, refused};
 use super::keys::KeyMap;
 use super::render::render;
+use super::source::Source;
 use super::state::ProbeChoice;
 use super::{Ctx, Theme, UiState};
-use crate::poll::Engine;
 use crate::probe::ProbeSettings;
 
 /// Restores the terminal when the loop ends by any path that unwinds or returns.
@@ -25,11 +26,12 @@ impl Drop for Restore {
     }
 }
 
-/// Runs the TUI over a running engine until the operator quits. `narration` (the demo's
-/// commentary) is shown in the footer as it arrives; `probe` is the test-read strategy `t` starts
-/// with and the size of a bake-off.
+/// Runs the TUI over a running engine or a replay until the operator quits. `narration` (the
+/// demo's commentary, a recorder's trouble) is shown in the footer as it arrives; `probe` is the
+/// test-read strategy `t` starts with and the size of a bake-off. A replay adds its playback keys
+/// to `keys`.
 pub async fn run(
-    engine: &Engine,
+    mut source: Source<'_>,
     theme: &Theme,
     keys: KeyMap,
     probe: &ProbeSettings,
@@ -38,17 +40,22 @@ pub async fn run(
     let mut terminal = ratatui::init();
     let _restore = Restore;
     let mut events = EventStream::new();
-    let mut snapshots = engine.snapshots();
     // Ages and "since" columns move even when no snapshot does.
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let keys = if source.is_replay() {
+        keys.for_replay()
+    } else {
+        keys
+    };
     let mut state = UiState {
         keys,
         probe: ProbeChoice::new(probe.clone()),
         ..UiState::default()
     };
     loop {
-        let snapshot = snapshots.borrow_and_update().clone();
+        let snapshot = source.current();
+        state.replay = source.replay_status();
         terminal.draw(|frame| {
             render(
                 frame,
@@ -68,8 +75,8 @@ pub async fn run(
                     match apply(&mut state, action, &snapshot) {
                         Outcome::Quit => return Ok(()),
                         Outcome::PollNow { node, read } => {
-                            let polled = engine.poll_now(&node);
-                            let queued = engine.probe(read.clone());
+                            let polled = source.poll_now(&node);
+                            let queued = source.probe(read.clone());
                             if let Some(answer) =
                                 poll_now_answer(&node, polled, &read, queued, &snapshot)
                             {
@@ -77,12 +84,12 @@ pub async fn run(
                             }
                         }
                         Outcome::Request(request) => {
-                            if !engine.probe(request.clone()) {
+                            if !source.probe(request.clone()) {
                                 state.status = Some(refused(&request, &snapshot));
                             }
                         }
                         Outcome::Drain(request) => {
-                            if !engine.drain(request.clone()) {
+                            if !source.drain(request.clone()) {
                                 state.status = Some(format!(
                                     "not sent: {} {}: no drain backend, or one is still running",
                                     request.action.verb(),
@@ -90,6 +97,7 @@ pub async fn run(
                                 ));
                             }
                         }
+                        Outcome::Replay(key) => source.replay_key(key),
                         Outcome::Continue => {}
                     }
                 }
@@ -99,8 +107,8 @@ pub async fn run(
             },
             _ = terminate.recv() => return Ok(()),
             _ = tokio::signal::ctrl_c() => return Ok(()),
-            changed = snapshots.changed() => {
-                if changed.is_err() {
+            changed = source.changed() => {
+                if !changed {
                     return Ok(());
                 }
             }

@@ -28,6 +28,28 @@ pub enum Action {
     ConfirmYes,
     /// Any other key while a confirmation is asked.
     ConfirmNo,
+    /// Playback keys, bound only while replaying a recording ([`KeyMap::for_replay`]).
+    Replay(ReplayKey),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReplayKey {
+    Pause,
+    Back,
+    Forward,
+    Slower,
+    Faster,
+}
+
+impl Action {
+    /// Actions that act on live servers: a replay answers them with "read-only".
+    #[must_use]
+    pub fn is_live_only(self) -> bool {
+        matches!(
+            self,
+            Action::TestRead | Action::Bakeoff | Action::Probe | Action::Drain
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,6 +179,56 @@ pub const BINDINGS: &[Binding] = &[
     },
 ];
 
+/// Added in front of the table while replaying, so the footer shows them first. Not
+/// configurable: `[keys]` names the live view's actions, and a key it took stays its own.
+pub const REPLAY_BINDINGS: &[Binding] = &[
+    Binding {
+        key: KeyCode::Char(' '),
+        action: Action::Replay(ReplayKey::Pause),
+        short: "pause",
+        help: "replay: pause or play on (at the end: play again)",
+    },
+    Binding {
+        key: KeyCode::Left,
+        action: Action::Replay(ReplayKey::Back),
+        short: "-10s",
+        help: "replay: back 10 seconds",
+    },
+    Binding {
+        key: KeyCode::Right,
+        action: Action::Replay(ReplayKey::Forward),
+        short: "+10s",
+        help: "replay: forward 10 seconds",
+    },
+    Binding {
+        key: KeyCode::Char('<'),
+        action: Action::Replay(ReplayKey::Slower),
+        short: "slow",
+        help: "replay: slower (down to ×0.1)",
+    },
+    Binding {
+        key: KeyCode::Char('-'),
+        action: Action::Replay(ReplayKey::Slower),
+        short: "",
+        help: "replay: slower",
+    },
+    Binding {
+        key: KeyCode::Char('>'),
+        action: Action::Replay(ReplayKey::Faster),
+        short: "fast",
+        help: "replay: faster (up to ×100)",
+    },
+    Binding {
+        key: KeyCode::Char('+'),
+        action: Action::Replay(ReplayKey::Faster),
+        short: "",
+        help: "replay: faster",
+    },
+];
+
+/// Seek step of the left and right keys in a replay.
+pub const REPLAY_SEEK: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Action {
     /// Names used in the `[keys]` table of `rwtop.toml`.
     pub const NAMES: &[(&'static str, Action)] = &[
@@ -279,6 +351,24 @@ impl KeyMap {
         Ok(map)
     }
 
+    /// The table for a replay: the playback keys first (each unless `[keys]` gave its key to
+    /// an action), and the live-only actions off the footer (they answer "read-only").
+    #[must_use]
+    pub fn for_replay(self) -> Self {
+        let mut bindings: Vec<Binding> = REPLAY_BINDINGS
+            .iter()
+            .filter(|r| self.bindings.iter().all(|b| b.key != r.key))
+            .cloned()
+            .collect();
+        bindings.extend(self.bindings.into_iter().map(|mut b| {
+            if b.action.is_live_only() {
+                b.short = "";
+            }
+            b
+        }));
+        Self { bindings }
+    }
+
     /// The first key bound to `action`, as the footer writes it: for texts that name keys.
     #[must_use]
     pub fn key_for(&self, action: Action) -> Option<String> {
@@ -299,7 +389,11 @@ impl KeyMap {
         }
         if mode == Mode::Confirm {
             let yes = matches!(key.code, KeyCode::Char('y' | 'Y'));
-            return Some(if yes { Action::ConfirmYes } else { Action::ConfirmNo });
+            return Some(if yes {
+                Action::ConfirmYes
+            } else {
+                Action::ConfirmNo
+            });
         }
         self.bindings
             .iter()

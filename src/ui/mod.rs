@@ -6,6 +6,7 @@ pub mod app;
 pub mod keys;
 pub mod panels;
 pub mod render;
+pub mod source;
 pub mod state;
 pub mod theme;
 pub mod theme_file;

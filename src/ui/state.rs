@@ -72,6 +72,8 @@ pub struct UiState {
     pub probe: ProbeChoice,
     /// The drain or undrain the confirmation asks about.
     pub pending_drain: Option<crate::drain::DrainRequest>,
+    /// Where a replay stands (shown in the footer); `None` in the live view.
+    pub replay: Option<crate::record::ReplayStatus>,
 }
 
 impl Default for UiState {
@@ -92,6 +94,7 @@ impl Default for UiState {
             keys: super::keys::KeyMap::default(),
             probe: ProbeChoice::new(ProbeSettings::default()),
             pending_drain: None,
+            replay: None,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The footer: the key bar, built from the key table, or the answer to the last key.
+//! The footer: the key bar, built from the key table, or the answer to the last key; in a
+//! replay, led by where the replay stands (`REPLAY 12:03:05 (00:42 / 05:10) ×2 paused`).
 //!
 //! When the bar is wider than the terminal, whole entries go from its end, help and quit last:
 //! a key half cut off reads as a different word, and `?` leads to every other key.
@@ -8,16 +9,44 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::header::clock;
+use crate::record::ReplayStatus;
 use crate::ui::Ctx;
 use crate::ui::keys::{Action, Binding, key_name};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
-    let line = if let Some(status) = &ctx.state.status {
-        Line::styled(status.clone(), ctx.theme.warning)
+    let mut width = usize::from(area.width);
+    let mut spans = Vec::new();
+    if let Some(replay) = &ctx.state.replay {
+        let badge = format!(" {} ", replay_text(replay));
+        width = width.saturating_sub(badge.chars().count() + 1);
+        spans.extend([Span::styled(badge, ctx.theme.key), Span::raw(" ")]);
+    }
+    if let Some(status) = &ctx.state.status {
+        spans.push(Span::styled(status.clone(), ctx.theme.warning));
     } else {
-        key_bar(ctx, usize::from(area.width))
+        spans.extend(key_bar(ctx, width).spans);
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `REPLAY 12:03:05 (00:42 / 05:10) ×2 paused`: the frame's time (UTC, like the header's),
+/// its place in the recording, the speed, and whether it is paused (or, paused there, at the
+/// end).
+#[must_use]
+pub fn replay_text(replay: &ReplayStatus) -> String {
+    let state = match (replay.paused, replay.at_end) {
+        (true, true) => " end",
+        (true, false) => " paused",
+        (false, _) => "",
     };
-    frame.render_widget(Paragraph::new(line), area);
+    format!(
+        "REPLAY {} ({} / {}) ×{}{state}",
+        replay.taken_at.format("%H:%M:%S"),
+        clock(replay.position.as_secs()),
+        clock(replay.length.as_secs()),
+        replay.speed
+    )
 }
 
 fn key_bar(ctx: &Ctx<'_>, width: usize) -> Line<'static> {

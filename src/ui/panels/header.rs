@@ -20,7 +20,7 @@ use crate::store::{NodeView, Role};
 use crate::ui::Ctx;
 
 /// Elapsed time as `mm:ss`, or `h:mm:ss` past an hour: how a DBA reads a running ALTER.
-fn clock(s: u64) -> String {
+pub(crate) fn clock(s: u64) -> String {
     if s >= 3_600 {
         format!("{}:{:02}:{:02}", s / 3_600, s % 3_600 / 60, s % 60)
     } else {

@@ -1,0 +1,84 @@
+//! Recordings: store snapshots written to a JSON Lines file as they are published, and played
+//! back later into the same TUI (`rwtop --record FILE`, `rwtop replay FILE`).
+//!
+//! The file is a header line and then one frame per line, at most one frame per
+//! [`FRAME_PERIOD`]:
+//!
+//! ```text
+//! {"rwtop_recording":1,"rwtop_version":"0.1.0","started_at":"…","frame_period_ms":1000}
+//! {"snapshot":{…, "series":[] per replica},"charts":{"r1":{"len":900,"new_points":[…]}}}
+//! ```
+//!
+//! A snapshot's chart series is the last 15 minutes of one replica (about 21 KiB of JSON each),
+//! nearly all of it already in the previous frame, so a frame carries the snapshot with its
+//! series emptied and, per replica, only the points newer than the previous frame's plus the
+//! series' length; [`Recording`] rebuilds each series on replay. The rest of the snapshot is
+//! written as it is, which keeps a recording readable with `jq` and makes a replayed frame the
+//! very snapshot the live TUI drew.
+//!
+//! Each frame goes to the file in one write as soon as it is made, so a crash loses at most the
+//! second being written; a last line cut short that way is tolerated on replay.
+
+mod player;
+mod recorder;
+mod recording;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use player::{Player, ReplayStatus, Speed};
+pub use recorder::{RecordError, Recorder, Summary};
+pub use recording::{Recording, ReplayError};
+
+use crate::store::series::Point;
+
+/// The version in the header; bumped when a frame's layout changes in a way an older reader
+/// would misread.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// At most one frame per period: the store publishes every 250 ms, but a second is finer than
+/// anything a person reviews afterwards and keeps a 3-replica recording near 20 MiB an hour.
+pub const FRAME_PERIOD: Duration = Duration::from_secs(1);
+
+/// The first line of a recording.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// The format version; the key itself says what the file is.
+    pub rwtop_recording: u32,
+    /// The rwtop that recorded it (snapshots follow that version's layout).
+    pub rwtop_version: String,
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    /// Frames were written at most this often.
+    pub frame_period_ms: u64,
+}
+
+impl Header {
+    #[must_use]
+    pub fn new(started_at: chrono::DateTime<chrono::Utc>) -> Self {
+        Self {
+            rwtop_recording: FORMAT_VERSION,
+            rwtop_version: env!("CARGO_PKG_VERSION").to_owned(),
+            started_at,
+            frame_period_ms: u64::try_from(FRAME_PERIOD.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+/// One replica's chart in a frame: the series' length, and the points not in an earlier frame.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Chart<P> {
+    len: usize,
+    new_points: P,
+}
+
+/// One line after the header. `S` and `P` are borrowed when writing, owned when reading.
+#[derive(Debug, Serialize, Deserialize)]
+struct Frame<S, P> {
+    snapshot: S,
+    /// By node name; every node with a replica view has one.
+    charts: BTreeMap<String, Chart<P>>,
+}
+
+type ReadFrame = Frame<crate::store::Snapshot, Vec<Point>>;

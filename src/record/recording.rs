@@ -1,0 +1,494 @@
+//! The reading side: a recording checked line by line, its frames rebuilt on demand and found by
+//! time.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{FORMAT_VERSION, Header, ReadFrame};
+use crate::store::Snapshot;
+use crate::store::series::Point;
+
+/// A header is a hundred-odd bytes: a longer first line is not one (and is not read whole).
+const MAX_HEADER: u64 = 64 * 1024;
+
+const MAKE_ONE: &str = "make one with: rwtop --record FILE";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("cannot read {}: {error}: check the path given to rwtop replay", path.display())]
+    Open {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{} is empty: not an rwtop recording ({MAKE_ONE})", path.display())]
+    Empty { path: PathBuf },
+    #[error("{} line 1: not an rwtop recording ({detail}); {MAKE_ONE}", path.display())]
+    NotARecording { path: PathBuf, detail: String },
+    #[error(
+        "{}: recording format {found}, made by rwtop {recorded_by}; this rwtop ({}) reads \
+         format {FORMAT_VERSION}: replay it with rwtop {recorded_by}",
+        path.display(),
+        env!("CARGO_PKG_VERSION")
+    )]
+    Version {
+        path: PathBuf,
+        found: u64,
+        recorded_by: String,
+    },
+    #[error(
+        "{} line {line}: damaged frame: {detail}; to replay the frames before it: \
+         head -n {} {} > part.jsonl",
+        path.display(),
+        line - 1,
+        path.display()
+    )]
+    BadFrame {
+        path: PathBuf,
+        line: usize,
+        detail: String,
+    },
+    #[error(
+        "{} holds a header but no frame: rwtop stopped before its first frame was written",
+        path.display()
+    )]
+    NoFrames { path: PathBuf },
+}
+
+/// One frame as kept in memory: the snapshot without its series, and where each replica's
+/// series ends in its node's point log and how long it is (by node index).
+struct Stored {
+    snapshot: Snapshot,
+    charts: Vec<Option<(usize, usize)>>,
+}
+
+/// A recording read and checked whole. Frames are numbered from 0; their time is their offset
+/// from the first frame's.
+pub struct Recording {
+    path: PathBuf,
+    header: Header,
+    frames: Vec<Stored>,
+    /// Every chart point recorded, per node, oldest first.
+    logs: HashMap<String, Vec<Point>>,
+    cut_short: Option<usize>,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("path", &self.path)
+            .field("header", &self.header)
+            .field("frames", &self.frames.len())
+            .field("cut_short", &self.cut_short)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads one line into `line` (cleared first); `Ok(false)` at the end of the file.
+fn next_line(reader: &mut impl BufRead, line: &mut String) -> std::io::Result<bool> {
+    line.clear();
+    Ok(reader.read_line(line)? > 0)
+}
+
+fn header(path: &Path, reader: &mut impl BufRead) -> Result<Header, ReplayError> {
+    let not_one = |detail: String| ReplayError::NotARecording {
+        path: path.to_owned(),
+        detail,
+    };
+    let mut line = String::new();
+    match reader.by_ref().take(MAX_HEADER).read_line(&mut line) {
+        Ok(0) => {
+            return Err(ReplayError::Empty {
+                path: path.to_owned(),
+            });
+        }
+        Ok(_) => {}
+        Err(e) => return Err(not_one(format!("not text: {e}"))),
+    }
+    let value: serde_json::Value = serde_json::from_str(&line)
+        .map_err(|e| not_one(format!("its first line is not a JSON header: {e}")))?;
+    let Some(found) = value.get("rwtop_recording") else {
+        return Err(not_one(
+            "its first line has no \"rwtop_recording\" key".to_owned(),
+        ));
+    };
+    let recorded_by = value
+        .get("rwtop_version")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("?")
+        .to_owned();
+    match found.as_u64() {
+        Some(v) if v == u64::from(FORMAT_VERSION) => {}
+        Some(found) => {
+            return Err(ReplayError::Version {
+                path: path.to_owned(),
+                found,
+                recorded_by,
+            });
+        }
+        None => return Err(not_one(format!("format version {found} is not a number"))),
+    }
+    serde_json::from_value(value).map_err(|e| not_one(format!("a bad header: {e}")))
+}
+
+impl Recording {
+    /// Reads and checks the whole file. A last line without its newline (rwtop stopped while
+    /// writing it) is left out and reported by [`Recording::cut_short`]; any other bad line is
+    /// an error naming the file and the line.
+    pub fn open(path: &Path) -> Result<Self, ReplayError> {
+        let file = File::open(path).map_err(|error| ReplayError::Open {
+            path: path.to_owned(),
+            error,
+        })?;
+        let mut reader = BufReader::new(file);
+        let header = header(path, &mut reader)?;
+        let mut recording = Self {
+            path: path.to_owned(),
+            header,
+            frames: Vec::new(),
+            logs: HashMap::new(),
+            cut_short: None,
+        };
+        let mut line = String::new();
+        let mut number = 1;
+        loop {
+            let more = next_line(&mut reader, &mut line);
+            number += 1;
+            let bad = |detail: String| ReplayError::BadFrame {
+                path: path.to_owned(),
+                line: number,
+                detail,
+            };
+            match more {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => return Err(bad(format!("not text: {e}"))),
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<ReadFrame>(&line) {
+                Ok(frame) => recording.push(frame).map_err(bad)?,
+                Err(_) if !line.ends_with('\n') => {
+                    recording.cut_short = Some(number);
+                    break;
+                }
+                Err(e) => return Err(bad(recording.frame_error(&e))),
+            }
+        }
+        if recording.frames.is_empty() {
+            return Err(ReplayError::NoFrames {
+                path: path.to_owned(),
+            });
+        }
+        Ok(recording)
+    }
+
+    /// Why a complete line did not read, with the versions when they differ (the snapshot's
+    /// layout is that of the rwtop that recorded it).
+    fn frame_error(&self, e: &serde_json::Error) -> String {
+        let ours = env!("CARGO_PKG_VERSION");
+        if self.header.rwtop_version == ours {
+            e.to_string()
+        } else {
+            format!(
+                "{e} (recorded by rwtop {}, this is {ours})",
+                self.header.rwtop_version
+            )
+        }
+    }
+
+    fn push(&mut self, frame: ReadFrame) -> Result<(), String> {
+        let ReadFrame {
+            mut snapshot,
+            mut charts,
+        } = frame;
+        if let Some(last) = self.frames.last() {
+            if snapshot.uptime < last.snapshot.uptime {
+                return Err(format!(
+                    "its snapshot ({:?} after start) is older than the one before it ({:?}): \
+                     frames from two runs were joined",
+                    snapshot.uptime, last.snapshot.uptime
+                ));
+            }
+        }
+        let mut stored = Vec::with_capacity(snapshot.nodes.len());
+        for node in &mut snapshot.nodes {
+            let Some(replica) = node.replica.as_mut() else {
+                stored.push(None);
+                continue;
+            };
+            replica.series = Arc::from([]);
+            let Some(chart) = charts.remove(&node.name) else {
+                return Err(format!("no chart for the replica {}", node.name));
+            };
+            let log = self.logs.entry(node.name.clone()).or_default();
+            log.extend(chart.new_points);
+            if chart.len > log.len() {
+                return Err(format!(
+                    "the chart of {} has {} points but only {} were recorded",
+                    node.name,
+                    chart.len,
+                    log.len()
+                ));
+            }
+            stored.push(Some((log.len(), chart.len)));
+        }
+        self.frames.push(Stored {
+            snapshot,
+            charts: stored,
+        });
+        Ok(())
+    }
+
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    #[must_use]
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Frames, at least one.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Never true for an opened recording; here for clippy's `len_without_is_empty`.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// The line number of a last line cut short (left out), when rwtop stopped mid-write.
+    #[must_use]
+    pub fn cut_short(&self) -> Option<usize> {
+        self.cut_short
+    }
+
+    /// The warning to show about a cut-short last line.
+    #[must_use]
+    pub fn warning(&self) -> Option<String> {
+        self.cut_short.map(|line| {
+            format!(
+                "{} line {line} was cut short (rwtop stopped, or the disk filled up, while \
+                 writing it): replaying the {} frames before it",
+                self.path.display(),
+                self.frames.len()
+            )
+        })
+    }
+
+    /// Frame `index`'s time from the first frame (zero past the end).
+    #[must_use]
+    pub fn offset(&self, index: usize) -> Duration {
+        match (self.frames.first(), self.frames.get(index)) {
+            (Some(first), Some(frame)) => {
+                frame.snapshot.uptime.saturating_sub(first.snapshot.uptime)
+            }
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// From the first frame to the last.
+    #[must_use]
+    pub fn duration(&self) -> Duration {
+        self.offset(self.frames.len().saturating_sub(1))
+    }
+
+    /// The frame shown at `offset`: the last one at or before it.
+    #[must_use]
+    pub fn index_at(&self, offset: Duration) -> usize {
+        let first = self
+            .frames
+            .first()
+            .map_or(Duration::ZERO, |f| f.snapshot.uptime);
+        self.frames
+            .partition_point(|f| f.snapshot.uptime.saturating_sub(first) <= offset)
+            .saturating_sub(1)
+    }
+
+    /// Frame `index` as it was recorded, each replica's series rebuilt.
+    #[must_use]
+    pub fn frame(&self, index: usize) -> Option<Snapshot> {
+        let stored = self.frames.get(index)?;
+        let mut snapshot = stored.snapshot.clone();
+        for (node, chart) in snapshot.nodes.iter_mut().zip(&stored.charts) {
+            let (Some(replica), Some((end, len))) = (node.replica.as_mut(), chart) else {
+                continue;
+            };
+            let points = self
+                .logs
+                .get(&node.name)
+                .and_then(|log| log.get(end - len..*end))
+                .unwrap_or_default();
+            replica.series = Arc::from(points);
+        }
+        Some(snapshot)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::alerts::testkit::Topo;
+    use crate::record::Recorder;
+
+    fn point(at_ms: u64, lag: u32) -> Point {
+        Point {
+            at_ms,
+            heartbeat_lag_ms: Some(lag),
+            sbm_s: Some(lag / 1000),
+        }
+    }
+
+    /// `n` frames of a healthy topology one second apart, r1's chart a sliding window of the
+    /// last three points, r2's growing.
+    pub(crate) fn frames(n: u64) -> Vec<Snapshot> {
+        let topo = Topo::new();
+        (0..n)
+            .map(|step| {
+                let mut s = topo.at(step);
+                let all: Vec<Point> = (0..=step)
+                    .map(|i| point(i * 1000, 10 * u32::try_from(i).unwrap()))
+                    .collect();
+                let window = all.len().saturating_sub(3);
+                for node in &mut s.nodes {
+                    if let Some(r) = node.replica.as_mut() {
+                        r.series = if node.name == "r1" {
+                            Arc::from(&all[window..])
+                        } else {
+                            Arc::from(all.as_slice())
+                        };
+                    }
+                }
+                s
+            })
+            .collect()
+    }
+
+    fn record(dir: &Path, snapshots: &[Snapshot]) -> PathBuf {
+        let path = dir.join("r.jsonl");
+        let mut recorder = Recorder::create(&path).unwrap();
+        for s in snapshots {
+            recorder.write(s).unwrap();
+        }
+        path
+    }
+
+    fn json(s: &Snapshot) -> serde_json::Value {
+        serde_json::to_value(s).unwrap()
+    }
+
+    #[test]
+    fn frames_come_back_whole_with_their_series_and_by_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = frames(6);
+        let path = record(dir.path(), &live);
+        let recording = Recording::open(&path).unwrap();
+        assert_eq!(recording.len(), 6);
+        assert_eq!(recording.cut_short(), None);
+        assert_eq!(recording.header().rwtop_recording, FORMAT_VERSION);
+        for (i, s) in live.iter().enumerate() {
+            assert_eq!(json(&recording.frame(i).unwrap()), json(s), "frame {i}");
+        }
+        assert_eq!(recording.duration(), Duration::from_secs(5));
+        assert_eq!(recording.index_at(Duration::from_millis(2_999)), 2);
+        assert_eq!(recording.index_at(Duration::from_secs(3)), 3);
+        assert_eq!(recording.index_at(Duration::from_secs(60)), 5);
+        assert!(recording.frame(6).is_none());
+        // Only new points are written: the sixth frame carries one point per replica.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["charts"]["r1"]["len"], 3);
+        assert_eq!(last["charts"]["r2"]["len"], 6);
+        assert_eq!(
+            last["charts"]["r2"]["new_points"].as_array().unwrap().len(),
+            1
+        );
+        assert_eq!(
+            last["snapshot"]["nodes"][1]["replica"]["series"],
+            serde_json::json!([])
+        );
+    }
+
+    #[test]
+    fn a_last_line_cut_short_is_left_out_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = record(dir.path(), &frames(3));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cut = &text[..text.len() - 200];
+        std::fs::write(&path, cut).unwrap();
+        let recording = Recording::open(&path).unwrap();
+        assert_eq!((recording.len(), recording.cut_short()), (2, Some(4)));
+        let warning = recording.warning().unwrap();
+        assert!(
+            warning.contains("r.jsonl line 4 was cut short") && warning.contains("2 frames"),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn a_damaged_line_in_the_middle_names_file_line_and_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = record(dir.path(), &frames(4));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[2] = &lines[2][..100];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let err = Recording::open(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("r.jsonl line 3: damaged frame") && err.contains("head -n 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn files_that_are_not_recordings_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let open = |content: &[u8]| {
+            std::fs::File::create(&path)
+                .unwrap()
+                .write_all(content)
+                .unwrap();
+            Recording::open(&path).unwrap_err().to_string()
+        };
+        let err = open(b"");
+        assert!(
+            err.contains("x.jsonl is empty: not an rwtop recording"),
+            "{err}"
+        );
+        let err = open(b"{\"version\": \"1.2\", \"nodes\": []}\n");
+        assert!(
+            err.contains("line 1: not an rwtop recording") && err.contains("--record"),
+            "{err}"
+        );
+        let err = open(b"\x89PNG\r\n\x1a\n\0\0");
+        assert!(err.contains("line 1: not an rwtop recording"), "{err}");
+        let err = open(b"{\"rwtop_recording\": 9, \"rwtop_version\": \"9.0.0\"}\n");
+        assert!(
+            err.contains("recording format 9, made by rwtop 9.0.0")
+                && err.contains("replay it with rwtop 9.0.0"),
+            "{err}"
+        );
+        let header = serde_json::to_string(&Header::new(chrono::Utc::now())).unwrap();
+        let err = open(format!("{header}\n").as_bytes());
+        assert!(err.contains("holds a header but no frame"), "{err}");
+        let err = Recording::open(&dir.path().join("missing.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cannot read") && err.contains("missing.jsonl"),
+            "{err}"
+        );
+    }
+}
