@@ -259,6 +259,7 @@ fn store_memory() -> Result<()> {
         port,
         user: "rwtop".to_owned(),
         password: None,
+        tls: rwtop::mysql::Tls::default(),
     };
     let mut nodes = vec![("primary".to_owned(), endpoint(26_306), Role::Primary)];
     for i in 0..REPLICAS {

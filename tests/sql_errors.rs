@@ -84,6 +84,7 @@ async fn a_server_that_never_answers_the_handshake_times_out() {
         port: silent.local_addr().unwrap().port(),
         user: "rwtop".into(),
         password: None,
+        tls: rwtop::mysql::Tls::default(),
     };
     let start = Instant::now();
     let Err(err) = NodeConn::connect(&endpoint, short()).await else {

@@ -6,7 +6,7 @@
 #   CALLER  names the script in messages (scripts/test, scripts/demo)
 #   REASON  what the packages are needed by, for the message
 #   EXTRA   more packages the caller needs: percona-toolkit (checked by pt-heartbeat), tmux,
-#           haproxy
+#           haproxy, openssl
 
 # Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
@@ -23,6 +23,7 @@ install_deps() {
       percona-toolkit) have pt-heartbeat || missing+=(percona-toolkit) ;;
       tmux) have tmux || missing+=(tmux) ;;
       haproxy) have haproxy || missing+=(haproxy) ;;
+      openssl) have openssl || missing+=(openssl) ;;
       *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
     esac
   done

@@ -16,6 +16,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
             replicas,
             semisync,
             cascade,
+            tls,
             dir,
             base_port,
         } => {
@@ -27,6 +28,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
                 ports: Ports::Base(base_port),
                 ephemeral: false,
                 relay: false,
+                tls,
             };
             let start = Instant::now();
             let sandbox = Sandbox::up(&spec)?;

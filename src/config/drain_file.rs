@@ -174,6 +174,7 @@ impl ProxysqlFile {
                 port: dsn.port,
                 user: dsn.user,
                 password,
+                tls: crate::mysql::Tls::default(),
             },
             hostgroups: self.hostgroups.get_ref().clone(),
         }))

@@ -197,6 +197,7 @@ pub fn build_nodes(
                 port: parsed.port,
                 user: parsed.user,
                 password: parsed.password,
+                tls: crate::mysql::Tls::default(),
             },
         });
     }

@@ -37,6 +37,8 @@ pub struct Settings {
     pub probe: crate::probe::ProbeSettings,
     /// `None` without a `[drain]` section.
     pub drain: Option<crate::drain::DrainSpec>,
+    /// `ssl_mode` and `ssl_ca` (relative to the config file).
+    pub tls: crate::mysql::Tls,
 }
 
 impl Default for Settings {
@@ -53,6 +55,7 @@ impl Default for Settings {
             thresholds: Thresholds::default(),
             probe: crate::probe::ProbeSettings::default(),
             drain: None,
+            tls: crate::mysql::Tls::default(),
         }
     }
 }
@@ -85,6 +88,8 @@ pub struct FileConfig {
     query_timeout: Option<Spanned<RawDuration>>,
     discovery: Option<bool>,
     read_only: Option<bool>,
+    ssl_mode: Option<Spanned<String>>,
+    ssl_ca: Option<Spanned<String>>,
     theme: Option<String>,
     #[serde(default)]
     keys: std::collections::BTreeMap<String, String>,
@@ -487,6 +492,24 @@ impl FileConfig {
             thresholds: self.thresholds.resolve(src)?,
             probe: ProbeSettings::default(),
             drain: self.drain.resolve(src)?,
+            tls: crate::mysql::Tls {
+                mode: match &self.ssl_mode {
+                    Some(m) => m
+                        .get_ref()
+                        .parse()
+                        .map_err(|message| ConfigError::Invalid {
+                            at: src.at(m, "ssl_mode"),
+                            message,
+                        })?,
+                    None => crate::mysql::TlsMode::default(),
+                },
+                ca: self.ssl_ca.as_ref().map(|p| {
+                    src.path
+                        .parent()
+                        .unwrap_or_else(|| Path::new(""))
+                        .join(p.get_ref())
+                }),
+            },
         };
         // After the thresholds: lag-threshold's default follows the routing threshold.
         settings.probe = self.probe.resolve(src, &settings.thresholds)?;

@@ -34,6 +34,10 @@ pub struct CliOverrides {
     pub password_file: Option<PathBuf>,
     pub read_only: bool,
     pub no_discovery: bool,
+    /// `--ssl-mode`: disabled, preferred, required, verify-ca, verify-identity.
+    pub ssl_mode: Option<String>,
+    /// `--ssl-ca`: PEM file of the CA(s) to trust.
+    pub ssl_ca: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +118,8 @@ pub struct Config {
     pub thresholds: Thresholds,
     pub probe: crate::probe::ProbeSettings,
     pub drain: Option<crate::drain::DrainSpec>,
+    /// TLS to every node (discovered ones too).
+    pub tls: crate::mysql::Tls,
     /// For the caller to show; none contains a password.
     pub warnings: Vec<String>,
 }
@@ -275,6 +281,9 @@ impl Config {
             return Err(ConfigError::NoNodes);
         }
         let mut nodes = dsn::build_nodes(&specs, &mut config.warnings)?;
+        for node in &mut nodes {
+            node.endpoint.tls = config.tls.clone();
+        }
 
         if let Some(first) = nodes.iter().find(|n| n.endpoint.password.is_none()) {
             let file = match (&cli.password_file, password_file, &config.source) {
@@ -331,6 +340,16 @@ impl Config {
             thresholds: settings.thresholds,
             probe: settings.probe,
             drain: settings.drain,
+            tls: crate::mysql::Tls {
+                mode: match &cli.ssl_mode {
+                    Some(text) => text.parse().map_err(|message| ConfigError::Invalid {
+                        at: Origin::Flag("--ssl-mode".to_owned()),
+                        message,
+                    })?,
+                    None => settings.tls.mode,
+                },
+                ca: cli.ssl_ca.clone().or(settings.tls.ca),
+            },
             warnings: Vec::new(),
         })
     }

@@ -110,6 +110,7 @@ impl Demo {
             ports: Ports::Free,
             ephemeral: true,
             relay: true,
+            tls: false,
         };
         // A port chosen free can be taken by another program before its server binds it; `up`
         // leaves nothing behind on failure, so once more on new ports is clean.

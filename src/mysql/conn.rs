@@ -48,6 +48,7 @@ pub struct Endpoint {
     pub port: u16,
     pub user: String,
     pub password: Option<Secret>,
+    pub tls: super::tls::Tls,
 }
 
 impl Endpoint {
@@ -118,6 +119,23 @@ pub enum SqlError {
     Flavor { addr: String, source: FlavorError },
 }
 
+/// A TLS failure says which setting to look at.
+fn tls_hint(message: &str, tls: &super::tls::Tls) -> String {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+        format!(
+            "{message} (TLS with ssl_mode {}{}: check ssl_ca and that the certificate names \
+             this host)",
+            tls.mode,
+            tls.ca
+                .as_ref()
+                .map_or_else(String::new, |ca| format!(", ssl_ca {}", ca.display()))
+        )
+    } else {
+        message.to_owned()
+    }
+}
+
 /// What to do about the server errors an operator can fix.
 fn hint(code: Option<u16>) -> &'static str {
     match code {
@@ -154,15 +172,29 @@ pub struct NodeConn {
 impl NodeConn {
     pub async fn connect(endpoint: &Endpoint, timeouts: Timeouts) -> Result<Self, SqlError> {
         let addr = endpoint.address();
-        let opts = OptsBuilder::default()
-            .ip_or_hostname(endpoint.host.clone())
-            .tcp_port(endpoint.port)
-            .user(Some(endpoint.user.clone()))
-            .pass(endpoint.password.as_ref().map(|p| p.expose().to_owned()))
-            // The driver otherwise switches to the unix socket it finds for local servers, which
-            // would bypass the TCP endpoint (and its grants) the operator configured.
-            .prefer_socket(false);
-        let conn = match tokio::time::timeout(timeouts.connect, Conn::new(opts)).await {
+        let opts = |ssl: Option<mysql_async::SslOpts>| {
+            OptsBuilder::default()
+                .ip_or_hostname(endpoint.host.clone())
+                .tcp_port(endpoint.port)
+                .user(Some(endpoint.user.clone()))
+                .pass(endpoint.password.as_ref().map(|p| p.expose().to_owned()))
+                // The driver otherwise switches to the unix socket it finds for local servers,
+                // which would bypass the TCP endpoint (and its grants) the operator configured.
+                .prefer_socket(false)
+                .ssl_opts(ssl)
+        };
+        let mut attempt =
+            tokio::time::timeout(timeouts.connect, Conn::new(opts(endpoint.tls.ssl_opts()))).await;
+        // ssl-mode=preferred: a server without TLS is talked to in plain text, as the clients do.
+        if let Ok(Err(mysql_async::Error::Driver(
+            mysql_async::DriverError::NoClientSslFlagFromServer,
+        ))) = &attempt
+        {
+            if endpoint.tls.falls_back() {
+                attempt = tokio::time::timeout(timeouts.connect, Conn::new(opts(None))).await;
+            }
+        }
+        let conn = match attempt {
             Err(_) => {
                 return Err(SqlError::ConnectTimeout {
                     addr,
@@ -174,7 +206,17 @@ impl NodeConn {
                     mysql_async::Error::Server(server) => {
                         (Some(server.code), server.message.clone())
                     }
-                    other => (None, other.to_string()),
+                    mysql_async::Error::Driver(
+                        mysql_async::DriverError::NoClientSslFlagFromServer,
+                    ) => (
+                        None,
+                        format!(
+                            "the server does not offer TLS, and ssl_mode is {}: enable TLS on \
+                             the server or lower ssl_mode",
+                            endpoint.tls.mode
+                        ),
+                    ),
+                    other => (None, tls_hint(&other.to_string(), &endpoint.tls)),
                 };
                 return Err(SqlError::Connect {
                     addr,

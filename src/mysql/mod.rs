@@ -11,6 +11,7 @@ pub mod replica_hosts;
 pub mod replica_status;
 pub mod row;
 pub mod semisync;
+pub mod tls;
 
 pub use binlog::{BinlogFile, BinlogStatus, bytes_between};
 pub use conn::{Endpoint, NodeConn, Secret, SqlError, Timeouts};
@@ -23,6 +24,7 @@ pub use replica_status::{
 };
 pub use row::{RawRow, RowError, Vertical, parse_vertical};
 pub use semisync::SemiSync;
+pub use tls::{Tls, TlsMode};
 
 /// A string literal for SQL. Values that come from configuration or from a server (a writer id,
 /// a GTID, a binlog file name) are escaped rather than trusted.

@@ -15,6 +15,7 @@ mod process;
 pub mod relay;
 mod server;
 mod state;
+pub mod tls;
 pub mod toml_out;
 mod wiring;
 
@@ -72,6 +73,8 @@ pub struct SandboxSpec {
     /// tests and `rwtop demo`, which hold the handle for their whole run; `rwtop sandbox up`
     /// keeps it off.
     pub relay: bool,
+    /// Servers offer TLS with a throwaway CA (`tls/ca.pem`) and a certificate for 127.0.0.1.
+    pub tls: bool,
 }
 
 impl SandboxSpec {
@@ -81,6 +84,7 @@ impl SandboxSpec {
             dir: dir.into(),
             replicas: 2,
             semisync: false,
+            tls: false,
             cascade: false,
             ports: Ports::Base(DEFAULT_BASE_PORT),
             ephemeral: false,
@@ -171,6 +175,7 @@ impl Sandbox {
             family: format!("{:?}", binaries.flavor.family).to_lowercase(),
             server_version: binaries.flavor.version_string.clone(),
             semisync: spec.semisync,
+            tls: spec.tls,
             monitor_user: MONITOR_USER.to_owned(),
             repl_user: REPL_USER.to_owned(),
             nodes,
@@ -189,6 +194,9 @@ impl Sandbox {
             relays: Vec::new(),
         };
         wiring::write_secrets(&sandbox.dir)?;
+        if sandbox.state.tls {
+            tls::make(&sandbox.dir)?;
+        }
         sandbox.init_nodes()?;
         sandbox.start_stopped()?;
         // After the servers hold their ports: a relay binds a free port, which with
@@ -329,6 +337,11 @@ impl Sandbox {
                 as_root: server::running_as_root(),
                 flavor: &self.binaries.flavor,
             });
+            let cnf = if self.state.tls {
+                cnf + &tls::cnf_lines(&self.dir)
+            } else {
+                cnf
+            };
             fs::write(&dirs.cnf, cnf)
                 .map_err(|e| SandboxError::io(format!("writing {}", dirs.cnf.display()), e))?;
         }
@@ -561,6 +574,7 @@ impl Sandbox {
             port,
             user: self.state.monitor_user.clone(),
             password: Some(Secret::new(password.trim())),
+            tls: crate::mysql::Tls::default(),
         })
     }
 

@@ -24,6 +24,9 @@ pub struct SandboxState {
     pub family: String,
     pub server_version: String,
     pub semisync: bool,
+    /// Servers take TLS connections with the certificates in `tls/`.
+    #[serde(default)]
+    pub tls: bool,
     pub monitor_user: String,
     /// Replication account the replicas log in with (password in `repl.password`).
     pub repl_user: String,

@@ -17,6 +17,14 @@ pub fn render(sandbox: &Sandbox) -> String {
         dir = sandbox.dir().display(),
         password = password_file(sandbox.dir()).display(),
     );
+    if state.tls {
+        let _ = write!(
+            out,
+            "# The servers offer TLS with the sandbox's own CA; rwtop checks the certificate.\n\
+             ssl_mode = \"verify-identity\"\nssl_ca = \"{}\"\n",
+            super::tls::ca(sandbox.dir()).display()
+        );
+    }
     for node in &state.nodes {
         let table = if node.source.is_none() {
             "[primary]"

@@ -56,29 +56,36 @@ impl TestSandbox {
 
     /// With `cascade`, a replica `c1` replicates from `r1`.
     pub fn start_with(replicas: usize, semisync: bool, cascade: bool) -> Self {
-        Self::start_spec(replicas, semisync, cascade, false)
+        Self::start_spec(replicas, |spec| {
+            spec.semisync = semisync;
+            spec.cascade = cascade;
+        })
     }
 
     /// Each replica reaches the primary through its own relay, which [`Self::relay`] stalls and
     /// resumes.
     pub fn start_with_relay(replicas: usize) -> Self {
-        Self::start_spec(replicas, false, false, true)
+        Self::start_spec(replicas, |spec| spec.relay = true)
     }
 
-    fn start_spec(replicas: usize, semisync: bool, cascade: bool, relay: bool) -> Self {
+    /// Servers that offer TLS with the sandbox's own CA (see `rwtop::sandbox::tls`).
+    pub fn start_with_tls(replicas: usize) -> Self {
+        Self::start_spec(replicas, |spec| spec.tls = true)
+    }
+
+    /// An ephemeral sandbox on free ports, with `options` applied to the spec.
+    fn start_spec(replicas: usize, options: impl FnOnce(&mut SandboxSpec)) -> Self {
         reap_orphans();
         let n = NEXT.fetch_add(1, Ordering::SeqCst);
         let holder = tests_root().join(format!("{}-{n}", std::process::id()));
         fs::create_dir_all(&holder).expect("creating the test sandbox folder");
-        let spec = SandboxSpec {
-            dir: holder.join("s"),
+        let mut spec = SandboxSpec {
             replicas,
-            semisync,
-            cascade,
             ports: Ports::Free,
             ephemeral: true,
-            relay,
+            ..SandboxSpec::new(holder.join("s"))
         };
+        options(&mut spec);
         // A port chosen free can be taken by a parallel test before the server binds it.
         let sandbox = match Sandbox::up(&spec) {
             Ok(sandbox) => sandbox,
@@ -198,7 +205,8 @@ pub async fn eventually<T>(
 }
 
 /// Steady writes on the primary (every 50 ms, as the monitor user in rwtop's schema) until
-/// dropped: replicas have something to apply, as in production.
+/// dropped: replicas have something to apply, as in production. A lost connection (the primary
+/// killed and restarted) is reopened; a refused write (`read_only`) is skipped.
 pub struct Load(std::sync::Arc<std::sync::atomic::AtomicBool>);
 
 impl Load {
@@ -217,9 +225,13 @@ impl Load {
         let flag = std::sync::Arc::clone(&running);
         tokio::spawn(async move {
             while flag.load(Ordering::Relaxed) {
-                let _ = conn
-                    .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
-                    .await;
+                if conn.is_open() {
+                    let _ = conn
+                        .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
+                        .await;
+                } else if let Ok(again) = NodeConn::connect(&endpoint, Timeouts::default()).await {
+                    conn = again;
+                }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         });
