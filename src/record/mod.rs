@@ -12,13 +12,15 @@
 //! A snapshot's chart series is the last 15 minutes of one replica (about 21 KiB of JSON each),
 //! nearly all of it already in the previous frame, so a frame carries the snapshot with its
 //! series emptied and, per replica, only the points newer than the previous frame's plus the
-//! series' length; [`Recording`] rebuilds each series on replay. The rest of the snapshot is
+//! series' length; [`Recording`] rebuilds each series on replay. The alert log, the recent test
+//! reads and the drain log are carried the same way (length plus new entries). The rest is
 //! written as it is, which keeps a recording readable with `jq` and makes a replayed frame the
 //! very snapshot the live TUI drew.
 //!
 //! Each frame goes to the file in one write as soon as it is made, so a crash loses at most the
 //! second being written; a last line cut short that way is tolerated on replay.
 
+mod lists;
 mod player;
 mod recorder;
 mod recording;
@@ -79,6 +81,10 @@ struct Frame<S, P> {
     snapshot: S,
     /// By node name; every node with a replica view has one.
     charts: BTreeMap<String, Chart<P>>,
+    /// The alert log, recent test reads and drain log, emptied in `snapshot`; absent in a
+    /// frame that carries them whole in the snapshot.
+    #[serde(default)]
+    lists: Option<lists::Lists>,
 }
 
 type ReadFrame = Frame<crate::store::Snapshot, Vec<Point>>;

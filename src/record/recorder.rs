@@ -82,6 +82,7 @@ pub struct Recorder {
     path: PathBuf,
     file: File,
     cursors: HashMap<String, Cursor>,
+    newest: super::lists::Newest,
     frames: u64,
     bytes: u64,
     line: Vec<u8>,
@@ -99,6 +100,7 @@ impl Recorder {
             path: path.to_owned(),
             file,
             cursors: HashMap::new(),
+            newest: super::lists::Newest::default(),
             frames: 0,
             bytes: 0,
             line: Vec::with_capacity(16 * 1024),
@@ -156,9 +158,11 @@ impl Recorder {
                 cursors.push((node.name.clone(), next));
             }
         }
+        let (lists, newest) = self.newest.take(&mut stripped);
         let frame = Frame {
             snapshot: &stripped,
             charts,
+            lists: Some(lists),
         };
         if let Err(error) = self.put(&frame) {
             return Err(RecordError::Write {
@@ -169,6 +173,7 @@ impl Recorder {
         }
         // Only a frame that reached the file moves the cursors on.
         self.cursors.extend(cursors);
+        self.newest = newest;
         self.frames += 1;
         Ok(())
     }
@@ -232,6 +237,7 @@ mod tests {
                 .open("/dev/full")
                 .unwrap(),
             cursors: HashMap::new(),
+            newest: super::super::lists::Newest::default(),
             frames: 0,
             bytes: 0,
             line: Vec::new(),

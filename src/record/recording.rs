@@ -63,6 +63,8 @@ pub enum ReplayError {
 struct Stored {
     snapshot: Snapshot,
     charts: Vec<Option<(usize, usize)>>,
+    /// Where its lists are in `lists`; `None` when the frame carried them whole.
+    lists: Option<super::lists::Windows>,
 }
 
 /// A recording read and checked whole. Frames are numbered from 0; their time is their offset
@@ -73,6 +75,8 @@ pub struct Recording {
     frames: Vec<Stored>,
     /// Every chart point recorded, per node, oldest first.
     logs: HashMap<String, Vec<Point>>,
+    /// Every alert-log entry, test read and drain action recorded.
+    lists: super::lists::Logs,
     cut_short: Option<usize>,
 }
 
@@ -150,6 +154,7 @@ impl Recording {
             header,
             frames: Vec::new(),
             logs: HashMap::new(),
+            lists: super::lists::Logs::default(),
             cut_short: None,
         };
         let mut line = String::new();
@@ -205,6 +210,7 @@ impl Recording {
         let ReadFrame {
             mut snapshot,
             mut charts,
+            lists,
         } = frame;
         if let Some(last) = self.frames.last() {
             if snapshot.uptime < last.snapshot.uptime {
@@ -237,9 +243,11 @@ impl Recording {
             }
             stored.push(Some((log.len(), chart.len)));
         }
+        let lists = lists.map(|l| self.lists.push(l)).transpose()?;
         self.frames.push(Stored {
             snapshot,
             charts: stored,
+            lists,
         });
         Ok(())
     }
@@ -319,6 +327,9 @@ impl Recording {
     pub fn frame(&self, index: usize) -> Option<Snapshot> {
         let stored = self.frames.get(index)?;
         let mut snapshot = stored.snapshot.clone();
+        if let Some(windows) = stored.lists {
+            self.lists.fill(&mut snapshot, windows);
+        }
         for (node, chart) in snapshot.nodes.iter_mut().zip(&stored.charts) {
             let (Some(replica), Some((end, len))) = (node.replica.as_mut(), chart) else {
                 continue;
