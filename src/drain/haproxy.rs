@@ -24,7 +24,7 @@ pub struct HaproxyConfig {
 impl HaproxyConfig {
     #[must_use]
     pub fn server_for<'a>(&'a self, replica: &'a str) -> &'a str {
-        self.servers.get(replica).map_or(replica, String::as_str)
+        super::server_name(&self.servers, replica)
     }
 
     #[must_use]
@@ -89,37 +89,34 @@ impl HaproxyConfig {
 /// Sends one command and reads the answer to EOF (non-interactive mode closes after it).
 async fn send(socket: &str, command: &str, timeout: Duration) -> Result<String, String> {
     let exchange = async {
-        let mut answer = Vec::new();
         if socket.starts_with('/') || socket.starts_with('.') {
-            let mut stream = tokio::net::UnixStream::connect(socket)
-                .await
-                .map_err(|e| connect_error(socket, &e))?;
-            stream
-                .write_all(format!("{command}\n").as_bytes())
-                .await
-                .map_err(|e| e.to_string())?;
-            stream
-                .read_to_end(&mut answer)
-                .await
-                .map_err(|e| e.to_string())?;
+            let stream = tokio::net::UnixStream::connect(socket).await;
+            converse(stream.map_err(|e| connect_error(socket, &e))?, command).await
         } else {
-            let mut stream = tokio::net::TcpStream::connect(socket)
-                .await
-                .map_err(|e| connect_error(socket, &e))?;
-            stream
-                .write_all(format!("{command}\n").as_bytes())
-                .await
-                .map_err(|e| e.to_string())?;
-            stream
-                .read_to_end(&mut answer)
-                .await
-                .map_err(|e| e.to_string())?;
+            let stream = tokio::net::TcpStream::connect(socket).await;
+            converse(stream.map_err(|e| connect_error(socket, &e))?, command).await
         }
-        Ok::<_, String>(String::from_utf8_lossy(&answer).into_owned())
     };
     tokio::time::timeout(timeout, exchange)
         .await
         .map_err(|_| format!("HAProxy admin socket {socket} gave no answer within {timeout:?}"))?
+}
+
+/// One command line out, the whole answer back.
+async fn converse(
+    mut stream: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    command: &str,
+) -> Result<String, String> {
+    stream
+        .write_all(format!("{command}\n").as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut answer = Vec::new();
+    stream
+        .read_to_end(&mut answer)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&answer).into_owned())
 }
 
 fn connect_error(socket: &str, err: &std::io::Error) -> String {

@@ -26,7 +26,7 @@ pub struct MaxscaleConfig {
 impl MaxscaleConfig {
     #[must_use]
     pub fn server_for<'a>(&'a self, replica: &'a str) -> &'a str {
-        self.servers.get(replica).map_or(replica, String::as_str)
+        super::server_name(&self.servers, replica)
     }
 
     #[must_use]

@@ -92,6 +92,12 @@ impl ServerState {
     }
 }
 
+/// The load balancer's name for a replica: mapped in the config, else the replica's own.
+#[must_use]
+pub fn server_name<'a>(servers: &'a BTreeMap<String, String>, replica: &'a str) -> &'a str {
+    servers.get(replica).map_or(replica, String::as_str)
+}
+
 /// Which load balancer, and how to reach it (`[drain]` in the config).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backend {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::row::{RawRow, RowError};
+use super::row::{RawRow, RowError, excerpt};
 use crate::gtid::{GtidList, GtidSet};
 
 /// `Slave_IO_Running`: the IO thread can be running but not connected.
@@ -22,6 +22,32 @@ pub enum IoRunning {
 pub struct BinlogPos {
     pub file: String,
     pub pos: u64,
+}
+
+impl BinlogPos {
+    #[must_use]
+    pub fn new(file: impl Into<String>, pos: u64) -> Self {
+        Self {
+            file: file.into(),
+            pos,
+        }
+    }
+
+    /// Whether this coordinate is at or past `target`, files ordered by their numeric suffix;
+    /// a file of another basename is never "past" (the positions are not comparable).
+    #[must_use]
+    pub fn is_at_or_past(&self, target: &Self) -> bool {
+        let split = |file: &str| {
+            file.rsplit_once('.')
+                .and_then(|(base, n)| Some((base.to_owned(), n.parse::<u64>().ok()?)))
+        };
+        match (split(&self.file), split(&target.file)) {
+            (Some((base, a)), Some((target_base, t))) if base == target_base => {
+                (a, self.pos) >= (t, target.pos)
+            }
+            _ => self.file == target.file && self.pos >= target.pos,
+        }
+    }
 }
 
 /// The last error of one replication thread; absent when the errno is 0.
@@ -117,15 +143,13 @@ impl ReplicaStatus {
             source_host: row.string(&["Source_Host", "Master_Host"])?,
             source_port: row.u16(&["Source_Port", "Master_Port"])?,
             source_user: row.string(&["Source_User", "Master_User"])?,
-            source_server_id: row
-                .optional_u64(&["Source_Server_Id", "Master_Server_Id"])?
-                .and_then(|id| u32::try_from(id).ok()),
+            source_server_id: row.optional_u32(&["Source_Server_Id", "Master_Server_Id"])?,
             source_uuid: row
                 .optional_text(&["Source_UUID", "Master_UUID"])
                 .filter(|uuid| !uuid.is_empty())
                 .map(str::to_owned),
             io_running: io_running(row)?,
-            sql_running: yes_no(row, SQL_RUNNING, "Slave_SQL_Running")?,
+            sql_running: yes_no(row, SQL_RUNNING)?,
             io_state: row.string(&["Replica_IO_State", "Slave_IO_State"])?,
             sql_state: row
                 .optional_text(&["Replica_SQL_Running_State", "Slave_SQL_Running_State"])
@@ -161,13 +185,23 @@ impl ReplicaStatus {
     }
 }
 
-fn yes_no(row: &RawRow, names: &[&str], column: &'static str) -> Result<bool, StatusError> {
+/// The spelling of `names` this row uses, for a message that names the column the server sent.
+fn spelling(row: &RawRow, names: &[&'static str]) -> &'static str {
+    names
+        .iter()
+        .copied()
+        .find(|name| row.has(&[name]))
+        .or_else(|| names.first().copied())
+        .unwrap_or_default()
+}
+
+fn yes_no(row: &RawRow, names: &[&'static str]) -> Result<bool, StatusError> {
     match row.text(names)? {
         Some("Yes") => Ok(true),
         Some("No") => Ok(false),
         other => Err(StatusError::Value {
-            column,
-            value: other.unwrap_or("NULL").to_owned(),
+            column: spelling(row, names),
+            value: excerpt(other.unwrap_or("NULL")),
             expected: "Yes or No",
         }),
     }
@@ -179,8 +213,8 @@ fn io_running(row: &RawRow) -> Result<IoRunning, StatusError> {
         Some("Connecting") => Ok(IoRunning::Connecting),
         Some("No") => Ok(IoRunning::No),
         other => Err(StatusError::Value {
-            column: "Slave_IO_Running",
-            value: other.unwrap_or("NULL").to_owned(),
+            column: spelling(row, IO_RUNNING),
+            value: excerpt(other.unwrap_or("NULL")),
             expected: "Yes, Connecting or No",
         }),
     }
@@ -237,4 +271,21 @@ fn replica_gtid(row: &RawRow) -> Result<ReplicaGtid, StatusError> {
         });
     }
     Err(StatusError::UnknownGtidColumns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BinlogPos;
+
+    #[test]
+    fn positions_compare_by_file_number_then_offset() {
+        let pos = BinlogPos::new;
+        assert!(pos("mysql-bin.000002", 4).is_at_or_past(&pos("mysql-bin.000001", 900)));
+        assert!(pos("mysql-bin.000001", 900).is_at_or_past(&pos("mysql-bin.000001", 900)));
+        assert!(!pos("mysql-bin.000001", 899).is_at_or_past(&pos("mysql-bin.000001", 900)));
+        // Suffixes past the zero padding still order as numbers.
+        assert!(pos("mysql-bin.1000000", 4).is_at_or_past(&pos("mysql-bin.999999", 9)));
+        // Another basename is not comparable: never "reached".
+        assert!(!pos("other.000009", 9).is_at_or_past(&pos("mysql-bin.000001", 4)));
+    }
 }

@@ -379,34 +379,19 @@ fn status_short_of(until: &Until<'_>, status: &ReplicaStatus) -> Option<String> 
                 Some("Seconds_Behind_Master was NULL (a replication thread is not running)".into())
             }
         },
-        Until::Applied(pos) => (!at_or_past(&status.applied, pos)).then(|| {
+        Until::Applied(pos) => (!status.applied.is_at_or_past(pos)).then(|| {
             format!(
                 "applied {}:{}, the write ends at {}:{}{stopped}",
                 status.applied.file, status.applied.pos, pos.file, pos.pos
             )
         }),
-        Until::Received(pos) => (!at_or_past(&status.received, pos)).then(|| {
+        Until::Received(pos) => (!status.received.is_at_or_past(pos)).then(|| {
             format!(
                 "received {}:{}, the write ends at {}:{}",
                 status.received.file, status.received.pos, pos.file, pos.pos
             )
         }),
         Until::Gtids(_) => None,
-    }
-}
-
-/// Whether binlog coordinate `at` is at or past `target`: files by their numeric suffix.
-pub(super) fn at_or_past(at: &BinlogPos, target: &BinlogPos) -> bool {
-    let number = |file: &str| {
-        file.rsplit_once('.')
-            .and_then(|(_, n)| n.parse::<u64>().ok())
-    };
-    let base = |file: &str| file.rsplit_once('.').map_or(file, |(b, _)| b).to_owned();
-    match (number(&at.file), number(&target.file)) {
-        (Some(a), Some(t)) if base(&at.file) == base(&target.file) => {
-            (a, at.pos) >= (t, target.pos)
-        }
-        _ => at.file == target.file && at.pos >= target.pos,
     }
 }
 
@@ -519,39 +504,6 @@ fn recommend_sticky(view: &Snapshot) -> Option<(Duration, String, Duration)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pos(file: &str, pos: u64) -> BinlogPos {
-        BinlogPos {
-            file: file.into(),
-            pos,
-        }
-    }
-
-    #[test]
-    fn positions_compare_by_file_number_then_offset() {
-        assert!(at_or_past(
-            &pos("mysql-bin.000002", 4),
-            &pos("mysql-bin.000001", 900)
-        ));
-        assert!(at_or_past(
-            &pos("mysql-bin.000001", 900),
-            &pos("mysql-bin.000001", 900)
-        ));
-        assert!(!at_or_past(
-            &pos("mysql-bin.000001", 899),
-            &pos("mysql-bin.000001", 900)
-        ));
-        // Suffixes past the zero padding still order as numbers.
-        assert!(at_or_past(
-            &pos("mysql-bin.1000000", 4),
-            &pos("mysql-bin.999999", 9)
-        ));
-        // Another basename is not comparable: never "reached".
-        assert!(!at_or_past(
-            &pos("other.000009", 9),
-            &pos("mysql-bin.000001", 4)
-        ));
-    }
 
     #[test]
     fn wait_results_keep_null_apart_from_numbers() {
