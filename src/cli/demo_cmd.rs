@@ -19,10 +19,7 @@ pub fn run(
     let recorder = super::record_cmd::create(record)?;
     eprintln!("rwtop demo: starting a primary, two replicas and a cascaded one on 127.0.0.1 ...");
     let demo = Demo::start(dir)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = super::runtime()?;
     runtime.block_on(async move {
         let engine = Engine::start(&demo.engine_spec());
         let (narration_tx, narration_rx) = mpsc::channel(16);

@@ -94,6 +94,27 @@ impl TargetArgs {
     }
 }
 
+/// The configuration the flags name, its warnings printed.
+fn load_config(target: &TargetArgs) -> anyhow::Result<rwtop::config::Config> {
+    let config = rwtop::config::Config::load(&target.overrides())?;
+    warn(&config);
+    Ok(config)
+}
+
+fn warn(config: &rwtop::config::Config) {
+    for warning in &config.warnings {
+        eprintln!("rwtop: warning: {warning}");
+    }
+}
+
+/// Two workers: the pollers wait on the network, and the machine may have two cores.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
 fn duration_arg(text: &str) -> Result<Duration, String> {
     rwtop::config::parse_duration(text)
 }

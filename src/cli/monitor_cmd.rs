@@ -24,9 +24,7 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let config = Config::load(&target.overrides())?;
     let theme = theme(theme_spec.or(config.theme.as_deref()))?;
-    for warning in &config.warnings {
-        eprintln!("rwtop: warning: {warning}");
-    }
+    super::warn(&config);
     let origin = config
         .source
         .as_ref()
@@ -37,10 +35,7 @@ pub fn run(
     )?;
     let spec = EngineSpec::from_config(&config);
     let recorder = super::record_cmd::create(record)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         // A taken port is reported here, before the TUI owns the terminal.
         let listener = match metrics {

@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rwtop::config::{Config, ConfigError, Origin};
+use rwtop::config::{ConfigError, Origin};
 use rwtop::poll::{ConnState, Engine, EngineSpec};
 use rwtop::probe::{BakeoffPlan, ProbeSpec, Prober, Strategy, TallyView, bakeoff};
 use rwtop::store::lag::Lag;
@@ -66,10 +66,7 @@ fn flag_error(flag: &str, message: String) -> ConfigError {
 }
 
 pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
-    let config = Config::load(&target.overrides())?;
-    for warning in &config.warnings {
-        eprintln!("rwtop: warning: {warning}");
-    }
+    let config = super::load_config(target)?;
     let strategies = match &args.strategy {
         Some(text) => Strategy::parse_list(text, &config.probe.defaults)
             .map_err(|message| flag_error("--strategy", message))?,
@@ -104,10 +101,7 @@ pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
         count: args.count.unwrap_or(config.probe.count),
         spacing: args.spacing.unwrap_or(config.probe.spacing),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = super::runtime()?;
     let report = runtime.block_on(async {
         let engine = Engine::start(&spec);
         let report = bake(&engine, probe_spec, &configured, &mut plan).await;

@@ -3,7 +3,6 @@
 
 use std::net::SocketAddr;
 
-use rwtop::config::Config;
 use rwtop::export::http::{MetricsListener, MetricsServer};
 use rwtop::poll::{Engine, EngineSpec};
 use tokio::sync::watch;
@@ -39,16 +38,10 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let listen =
         listen.ok_or_else(|| anyhow::anyhow!("rwtop serve needs --metrics-listen ADDR"))?;
-    let config = Config::load(&target.overrides())?;
-    for warning in &config.warnings {
-        eprintln!("rwtop: warning: {warning}");
-    }
+    let config = super::load_config(target)?;
     let spec = EngineSpec::from_config(&config);
     let recorder = super::record_cmd::create(record)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         let listener = bind(listen).await?;
         let engine = Engine::start(&spec);

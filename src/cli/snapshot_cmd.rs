@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use rwtop::config::Config;
 use rwtop::export::json;
 use rwtop::poll::{Engine, EngineSpec};
 use rwtop::store::Snapshot;
@@ -12,15 +11,9 @@ use super::TargetArgs;
 use super::output::emit;
 
 pub fn run(target: &TargetArgs, as_json: bool, duration: Duration) -> anyhow::Result<()> {
-    let config = Config::load(&target.overrides())?;
-    for warning in &config.warnings {
-        eprintln!("rwtop: warning: {warning}");
-    }
+    let config = super::load_config(target)?;
     let spec = EngineSpec::from_config(&config);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = super::runtime()?;
     let snapshot = runtime.block_on(async {
         let engine = Engine::start(&spec);
         tokio::time::sleep(duration).await;
