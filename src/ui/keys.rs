@@ -163,7 +163,7 @@ pub const BINDINGS: &[Binding] = &[
         key: KeyCode::Char('d'),
         action: Action::Drain,
         short: "drain",
-        help: "drain or undrain the selected replica (coming)",
+        help: "drain or undrain the selected replica (asks first)",
     },
     Binding {
         key: KeyCode::Char('?'),
