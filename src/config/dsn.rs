@@ -9,11 +9,15 @@
 use std::net::Ipv6Addr;
 
 use super::file::NodeSpec;
+use super::location::{excerpt, quoted};
 use super::{CliOverrides, ConfigError, NodeConfig, Origin, Role};
 use crate::mysql::{Endpoint, Secret};
 
 /// The port the servers listen on unless told otherwise.
 pub const DEFAULT_PORT: u16 = 3306;
+
+/// The longest host name DNS can resolve (RFC 1035, in its dotted text form).
+const MAX_HOST_LEN: usize = 253;
 
 /// The accepted form, quoted by every DSN error.
 pub const EXPECTED: &str =
@@ -21,7 +25,7 @@ pub const EXPECTED: &str =
 
 /// A node name is shown in tables and used as a key in logs and JSON, so it is kept to characters
 /// that need no quoting anywhere.
-pub const NAME_EXPECTED: &str = "a non-empty name of letters, digits, '_', '.', ':' or '-'";
+pub const NAME_EXPECTED: &str = "a non-empty name of ASCII letters, digits, '_', '.', ':' or '-'";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedDsn {
@@ -36,7 +40,7 @@ pub struct ParsedDsn {
 pub fn parse_dsn(text: &str) -> Result<ParsedDsn, ConfigError> {
     parse(text).map_err(|reason| ConfigError::BadDsn {
         at: None,
-        dsn: redact(text),
+        dsn: excerpt(&redact(text)),
         reason,
     })
 }
@@ -56,7 +60,7 @@ fn parse(text: &str) -> Result<ParsedDsn, String> {
         None => (None, prefix),
     };
     if !scheme.eq_ignore_ascii_case("mysql") {
-        return Err(format!("scheme {scheme:?} is not mysql://"));
+        return Err(format!("scheme {} is not mysql://", quoted(scheme)));
     }
     // A bare trailing slash is a habit from other URLs; a database or options are not used.
     let rest = rest.strip_suffix('/').unwrap_or(rest);
@@ -75,7 +79,8 @@ fn parse(text: &str) -> Result<ParsedDsn, String> {
         .any(|c| c.is_whitespace() || c.is_control() || c == '/')
     {
         return Err(format!(
-            "user {user:?} contains a space, '/' or control character"
+            "user {} contains a space, '/' or control character",
+            quoted(user)
         ));
     }
     let (host, port) = split_host_port(hostport)?;
@@ -94,13 +99,13 @@ fn split_host_port(hostport: &str) -> Result<(String, u16), String> {
             return Err("'[' without a closing ']' around the IPv6 address".to_owned());
         };
         if inside.parse::<Ipv6Addr>().is_err() {
-            return Err(format!("[{inside}] is not an IPv6 address"));
+            return Err(format!("[{}] is not an IPv6 address", excerpt(inside)));
         }
         let port = match after {
             "" => None,
             _ => match after.strip_prefix(':') {
                 Some(port) => Some(port),
-                None => return Err(format!("unexpected {after:?} after ]")),
+                None => return Err(format!("unexpected {} after ]", quoted(after))),
             },
         };
         (inside.to_owned(), port)
@@ -120,7 +125,14 @@ fn split_host_port(hostport: &str) -> Result<(String, u16), String> {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
         {
             return Err(format!(
-                "host {host:?} may hold only letters, digits, '.', '-' and '_'"
+                "host {} may hold only letters, digits, '.', '-' and '_'",
+                quoted(host)
+            ));
+        }
+        if host.len() > MAX_HOST_LEN {
+            return Err(format!(
+                "host {} is longer than {MAX_HOST_LEN} characters, the most a host name has",
+                quoted(host)
             ));
         }
         (host.to_owned(), port)
@@ -134,12 +146,15 @@ fn split_host_port(hostport: &str) -> Result<(String, u16), String> {
 
 fn parse_port(text: &str) -> Result<u16, String> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("port {text:?} is not a number from 1 to 65535"));
+        return Err(format!(
+            "port {} is not a number from 1 to 65535",
+            quoted(text)
+        ));
     }
     // Only digits remain, so a parse failure is an overflow.
     match text.parse::<u16>() {
         Ok(port) if port != 0 => Ok(port),
-        _ => Err(format!("port {text} is out of range 1-65535")),
+        _ => Err(format!("port {} is out of range 1-65535", excerpt(text))),
     }
 }
 
@@ -154,7 +169,7 @@ pub fn build_nodes(
     for spec in specs {
         let parsed = parse(&spec.dsn).map_err(|reason| ConfigError::BadDsn {
             at: Some(spec.origin.clone()),
-            dsn: redact(&spec.dsn),
+            dsn: excerpt(&redact(&spec.dsn)),
             reason,
         })?;
         let (name, name_at) = node_name(spec, &parsed)?;
@@ -216,8 +231,10 @@ fn node_name(spec: &NodeSpec, parsed: &ParsedDsn) -> Result<(String, Origin), Co
                 Some(other) if other != name => Err(ConfigError::Invalid {
                     at: at.clone(),
                     message: format!(
-                        "found name {name:?} but the DSN names the node {other:?}; \
-                         expected one name (drop the DSN's name= prefix or make them equal)"
+                        "found name {} but the DSN names the node {}; \
+                         expected one name (drop the DSN's name= prefix or make them equal)",
+                        quoted(name),
+                        quoted(other)
                     ),
                 }),
                 _ => Ok((name.clone(), at.clone())),
@@ -250,7 +267,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
     if valid {
         Ok(())
     } else {
-        Err(format!("found {name:?}, expected {NAME_EXPECTED}"))
+        Err(format!("found {}, expected {NAME_EXPECTED}", quoted(name)))
     }
 }
 
@@ -279,7 +296,8 @@ pub fn check_writer_id(id: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "found {id:?}, expected at most 64 printable characters (or \"\" to derive it)"
+            "found {}, expected at most 64 printable characters (or \"\" to derive it)",
+            quoted(id)
         ))
     }
 }
@@ -300,8 +318,9 @@ pub fn check_pt_table(table: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "found {table:?}, expected schema.table made of letters, digits, '_' or '$' \
-             (such as \"percona.heartbeat\")"
+            "found {}, expected schema.table made of letters, digits, '_' or '$' \
+             (such as \"percona.heartbeat\")",
+            quoted(table)
         ))
     }
 }

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::de::{self, Deserializer, Visitor};
 
+use super::location::quoted;
+
 /// The accepted forms, quoted by every duration error so the fix is in the message.
 pub const EXPECTED: &str = concat!(
     "a duration such as \"250ms\", \"1s\", \"1.5s\", \"2m\" (units ms, s, m, h) ",
@@ -19,14 +21,22 @@ pub const EXPECTED: &str = concat!(
 /// a value is nearly always a unit slip (`"2h"` for `"2s"`).
 pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
 
+/// The longest duration of any kind (a timeout, a wait, a window, a run): past a week it is a
+/// slip, and far past it, adding it to "now" overflows the clock and panics.
+pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
+
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
-/// Parses `"250ms"`, `"1s"`, `"1.5s"`, `"2m"`, `"1h"` or a bare number of seconds.
+/// Parses `"250ms"`, `"1s"`, `"1.5s"`, `"2m"`, `"1h"` or a bare number of seconds, up to
+/// [`MAX_DURATION`]. `us` (microseconds) is read too, since that is how a strategy prints a
+/// parameter finer than a millisecond.
 ///
 /// The error is the reason alone (no key, no file): callers know where the text came from and
 /// wrap it in a [`super::ConfigError::BadDuration`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
+    // Quoted in every refusal, cut: a value can be any length, a message must not be.
+    let shown = quoted(text);
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(trimmed.len());
@@ -34,26 +44,33 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let unit_nanos: u128 = match unit.trim() {
         "" | "s" => NANOS_PER_SEC,
         "ms" => 1_000_000,
+        "us" => 1_000,
         "m" => 60 * NANOS_PER_SEC,
         "h" => 3600 * NANOS_PER_SEC,
         _ if trimmed.starts_with('-') => {
-            return Err(format!("found {text:?}; it must be positive: {EXPECTED}"));
+            return Err(format!("found {shown}; it must be positive: {EXPECTED}"));
         }
         other => {
             return Err(format!(
-                "found {text:?}, unknown unit {other:?}: expected {EXPECTED}"
+                "found {shown}, unknown unit {}: expected {EXPECTED}",
+                quoted(other)
             ));
         }
     };
     let nanos = decimal_nanos(number, unit_nanos)
-        .ok_or_else(|| format!("found {text:?}: expected {EXPECTED}"))?;
+        .ok_or_else(|| format!("found {shown}: expected {EXPECTED}"))?;
     if nanos == 0 {
         return Err(format!(
-            "found {text:?}; it must be more than zero: {EXPECTED}"
+            "found {shown}; it must be more than zero: {EXPECTED}"
+        ));
+    }
+    if nanos > MAX_DURATION.as_nanos() {
+        return Err(format!(
+            "found {shown}, which is far too long (at most 168h, a week): expected {EXPECTED}"
         ));
     }
     let secs = u64::try_from(nanos / NANOS_PER_SEC)
-        .map_err(|_| format!("found {text:?}, which is far too long: expected {EXPECTED}"))?;
+        .map_err(|_| format!("found {shown}, which is far too long: expected {EXPECTED}"))?;
     // The remainder of a division by 10^9 always fits.
     let sub = u32::try_from(nanos % NANOS_PER_SEC).unwrap_or(0);
     Ok(Duration::new(secs, sub))
@@ -64,7 +81,8 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
     let interval = parse_duration(text)?;
     if interval > MAX_INTERVAL {
         return Err(format!(
-            "found {text:?}; an interval is at most 1h: expected {EXPECTED}"
+            "found {}; an interval is at most 1h: expected {EXPECTED}",
+            quoted(text)
         ));
     }
     Ok(interval)
@@ -159,5 +177,12 @@ mod tests {
             assert!(err.contains("\"250ms\""), "{err}");
         }
         assert!(parse_duration("999999999999999999999999h").is_err());
+        // Past a week, and so far from overflowing `Instant + d`.
+        assert!(parse_duration("169h").unwrap_err().contains("far too long"));
+        assert_eq!(parse_duration("168h"), Ok(MAX_DURATION));
+        assert!(parse_duration("1000000000000000h").is_err());
+        assert_eq!(parse_duration("1500us"), Ok(Duration::from_micros(1500)));
+        let long = parse_duration(&"9".repeat(10_000)).unwrap_err();
+        assert!(long.len() < 400, "{long}");
     }
 }

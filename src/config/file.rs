@@ -11,7 +11,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::dsn::{check_pt_table, check_writer_id};
-use super::duration::{RawDuration, parse_duration, parse_interval};
+use super::duration::{MAX_DURATION, RawDuration, parse_duration, parse_interval};
+use super::location::{excerpt, quoted, shorten};
 use super::{ConfigError, HeartbeatConfig, Origin, Role, Thresholds};
 use crate::mysql::Timeouts;
 use crate::probe::{ProbeDefaults, ProbeSettings, Strategy};
@@ -175,7 +176,7 @@ impl Source<'_> {
         }
         toml::from_str(self.text).map_err(|err| ConfigError::Invalid {
             at: self.origin(err.span(), None),
-            message: err.message().trim_end().to_owned(),
+            message: shorten(err.message().trim_end()),
         })
     }
 
@@ -298,7 +299,10 @@ impl ThresholdsFile {
                 .filter(|n| *n >= min)
                 .ok_or_else(|| ConfigError::Invalid {
                     at: src.at(v, key),
-                    message: format!("found {}, expected {form}", v.get_ref()),
+                    message: format!(
+                        "found {}, expected {form}",
+                        excerpt(&v.get_ref().to_string())
+                    ),
                 })
         };
         let samples = |value, key| {
@@ -342,7 +346,7 @@ impl ThresholdsFile {
                     at: src.at(n, "thresholds.gtid_backlog"),
                     message: format!(
                         "found {}, expected a number of transactions, 0 or more (such as 1000)",
-                        n.get_ref()
+                        excerpt(&n.get_ref().to_string())
                     ),
                 })?,
                 None => d.gtid_backlog,
@@ -364,8 +368,10 @@ impl ProbeFile {
         thresholds: &Thresholds,
     ) -> Result<ProbeSettings, ConfigError> {
         let d = ProbeSettings::default();
+        // Capped like a written duration, so the strategy prints as text that reads back.
         let routing = Duration::try_from_secs_f64(thresholds.routing_max_lag_seconds)
-            .unwrap_or(Duration::MAX);
+            .unwrap_or(Duration::MAX)
+            .min(MAX_DURATION);
         let defaults = ProbeDefaults {
             timeout: src.duration(
                 self.timeout.as_ref(),
@@ -410,7 +416,7 @@ impl ProbeFile {
                     at: src.at(v, "probe.count"),
                     message: format!(
                         "found {}, expected a number of probes per strategy, 1 or more (such as 10)",
-                        v.get_ref()
+                        excerpt(&v.get_ref().to_string())
                     ),
                 })?,
         };
@@ -432,9 +438,10 @@ impl ProbeFile {
 fn strategy(text: &str, defaults: &ProbeDefaults) -> Result<Strategy, String> {
     if text.trim() == "all" || text.contains(',') {
         return Err(format!(
-            "found {text:?}, expected one strategy (such as \"gtid-wait\" or \"sleep(100ms)\"): \
+            "found {}, expected one strategy (such as \"gtid-wait\" or \"sleep(100ms)\"): \
              the one a single test read uses; a list or all goes on the command line, as in \
-             `rwtop probe --strategy all`"
+             `rwtop probe --strategy all`",
+            quoted(text)
         ));
     }
     // Parse's message offers `all` too, which only the command line takes.

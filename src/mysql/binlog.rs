@@ -52,7 +52,8 @@ impl BinlogFile {
 
 /// Bytes of binlog between two coordinates on the same primary, across file boundaries, using
 /// the primary's binlog list. `None` when a file is not in the list (purged, or another server's)
-/// or `to` is before `from`: an unknown distance is shown as unknown, not as 0.
+/// or `to` is before `from`, or when sizes a server reported add up past `u64::MAX`: an unknown
+/// distance is shown as unknown, not as 0 (nor as a panic, nor wrapped around).
 #[must_use]
 pub fn bytes_between(files: &[BinlogFile], from: &BinlogPos, to: &BinlogPos) -> Option<u64> {
     let start = files.iter().position(|f| f.name == from.file)?;
@@ -64,9 +65,11 @@ pub fn bytes_between(files: &[BinlogFile], from: &BinlogPos, to: &BinlogPos) -> 
         return None;
     }
     let rest_of_first = files[start].size.checked_sub(from.pos)?;
-    let middle: u64 = files[start + 1..end].iter().map(|f| f.size).sum();
     // A binlog file starts with a 4-byte magic header; offsets count from the file's start.
-    Some(rest_of_first + middle + to.pos)
+    files[start + 1..end]
+        .iter()
+        .try_fold(rest_of_first, |total, f| total.checked_add(f.size))?
+        .checked_add(to.pos)
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ impl Default for Timeouts {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SqlError {
-    #[error("{addr}: cannot connect: {message}{hint}", hint = hint(*code))]
+    #[error("{addr}: cannot connect: {message}{hint}", hint = connect_hint(*code, message))]
     Connect {
         addr: String,
         code: Option<u16>,
@@ -133,6 +133,22 @@ fn tls_hint(message: &str, tls: &super::tls::Tls) -> String {
         )
     } else {
         message.to_owned()
+    }
+}
+
+/// What to do about a failed connect: by the server's error code, else by what the network
+/// said (the driver reports those as text only).
+fn connect_hint(code: Option<u16>, message: &str) -> &'static str {
+    if code.is_some() {
+        return hint(code);
+    }
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("failed to lookup address") || lower.contains("name or service not known") {
+        " (the host name does not resolve: check the host in the DSN or config, and DNS)"
+    } else if lower.contains("connection refused") {
+        " (nothing listens there: check the host and port, and that the server runs)"
+    } else {
+        ""
     }
 }
 

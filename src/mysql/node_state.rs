@@ -28,9 +28,7 @@ impl Identity {
             log_bin: row.bool(&["log_bin"])?,
             server_uuid: row.optional_text(&["server_uuid"]).map(str::to_owned),
             gtid_mode: row.optional_text(&["gtid_mode"]).map(str::to_owned),
-            gtid_domain_id: row
-                .optional_u64(&["gtid_domain_id"])?
-                .and_then(|d| u32::try_from(d).ok()),
+            gtid_domain_id: row.optional_u32(&["gtid_domain_id"])?,
             gtid_strict_mode: row.optional_bool(&["gtid_strict_mode"])?,
         })
     }

@@ -101,6 +101,29 @@ fn is_idle_or_plumbing(command: &str, user: &str) -> bool {
         )
 }
 
+/// `TIME`, NULL as 0. `MySQL` (not Percona Server) prints a negative time for an applier thread
+/// whose event is stamped ahead of the replica's clock (the processlist subtracts the event's
+/// timestamp from now); such a thread has just started, so it counts as 0, not as a bad scan.
+fn seconds(row: &RawRow) -> Result<u64, StatusError> {
+    let negative = row
+        .optional_text(&["TIME"])
+        .map(str::trim)
+        .and_then(|t| t.strip_prefix('-'))
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+    if negative {
+        return Ok(0);
+    }
+    Ok(row.optional_u64(&["TIME"])?.unwrap_or(0))
+}
+
+/// A percentage as the server reports it, kept within 0-100: `MySQL`'s completed work can pass
+/// its revised estimate (over 100 %), and a NaN, an infinity or a negative value says nothing.
+fn percent(text: &str) -> Option<f64> {
+    let value = text.trim().parse::<f64>().ok()?;
+    // `abs` turns a `-0` into 0, which would print as "-0 %".
+    (value.is_finite() && value >= 0.0).then(|| value.min(100.0).abs())
+}
+
 impl Processlist {
     pub fn from_rows(rows: &[RawRow]) -> Result<Self, StatusError> {
         let mut out = Self::default();
@@ -111,7 +134,7 @@ impl Processlist {
             }
             let user = row.string(&["USER"])?;
             let command = row.string(&["COMMAND"])?;
-            let time = row.optional_u64(&["TIME"])?.unwrap_or(0);
+            let time = seconds(row)?;
             out.summary.threads += 1;
             if !is_idle_or_plumbing(&command, &user) {
                 out.summary.active += 1;
@@ -124,9 +147,7 @@ impl Processlist {
                     id: row.u64(&["ID"])?,
                     statement: info.chars().take(STATEMENT_CHARS).collect(),
                     elapsed_s: time,
-                    progress: row
-                        .optional_text(&["PROGRESS"])
-                        .and_then(|p| p.trim().parse::<f64>().ok()),
+                    progress: row.optional_text(&["PROGRESS"]).and_then(percent),
                     applier: user == "system user",
                 });
             }

@@ -109,6 +109,20 @@ impl RawRow {
         }
     }
 
+    /// A 32-bit number only some flavors have; missing column and NULL are both `None`, a value
+    /// past `u32::MAX` an error rather than another `None`.
+    pub fn optional_u32(&self, names: &[&str]) -> Result<Option<u32>, RowError> {
+        match self.find(names) {
+            None => Ok(None),
+            Some((column, value)) => parse_opt(column, value, "an integer below 2^32 or NULL")?
+                .map(|wide| {
+                    u32::try_from(wide)
+                        .map_err(|_| bad(column, value, "an integer below 2^32 or NULL"))
+                })
+                .transpose(),
+        }
+    }
+
     pub fn u32(&self, names: &[&str]) -> Result<u32, RowError> {
         let (column, value) = self.cell(names)?;
         let wide = self.u64(names)?;
@@ -144,9 +158,16 @@ impl RawRow {
 fn bad(column: &str, value: Option<&str>, expected: &'static str) -> RowError {
     RowError::BadValue {
         column: column.to_owned(),
-        value: value.unwrap_or("NULL").chars().take(80).collect(),
+        value: excerpt(value.unwrap_or("NULL")),
         expected,
     }
+}
+
+/// At most the first 80 characters of a value, for quoting in an error: a server can send a
+/// megabyte where a number belongs, and the message must stay readable.
+#[must_use]
+pub fn excerpt(text: &str) -> String {
+    text.chars().take(80).collect()
 }
 
 fn parse_opt(
@@ -177,9 +198,12 @@ impl fmt::Display for RawRow {
     /// Prints the row as the `mysql --vertical` client does, so a captured row reads back with
     /// [`parse_vertical`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The client pads in bytes (`printf("%*s")`), and the parser finds the colon by byte
+        // offset; `{:>width$}` would pad in characters and misalign non-ASCII names.
         let width = self.cells.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
         for (name, value) in &self.cells {
-            writeln!(f, "{name:>width$}: {}", value.as_deref().unwrap_or("NULL"))?;
+            let pad = " ".repeat(width - name.len());
+            writeln!(f, "{pad}{name}: {}", value.as_deref().unwrap_or("NULL"))?;
         }
         Ok(())
     }
@@ -247,7 +271,7 @@ pub fn parse_vertical(text: &str) -> Result<Vertical, VerticalError> {
             } else if !(line.trim().is_empty() || line.trim() == "Empty set") {
                 return Err(VerticalError {
                     line: number,
-                    problem: format!("expected a row separator, found {line:?}"),
+                    problem: format!("expected a row separator, found {:?}", excerpt(line)),
                 });
             }
             continue;
@@ -266,7 +290,7 @@ pub fn parse_vertical(text: &str) -> Result<Vertical, VerticalError> {
                 None => {
                     return Err(VerticalError {
                         line: number,
-                        problem: format!("expected `Column: value`, found {line:?}"),
+                        problem: format!("expected `Column: value`, found {:?}", excerpt(line)),
                     });
                 }
             },

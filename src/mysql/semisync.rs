@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::replica_status::StatusError;
-use super::row::{RawRow, parse_bool};
+use super::row::{RawRow, excerpt, parse_bool};
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SemiSync {
@@ -38,14 +38,14 @@ impl SemiSync {
             let flag = || {
                 parse_bool(&value).ok_or_else(|| StatusError::Value {
                     column: "Value",
-                    value: format!("{name}={value}"),
+                    value: format!("{name}={}", excerpt(&value)),
                     expected: "ON or OFF",
                 })
             };
             let number = || {
                 value.trim().parse::<u64>().map_err(|_| StatusError::Value {
                     column: "Value",
-                    value: format!("{name}={value}"),
+                    value: format!("{name}={}", excerpt(&value)),
                     expected: "a non-negative integer",
                 })
             };
