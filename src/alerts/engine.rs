@@ -111,6 +111,10 @@ impl AlertEngine {
         if global_due {
             let raised = self.is_active(AlertKind::TopologyChanged, None);
             self.topology.settle_primary(snapshot, raised);
+        } else {
+            // The first primaries are adopted as soon as any snapshot shows them, not at the next
+            // global sample: a switchover within that second would otherwise become the baseline.
+            self.topology.settle_primary(snapshot, false);
         }
         self.forget_departed(snapshot, at);
         self.view()

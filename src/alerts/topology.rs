@@ -18,13 +18,15 @@ pub struct TopologyMemory {
     primaries: Option<Vec<String>>,
 }
 
-/// Nodes that are primaries by something the store knows: a node with no sample yet defaults
-/// to primary, which says nothing about the topology.
+/// Nodes acting as primaries now: no source and writable, as they answer. A node with no sample
+/// yet defaults to primary, which says nothing about the topology; an old primary made
+/// read-only (a switchover) or gone (a failover) takes no writes, so it does not make the new
+/// one look like a split brain.
 fn primaries(snapshot: &Snapshot) -> Vec<String> {
     let mut names: Vec<String> = snapshot
         .nodes
         .iter()
-        .filter(|n| n.role == Role::Primary && (n.configured || n.sample_seq > 0))
+        .filter(|n| n.role == Role::Primary && n.read_only == Some(false))
         .map(|n| n.name.clone())
         .collect();
     names.sort();
@@ -171,11 +173,13 @@ mod tests {
         topo.node_mut("db1", |n| {
             n.role = Role::Replica;
             n.source = Some("r1".to_owned());
+            n.read_only = Some(true);
         });
         topo.node_mut("r1", |n| {
             n.role = Role::Primary;
             n.source = None;
             n.replica = None;
+            n.read_only = Some(false);
         });
         engine.evaluate(&topo.at(2));
         let view = engine.evaluate(&topo.at(3));
@@ -184,6 +188,93 @@ mod tests {
         assert_eq!(
             alert.cause,
             "r1 is now the primary (was db1): failover or switchover"
+        );
+    }
+
+    #[test]
+    fn an_old_primary_read_only_or_gone_is_no_split_brain() {
+        use crate::poll::ConnState;
+        for gone in [false, true] {
+            let mut topo = Topo::new();
+            let mut engine = AlertEngine::new(AlertSettings::default());
+            engine.evaluate(&topo.at(1));
+            // r1 promoted; db1 kept without a source, but read-only or not answering.
+            topo.node_mut("db1", |n| {
+                if gone {
+                    n.conn = ConnState::Down {
+                        next: std::time::Duration::from_secs(5),
+                        cause: "refused".to_owned(),
+                    };
+                    n.read_only = None;
+                } else {
+                    n.read_only = Some(true);
+                }
+            });
+            topo.node_mut("r1", |n| {
+                n.role = Role::Primary;
+                n.source = None;
+                n.replica = None;
+                n.read_only = Some(false);
+            });
+            engine.evaluate(&topo.at(2));
+            let view = engine.evaluate(&topo.at(3));
+            let alert = find(&view, AlertKind::TopologyChanged, None).cloned();
+            let alert = alert.unwrap_or_else(|| panic!("not raised (gone: {gone}): {view:?}"));
+            assert_eq!(
+                alert.cause, "r1 is now the primary (was db1): failover or switchover",
+                "gone: {gone}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_primary_seen_between_global_samples_is_the_baseline() {
+        let mut topo = Topo::new();
+        let mut engine = AlertEngine::new(AlertSettings::default());
+        // The first global sample comes before db1 was ever sampled.
+        topo.node_mut("db1", |n| n.read_only = None);
+        engine.evaluate(&topo.at(1));
+        // Half a second later (no global sample yet) db1 is seen writable.
+        topo.node_mut("db1", |n| n.read_only = Some(false));
+        let mut between = topo.at(1);
+        between.uptime += std::time::Duration::from_millis(500);
+        engine.evaluate(&between);
+        // Then, before the next global sample, a switchover to r1.
+        topo.node_mut("db1", |n| n.read_only = Some(true));
+        topo.node_mut("r1", |n| {
+            n.role = Role::Primary;
+            n.source = None;
+            n.replica = None;
+            n.read_only = Some(false);
+        });
+        engine.evaluate(&topo.at(2));
+        let view = engine.evaluate(&topo.at(3));
+        let alert = find(&view, AlertKind::TopologyChanged, None).cloned();
+        let alert = alert.unwrap_or_else(|| panic!("not raised: {view:?}"));
+        assert_eq!(
+            alert.cause,
+            "r1 is now the primary (was db1): failover or switchover"
+        );
+    }
+
+    #[test]
+    fn two_writable_primaries_are_a_split_brain() {
+        let mut topo = Topo::new();
+        let mut engine = AlertEngine::new(AlertSettings::default());
+        engine.evaluate(&topo.at(1));
+        topo.node_mut("r1", |n| {
+            n.role = Role::Primary;
+            n.source = None;
+            n.replica = None;
+            n.read_only = Some(false);
+        });
+        engine.evaluate(&topo.at(2));
+        let view = engine.evaluate(&topo.at(3));
+        let alert = find(&view, AlertKind::TopologyChanged, None).cloned();
+        let alert = alert.unwrap_or_else(|| panic!("not raised: {view:?}"));
+        assert_eq!(
+            alert.cause,
+            "2 nodes act as primary (db1, r1): split brain?"
         );
     }
 }

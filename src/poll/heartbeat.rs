@@ -5,6 +5,19 @@
 //! between servers is needed. The row is keyed by a stable writer id so rows do not pile up
 //! across runs, and a named lock makes a second rwtop on the same primary watch the row instead
 //! of writing it twice.
+//!
+//! The writer never writes to a node with `read_only=ON`: it checks before every write, since a
+//! switchover turns the primary read-only under a live connection and an account with SUPER or
+//! `READ_ONLY ADMIN` would still be let through by the server. (A check and a write are two
+//! statements: a `read_only` set between them lets at most that one write through, and only for
+//! such an account. A write conditional on `@@global.read_only` inside the statement would close
+//! that gap but replicates wrongly in statement-based binlogs, where each replica would evaluate
+//! its own `read_only=ON` and never apply the heartbeat.)
+//!
+//! The writer stays with the configured primary. After a failover it refuses (the old primary
+//! read-only) or fails (gone) and retries there; it does not follow the promoted node, so the
+//! heartbeat goes stale and lag that rests on it reads unknown until rwtop is pointed at the
+//! new primary.
 
 use std::time::{Duration, Instant};
 
@@ -48,6 +61,34 @@ fn lock_sql(writer_id: &str) -> String {
         "SELECT GET_LOCK({}, 0) AS got",
         literal(&format!("rwtop-hb-{writer_id}"))
     )
+}
+
+const READ_ONLY_SQL: &str = "SELECT @@global.read_only AS read_only";
+
+/// `ER_OPTION_PREVENTS_STATEMENT`: the server refused a write because of `read_only` (or
+/// `super_read_only`).
+const READ_ONLY_ERROR: u16 = 1290;
+
+/// Whether the node refuses writes now; a value that cannot be read counts as read-only.
+async fn is_read_only(conn: &mut NodeConn) -> Result<bool, SqlError> {
+    let rows = conn.query_rows(READ_ONLY_SQL).await?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.optional_bool(&["read_only"]).ok().flatten())
+        .unwrap_or(true))
+}
+
+/// Says why nothing is written and closes the connection; the caller re-checks later.
+async fn refuse(spec: &WriterSpec, conn: NodeConn, events: &mpsc::Sender<PollEvent>) -> Served {
+    let reason = format!(
+        "{} has read_only=ON: rwtop writes its heartbeat only to a writable primary",
+        spec.endpoint.address()
+    );
+    let _ = events
+        .send(PollEvent::Writer(WriterState::Refused { reason }))
+        .await;
+    conn.close().await;
+    Served::Refused
 }
 
 fn write_sql(writer_id: &str, seq: u64) -> String {
@@ -105,16 +146,8 @@ async fn serve(
     stop: &mut watch::Receiver<bool>,
     failures: &mut u32,
 ) -> Result<Served, SqlError> {
-    if conn.node_state().await?.read_only {
-        let reason = format!(
-            "{} has read_only=ON: rwtop writes its heartbeat only to a writable primary",
-            spec.endpoint.address()
-        );
-        let _ = events
-            .send(PollEvent::Writer(WriterState::Refused { reason }))
-            .await;
-        conn.close().await;
-        return Ok(Served::Refused);
+    if is_read_only(&mut conn).await? {
+        return Ok(refuse(spec, conn, events).await);
     }
     conn.query_rows(CREATE_SCHEMA).await?;
     conn.query_rows(CREATE_TABLE).await?;
@@ -150,9 +183,19 @@ async fn serve(
             let _ = events.send(PollEvent::Writer(state)).await;
         }
         let acked = if writing {
+            if is_read_only(&mut conn).await? {
+                return Ok(refuse(spec, conn, events).await);
+            }
             let seq = last_seen.unwrap_or(0) + 1;
-            conn.query_rows(&write_sql(&spec.writer_id, seq)).await?;
-            Some(seq)
+            match conn.query_rows(&write_sql(&spec.writer_id, seq)).await {
+                Ok(_) => Some(seq),
+                // Turned read-only between the check and the write.
+                Err(SqlError::Server {
+                    code: READ_ONLY_ERROR,
+                    ..
+                }) => return Ok(refuse(spec, conn, events).await),
+                Err(err) => return Err(err),
+            }
         } else {
             // Observing: the instant a new sequence number is first seen bounds its commit
             // time from above by one interval.

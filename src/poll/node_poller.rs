@@ -99,8 +99,7 @@ pub async fn run(
     loop {
         let cause = match NodeConn::connect(&spec.endpoint, spec.timeouts).await {
             Ok(conn) => {
-                failures = 0;
-                let ended = poll_connected(&spec, conn, &events, &mut stop).await;
+                let ended = poll_connected(&spec, conn, &events, &mut stop, &mut failures).await;
                 match ended {
                     None => return,
                     Some(err) => err.to_string(),
@@ -133,11 +132,17 @@ pub async fn run(
 }
 
 /// Polls over one connection until it fails (returns the error) or the engine stops (`None`).
+///
+/// The node is `up` once a status poll succeeded, and its failure count starts again only after
+/// a second one: a node that accepts the connection and then refuses every poll (a missing
+/// grant) is failing, not up, and its retries back off like any other failure's rather than
+/// reconnecting four times a second.
 async fn poll_connected(
     spec: &PollerSpec,
     mut conn: NodeConn,
     events: &mpsc::Sender<PollEvent>,
     stop: &mut watch::Receiver<bool>,
+    failures: &mut u32,
 ) -> Option<SqlError> {
     let name = spec.name.clone();
     let send = |event| events.send(event);
@@ -149,11 +154,7 @@ async fn poll_connected(
     if send(connected).await.is_err() {
         return None;
     }
-    let _ = send(PollEvent::Conn {
-        node: name.clone(),
-        state: ConnState::Up,
-    })
-    .await;
+    let mut statuses: u32 = 0;
     let mut ticker = tokio::time::interval(spec.read_interval.min(spec.interval));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_status: Option<Instant> = None;
@@ -180,6 +181,16 @@ async fn poll_connected(
             polls += 1;
             match poll_status(&mut conn, parts).await {
                 Ok(sample) => {
+                    statuses = statuses.saturating_add(1);
+                    if statuses == 1 {
+                        let _ = send(PollEvent::Conn {
+                            node: name.clone(),
+                            state: ConnState::Up,
+                        })
+                        .await;
+                    } else if statuses == 2 {
+                        *failures = 0;
+                    }
                     is_replica = !sample.replication.is_empty();
                     if let Some(list) = &sample.processes {
                         ddl_running = !list.ddl.is_empty();

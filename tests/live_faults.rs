@@ -1,0 +1,871 @@
+//! The fault suite (issue 8): servers killed, frozen and restarted, a failover, connections
+//! that cannot be made, a missing grant, and replication links cut — against real servers.
+//!
+//! In each, the engine keeps running, marks the faulty node honestly (its `ConnState`, no last
+//! lag shown as current, the alert that names the problem), leaves the other nodes alone, and
+//! recovers by itself once the fault is gone. Every wait is a condition with a deadline; the
+//! bounds on how fast things happen are loose enough for a busy two-core CI machine and tight
+//! enough that a poller without timeouts, or one that blocks its neighbours, fails them.
+
+mod common;
+
+use std::io::ErrorKind;
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use common::{Load, TestSandbox, engine_spec, eventually};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use rwtop::alerts::{Alert, AlertKind};
+use rwtop::mysql::{Endpoint, Family, IoRunning, Secret, Timeouts, grants::monitor_grants};
+use rwtop::poll::{ConnState, Engine, EngineSpec, WriterState};
+use rwtop::store::lag::Lag;
+use rwtop::store::{Role, Snapshot};
+
+/// The longest any single wait may take before the test fails.
+const DEADLINE: Duration = Duration::from_secs(30);
+/// Short, so a frozen server turns into an error quickly (the shipped defaults are 3 s / 2 s).
+const SHORT: Timeouts = Timeouts {
+    connect: Duration::from_secs(1),
+    query: Duration::from_secs(1),
+};
+/// A refused connection is seen at the next heartbeat read (250 ms), the node is `down` after a
+/// second failure, and `node_down` is raised after two samples at the 1 s poll interval: about
+/// 3 s. The rest is the store's publication period and a busy machine.
+const RAISE_WITHIN: Duration = Duration::from_secs(6);
+/// The poller's back-off is capped at 5 s: a node that answers again is polled within that.
+const RECOVER_WITHIN: Duration = Duration::from_secs(10);
+/// How stale another node's newest sample may get while one node is failing: one poll interval
+/// plus slack. A poller that waited on the failing node's timeouts would exceed it.
+const MAX_CONTROL_AGE: Duration = Duration::from_secs(2);
+
+fn spec(t: &TestSandbox, replicas: &[&str]) -> EngineSpec {
+    let mut nodes = vec![("primary", Role::Primary)];
+    nodes.extend(replicas.iter().map(|r| (*r, Role::Replica)));
+    EngineSpec {
+        timeouts: SHORT,
+        ..engine_spec(t, &nodes)
+    }
+}
+
+fn alert(s: &Snapshot, kind: AlertKind, node: Option<&str>) -> Option<Alert> {
+    s.alerts
+        .active
+        .iter()
+        .find(|a| a.kind == kind && a.node.as_deref() == node)
+        .cloned()
+}
+
+fn evidence<'a>(a: &'a Alert, name: &str) -> &'a str {
+    a.evidence.iter().find(|(k, _)| k == name).map_or_else(
+        || panic!("no evidence {name:?} in {a:?}"),
+        |(_, v)| v.as_str(),
+    )
+}
+
+fn lag(s: &Snapshot, node: &str) -> Option<Lag> {
+    Some(s.node(node)?.replica.as_ref()?.heartbeat_lag.clone())
+}
+
+fn exact(s: &Snapshot, node: &str) -> Option<Duration> {
+    match lag(s, node)? {
+        Lag::Exact { lag } => Some(lag),
+        _ => None,
+    }
+}
+
+fn cause(s: &Snapshot, node: &str) -> String {
+    match &s
+        .node(node)
+        .unwrap_or_else(|| panic!("no node {node}"))
+        .conn
+    {
+        ConnState::Retrying { cause, .. } | ConnState::Down { cause, .. } => cause.clone(),
+        other => panic!("{node} is {other:?}, not failing"),
+    }
+}
+
+/// What a fault may honestly leave behind once it is over: the last minute's lag P99 still
+/// holds the lag of the fault.
+const AFTERMATH: &[AlertKind] = &[AlertKind::LagP99High];
+
+/// No alert active but the fault's aftermath.
+fn quiet(s: &Snapshot) -> bool {
+    s.alerts.active.iter().all(|a| AFTERMATH.contains(&a.kind))
+}
+
+/// Waits for a snapshot satisfying `check`; returns what it found and how long it took.
+async fn until<T>(
+    engine: &Engine,
+    what: &str,
+    mut check: impl FnMut(&Snapshot) -> Option<T>,
+) -> (T, Duration) {
+    let start = Instant::now();
+    let mut rx = engine.snapshots();
+    let found = eventually(what, DEADLINE, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        check(&s)
+    })
+    .await;
+    (found, start.elapsed())
+}
+
+/// Every replica caught up (exact lag 0) and no alert active.
+async fn settled(engine: &Engine, replicas: &[&str]) {
+    until(engine, "replicas caught up and no alerts", |s| {
+        let caught_up = replicas.iter().all(|r| exact(s, r) == Some(Duration::ZERO));
+        (caught_up && s.alerts.active.is_empty()).then_some(())
+    })
+    .await;
+}
+
+/// Nodes that must not notice another node's fault: up, sampled on time, replicas with an exact
+/// lag, and no alert about them.
+struct Control {
+    nodes: Vec<String>,
+    snapshots: u32,
+    worst_age: Duration,
+    inexact: Vec<String>,
+}
+
+impl Control {
+    fn new(nodes: &[&str]) -> Self {
+        Self {
+            nodes: nodes.iter().map(|n| (*n).to_owned()).collect(),
+            snapshots: 0,
+            worst_age: Duration::ZERO,
+            inexact: Vec::new(),
+        }
+    }
+
+    fn observe(&mut self, s: &Snapshot) {
+        self.snapshots += 1;
+        for name in &self.nodes {
+            let node = s.node(name).unwrap_or_else(|| panic!("no node {name}"));
+            assert_eq!(node.conn, ConnState::Up, "{name} must stay up");
+            self.worst_age = self.worst_age.max(node.sample_age.unwrap_or_default());
+            if node.role == Role::Replica && exact(s, name).is_none() {
+                self.inexact.push(format!("{name}: {:?}", lag(s, name)));
+            }
+            let about: Vec<_> = s
+                .alerts
+                .active
+                .iter()
+                .filter(|a| a.node.as_deref() == Some(name.as_str()))
+                .collect();
+            assert!(about.is_empty(), "alerts about {name}: {about:?}");
+        }
+    }
+
+    fn check(&self) {
+        assert!(self.snapshots > 0, "no snapshot observed");
+        assert!(
+            self.worst_age <= MAX_CONTROL_AGE,
+            "{:?} delayed: sample age reached {:?}",
+            self.nodes,
+            self.worst_age
+        );
+        // A scheduling hiccup on a busy machine may cost one reading; more is a real effect.
+        assert!(
+            self.inexact.len() * 10 <= self.snapshots as usize,
+            "lag not exact in {} of {} snapshots: {:?}",
+            self.inexact.len(),
+            self.snapshots,
+            self.inexact
+        );
+    }
+}
+
+fn pid(t: &TestSandbox, node: &str) -> Pid {
+    Pid::from_raw(
+        t.sandbox()
+            .pid(node)
+            .unwrap_or_else(|| panic!("{node} runs")),
+    )
+}
+
+/// A server frozen with SIGSTOP until this drops: a failing test never leaves it stopped.
+struct Frozen(Pid);
+
+impl Frozen {
+    fn new(pid: Pid) -> Self {
+        kill(pid, Signal::SIGSTOP).expect("SIGSTOP");
+        Self(pid)
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        let _ = kill(self.0, Signal::SIGCONT);
+    }
+}
+
+/// Restarts the killed servers without stalling the engine's tasks on this worker thread.
+fn restart(t: &mut TestSandbox) {
+    tokio::task::block_in_place(|| t.restart_stopped());
+}
+
+/// Runs admin SQL without stalling the engine's tasks on this worker thread.
+fn admin(t: &TestSandbox, node: &str, sql: &str) -> Vec<rwtop::mysql::RawRow> {
+    tokio::task::block_in_place(|| t.admin(node, sql))
+}
+
+/// The lag of a node that does not answer is never shown: no replica view, or an unknown lag.
+fn assert_no_stale_lag(s: &Snapshot, node: &str) {
+    let n = s.node(node).unwrap();
+    if n.conn != ConnState::Up {
+        assert!(
+            matches!(lag(s, node), None | Some(Lag::Unknown { .. })),
+            "{node} is {} but shows lag {:?}",
+            n.conn.name(),
+            lag(s, node)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_killed_replica_is_down_without_lag_and_recovers() {
+    let mut t = TestSandbox::start(2, false);
+    let engine = Engine::start(&spec(&t, &["r1", "r2"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1", "r2"]).await;
+
+    kill(pid(&t, "r1"), Signal::SIGKILL).expect("SIGKILL");
+    let mut control = Control::new(&["primary", "r2"]);
+    let ((a, s), took) = until(&engine, "node_down on r1", |s| {
+        control.observe(s);
+        assert_no_stale_lag(s, "r1");
+        alert(s, AlertKind::NodeDown, Some("r1")).map(|a| (a, s.clone()))
+    })
+    .await;
+    eprintln!("r1 killed: node_down after {took:?}: {}", a.cause);
+    assert!(took <= RAISE_WITHIN, "node_down after {took:?}");
+    let r1 = s.node("r1").unwrap();
+    assert_eq!(r1.conn.name(), "down");
+    assert_eq!(r1.role, Role::Replica, "a dead replica stays in the tree");
+    assert!(r1.replica.is_none(), "no last values for a dead node");
+    let why = cause(&s, "r1");
+    let address = t.sandbox().endpoint("r1").unwrap().address();
+    assert!(
+        why.contains(&address) && why.contains("cannot connect"),
+        "{why}"
+    );
+    assert!(a.cause.contains("does not answer"), "{}", a.cause);
+
+    restart(&mut t);
+    let ((), took) = until(&engine, "r1 up with an exact lag", |s| {
+        control.observe(s);
+        assert_no_stale_lag(s, "r1");
+        (s.node("r1")?.conn == ConnState::Up && exact(s, "r1").is_some()).then_some(())
+    })
+    .await;
+    eprintln!("r1 restarted: exact lag again after {took:?}");
+    assert!(took <= RECOVER_WITHIN, "recovered after {took:?}");
+    until(&engine, "r1 caught up and node_down cleared", |s| {
+        control.observe(s);
+        (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
+    })
+    .await;
+    control.check();
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_frozen_replica_times_out_per_node_and_recovers() {
+    let t = TestSandbox::start(2, false);
+    let engine = Engine::start(&spec(&t, &["r1", "r2"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1", "r2"]).await;
+
+    // A frozen server keeps its sockets: nothing fails, queries hang. Only the timeouts can
+    // tell, and a hung query must not hold up the other pollers.
+    let frozen = Frozen::new(pid(&t, "r1"));
+    let mut control = Control::new(&["primary", "r2"]);
+    let (s, took) = until(&engine, "node_down on frozen r1", |s| {
+        control.observe(s);
+        assert_no_stale_lag(s, "r1");
+        alert(s, AlertKind::NodeDown, Some("r1")).map(|_| s.clone())
+    })
+    .await;
+    let why = cause(&s, "r1");
+    eprintln!("r1 frozen: node_down after {took:?}: {why}");
+    // The query timeout, then a connect timeout, before the usual raise.
+    assert!(
+        took <= RAISE_WITHIN + SHORT.query + SHORT.connect,
+        "node_down after {took:?}"
+    );
+    assert!(why.contains("within 1s"), "the timeout is named: {why}");
+
+    drop(frozen);
+    let ((), took) = until(&engine, "r1 up with an exact lag", |s| {
+        control.observe(s);
+        assert_no_stale_lag(s, "r1");
+        (s.node("r1")?.conn == ConnState::Up && exact(s, "r1").is_some()).then_some(())
+    })
+    .await;
+    eprintln!("r1 thawed: exact lag again after {took:?}");
+    assert!(took <= RECOVER_WITHIN, "recovered after {took:?}");
+    until(&engine, "r1 caught up and node_down cleared", |s| {
+        control.observe(s);
+        (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
+    })
+    .await;
+    control.check();
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_killed_primary_stops_lag_honestly_and_recovers() {
+    let mut t = TestSandbox::start(2, false);
+    let engine = Engine::start(&spec(&t, &["r1", "r2"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1", "r2"]).await;
+
+    kill(pid(&t, "primary"), Signal::SIGKILL).expect("SIGKILL");
+    let killed = Instant::now();
+    let (s, took) = until(
+        &engine,
+        "node_down, heartbeat_stale and both IO threads reconnecting",
+        |s| {
+            assert_no_stale_lag(s, "primary");
+            let raised = alert(s, AlertKind::NodeDown, Some("primary")).is_some()
+                && alert(s, AlertKind::HeartbeatStale, None).is_some()
+                && ["r1", "r2"]
+                    .iter()
+                    .all(|r| alert(s, AlertKind::IoThreadStopped, Some(r)).is_some());
+            raised.then(|| s.clone())
+        },
+    )
+    .await;
+    eprintln!("primary killed: alerts after {took:?}");
+    assert!(took <= RAISE_WITHIN, "raised after {took:?}");
+    // The replicas answer, but nothing they show can be called caught up: the heartbeat stopped.
+    for r in ["r1", "r2"] {
+        let replica = s.node(r).unwrap().replica.as_ref().unwrap();
+        assert_eq!(replica.io_running, IoRunning::Connecting, "{r}");
+        assert_eq!(replica.seconds_behind_source, None, "{r}");
+        assert!(
+            !matches!(replica.heartbeat_lag, Lag::Exact { lag } if lag < killed.elapsed() / 2),
+            "{r}: {:?} while the primary is dead",
+            replica.heartbeat_lag
+        );
+        let a = alert(&s, AlertKind::IoThreadStopped, Some(r)).unwrap();
+        assert!(
+            a.cause
+                .starts_with("IO thread cannot connect to the source"),
+            "{}",
+            a.cause
+        );
+    }
+    assert!(
+        matches!(&s.heartbeat.writer, WriterState::Failing { .. }),
+        "{:?}",
+        s.heartbeat.writer
+    );
+
+    restart(&mut t);
+    let ((), took) = until(&engine, "heartbeat written and exact again", |s| {
+        let back = s.heartbeat.writer == WriterState::Writing
+            && !s.heartbeat.stale
+            && ["r1", "r2"].iter().all(|r| exact(s, r).is_some());
+        back.then_some(())
+    })
+    .await;
+    eprintln!("primary restarted: exact lag again after {took:?}");
+    assert!(took <= RECOVER_WITHIN, "recovered after {took:?}");
+    until(&engine, "caught up and every alert cleared", |s| {
+        let caught_up = ["r1", "r2"]
+            .iter()
+            .all(|r| exact(s, r) == Some(Duration::ZERO));
+        (caught_up && quiet(s)).then_some(())
+    })
+    .await;
+    engine.shutdown().await;
+}
+
+/// `SELECT seq` of rwtop's heartbeat row on a node, as the admin reads it.
+fn heartbeat_seq(t: &TestSandbox, node: &str, writer_id: &str) -> Option<u64> {
+    let rows = admin(
+        t,
+        node,
+        &format!("SELECT seq FROM rwtop.heartbeat WHERE writer_id = '{writer_id}'"),
+    );
+    rows.first()
+        .and_then(|r| r.optional_u64(&["seq"]).ok().flatten())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nodes() {
+    let t = TestSandbox::start(2, false);
+    // Only the primary is configured: discovery finds the replicas, as with `--primary`.
+    let mut spec = spec(&t, &[]);
+    spec.discovery = true;
+    let writer_id = spec.writer_id.clone();
+    let name = |node: &str| format!("127.0.0.1:{}", t.sandbox().port(node).unwrap());
+    let (r1, r2) = (name("r1"), name("r2"));
+    let engine = Engine::start(&spec);
+    let _load = Load::start(&t).await;
+    until(&engine, "both replicas discovered under the primary", |s| {
+        let under = [&r1, &r2]
+            .iter()
+            .all(|r| s.node(r).and_then(|n| n.source.as_deref()) == Some("primary"));
+        let caught_up = [&r1, &r2]
+            .iter()
+            .all(|r| exact(s, r) == Some(Duration::ZERO));
+        (under && caught_up && s.alerts.active.is_empty()).then_some(())
+    })
+    .await;
+
+    // A switchover, as a DBA runs it: stop writes on the old primary, let the replicas apply
+    // everything, promote r1, point r2 at it.
+    admin(&t, "primary", "SET GLOBAL read_only = 1");
+    let last_written = heartbeat_seq(&t, "primary", &writer_id);
+    assert!(
+        last_written.is_some(),
+        "the writer wrote before the switchover"
+    );
+    tokio::task::block_in_place(|| t.sandbox().wait_replicating(DEADLINE))
+        .unwrap_or_else(|e| panic!("replicas catching up: {e}"));
+    let r1_port = t.sandbox().port("r1").unwrap();
+    admin(
+        &t,
+        "r1",
+        "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 0",
+    );
+    admin(
+        &t,
+        "r2",
+        &format!(
+            "STOP SLAVE; CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={r1_port}, \
+             MASTER_USE_GTID=slave_pos; START SLAVE"
+        ),
+    );
+    let switched = Instant::now();
+
+    let (s, took) = until(&engine, "topology_changed for r2 and the primary", |s| {
+        let followed = s.node(&r2)?.source.as_deref() == Some(r1.as_str())
+            && s.node(&r1)?.role == Role::Primary;
+        let raised = alert(s, AlertKind::TopologyChanged, Some(&r2)).is_some()
+            && alert(s, AlertKind::TopologyChanged, None).is_some();
+        (followed && raised).then(|| s.clone())
+    })
+    .await;
+    eprintln!("failover followed after {took:?}");
+    let r2_link = s.node(&r2).unwrap().replica.as_ref().unwrap();
+    assert_eq!(r2_link.io_running, IoRunning::Yes, "r2 replicates from r1");
+    assert!(r2_link.sql_running);
+    let moved = alert(&s, AlertKind::TopologyChanged, Some(&r2)).unwrap();
+    assert_eq!(evidence(&moved, "previous_source"), "primary");
+    assert_eq!(evidence(&moved, "source"), r1);
+    let promoted = alert(&s, AlertKind::TopologyChanged, None).unwrap();
+    assert_eq!(
+        promoted.cause,
+        format!("{r1} is now the primary (was primary): failover or switchover"),
+        "the read-only old primary is not counted as a second primary"
+    );
+    assert!(
+        s.alerts
+            .active
+            .iter()
+            .all(|a| a.kind != AlertKind::WritableReplica),
+        "the promoted node is no writable replica: {:?}",
+        s.alerts.active
+    );
+
+    // The heartbeat writer stays with the configured primary, which is read-only now: it
+    // refuses, and lag that rests on the heartbeat is unknown rather than a frozen 0. It does
+    // not move to the promoted node (a known gap, src/poll/heartbeat.rs): when it learns to,
+    // this part changes.
+    let (s, _) = until(&engine, "writer refused and heartbeat stale", |s| {
+        let refused = matches!(&s.heartbeat.writer, WriterState::Refused { .. });
+        (refused && alert(s, AlertKind::HeartbeatStale, None).is_some()).then(|| s.clone())
+    })
+    .await;
+    let WriterState::Refused { reason } = &s.heartbeat.writer else {
+        unreachable!()
+    };
+    assert!(reason.contains("read_only=ON"), "{reason}");
+    assert!(
+        matches!(lag(&s, &r2), Some(Lag::Unknown { .. })),
+        "r2 after the failover: {:?}",
+        lag(&s, &r2)
+    );
+    // Nothing was written to the read-only old primary since the switchover began, nor to
+    // the promoted node (whose row is the old primary's, replicated).
+    let seen = engine.latest().node("primary").unwrap().sample_seq;
+    until(&engine, "two more samples of the old primary", |s| {
+        (s.node("primary")?.sample_seq >= seen + 2).then_some(())
+    })
+    .await;
+    eprintln!("{:?} after the switchover began", switched.elapsed());
+    assert_eq!(heartbeat_seq(&t, "primary", &writer_id), last_written);
+    assert_eq!(heartbeat_seq(&t, "r1", &writer_id), last_written);
+    engine.shutdown().await;
+}
+
+/// Creates an account on the primary with the monitor grants, each passed through `edit` (to
+/// add or take away a privilege), and waits until it has replicated.
+fn monitor_account(t: &TestSandbox, user: &str, password: &str, edit: impl Fn(String) -> String) {
+    let account = format!("'{user}'@'127.0.0.1'");
+    let mut sql = vec![format!("CREATE USER {account} IDENTIFIED BY '{password}'")];
+    sql.extend(
+        monitor_grants(Family::Mariadb, &account)
+            .into_iter()
+            .map(edit),
+    );
+    admin(t, "primary", &sql.join("; "));
+    tokio::task::block_in_place(|| t.sandbox().wait_replicating(DEADLINE))
+        .unwrap_or_else(|e| panic!("{account} replicating: {e}"));
+}
+
+fn as_user(endpoint: Endpoint, user: &str, password: &str) -> Endpoint {
+    Endpoint {
+        user: user.to_owned(),
+        password: Some(Secret::new(password)),
+        ..endpoint
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_writer_never_writes_to_a_read_only_primary_even_when_it_could() {
+    let t = TestSandbox::start(1, false);
+    // A monitor account that read_only does not stop (READ_ONLY ADMIN; SUPER or root too): only
+    // rwtop's own check keeps its heartbeat off a node turned read-only.
+    let (user, password) = ("rwtop_ro_admin", "ro-admin-test-only");
+    monitor_account(&t, user, password, |grant| {
+        grant.replace("GRANT PROCESS,", "GRANT READ_ONLY ADMIN, PROCESS,")
+    });
+    let mut spec = spec(&t, &["r1"]);
+    for node in &mut spec.nodes {
+        node.1 = as_user(node.1.clone(), user, password);
+    }
+    let writer_id = spec.writer_id.clone();
+    let engine = Engine::start(&spec);
+    settled(&engine, &["r1"]).await;
+    assert_eq!(engine.latest().heartbeat.writer, WriterState::Writing);
+
+    admin(&t, "primary", "SET GLOBAL read_only = 1");
+    let made_read_only = heartbeat_seq(&t, "primary", &writer_id);
+    let (reason, took) = until(&engine, "the writer refuses", |s| {
+        match &s.heartbeat.writer {
+            WriterState::Refused { reason } => Some(reason.clone()),
+            _ => None,
+        }
+    })
+    .await;
+    eprintln!("writer refused {took:?} after read_only=1: {reason}");
+    assert!(reason.contains("read_only=ON"), "{reason}");
+    // The next heartbeat (250 ms) is the one that must not be written.
+    assert!(took <= Duration::from_secs(3), "refused after {took:?}");
+    let (s, _) = until(&engine, "heartbeat_stale", |s| {
+        alert(s, AlertKind::HeartbeatStale, None).map(|_| s.clone())
+    })
+    .await;
+    assert!(
+        matches!(lag(&s, "r1"), Some(Lag::Unknown { .. })),
+        "{:?}",
+        lag(&s, "r1")
+    );
+    assert_eq!(
+        heartbeat_seq(&t, "primary", &writer_id),
+        made_read_only,
+        "written to a read-only node"
+    );
+
+    // Writable again: the writer takes up again by itself.
+    admin(&t, "primary", "SET GLOBAL read_only = 0");
+    until(&engine, "writing again, caught up, alerts cleared", |s| {
+        let writing = s.heartbeat.writer == WriterState::Writing;
+        (writing && exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
+    })
+    .await;
+    assert!(heartbeat_seq(&t, "primary", &writer_id) > made_read_only);
+    engine.shutdown().await;
+}
+
+/// A TCP server that accepts connections and never says a word (a hung server, a black hole
+/// behind a proxy): the MySQL handshake never comes. Stops when dropped.
+struct Silent {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Silent {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("binding");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("address").port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut held: Vec<TcpStream> = Vec::new();
+            while !stopping.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => held.push(stream),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    Err(_) => return,
+                }
+            }
+        });
+        Self {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Silent {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_unreachable_and_refused_nodes_are_per_node_errors() {
+    let t = TestSandbox::start(2, false);
+    // r2 is monitored by an account without SLAVE MONITOR: it connects, then its replica status
+    // is refused.
+    let (user, password) = ("rwtop_no_slave_monitor", "no-grant-test-only");
+    monitor_account(&t, user, password, |grant| {
+        grant.replace(", SLAVE MONITOR", "")
+    });
+    let silent = Silent::start();
+    // A port nothing listens on: connections are refused at once.
+    let closed_port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut spec = spec(&t, &["r1"]);
+    let r2 = t.sandbox().endpoint("r2").unwrap();
+    let wrong = "not-the-password";
+    let at = |port| Endpoint { port, ..r2.clone() };
+    // Each bad node, and what its error must say: the problem and the fix.
+    let bad = [
+        (
+            "r2",
+            as_user(r2.clone(), user, password),
+            "SLAVE MONITOR privilege(s) for this operation (error 1227) (missing privilege",
+        ),
+        (
+            "badpass",
+            as_user(r2.clone(), "rwtop", wrong),
+            "(wrong user or password",
+        ),
+        ("hung", at(silent.port), "no handshake within 1s"),
+        ("closed", at(closed_port), "(nothing listens there"),
+        (
+            "nodns",
+            Endpoint {
+                host: "no-such-host.invalid".to_owned(),
+                ..at(3306)
+            },
+            "(the host name does not resolve",
+        ),
+    ];
+    for (name, endpoint, _) in &bad {
+        spec.nodes
+            .push(((*name).to_owned(), endpoint.clone(), Role::Replica));
+    }
+    let engine = Engine::start(&spec);
+    let mut control = Control::new(&["primary", "r1"]);
+    let (s, took) = until(&engine, "node_down on every bad node", |s| {
+        // Once the writer runs, r1 must read exact lag: the bad nodes cannot hold it up.
+        if exact(s, "r1").is_some() {
+            control.observe(s);
+        }
+        for (name, _, _) in &bad {
+            assert_no_stale_lag(s, name);
+        }
+        bad.iter()
+            .all(|(name, _, _)| alert(s, AlertKind::NodeDown, Some(name)).is_some())
+            .then(|| s.clone())
+    })
+    .await;
+    eprintln!("every bad node down after {took:?}");
+    for (name, endpoint, says) in &bad {
+        let why = cause(&s, name);
+        eprintln!("{name}: {why}");
+        assert_eq!(s.node(name).unwrap().conn.name(), "down", "{name}");
+        assert!(
+            why.contains(&endpoint.address()) && why.contains(says),
+            "{name}: names its address and {says:?}: {why}"
+        );
+        assert!(!why.contains(wrong), "{name}: a password shown: {why}");
+    }
+    // The good nodes kept working all along, for a while longer.
+    let seen = s.node("r1").unwrap().sample_seq;
+    until(&engine, "three more samples of r1", |s| {
+        control.observe(s);
+        (s.node("r1")?.sample_seq >= seen + 3).then_some(())
+    })
+    .await;
+    control.check();
+    drop(silent);
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_stopped_io_thread_grows_lag_then_clears() {
+    let t = TestSandbox::start(2, false);
+    let engine = Engine::start(&spec(&t, &["r1", "r2"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1", "r2"]).await;
+
+    admin(&t, "r1", "STOP SLAVE IO_THREAD");
+    let mut control = Control::new(&["primary", "r2"]);
+    let mut lags = Vec::new();
+    let (s, took) = until(&engine, "io_thread_stopped and 2 s of lag on r1", |s| {
+        control.observe(s);
+        // Past half a second the relay log is applied: from there lag only grows.
+        lags.extend(exact(s, "r1").filter(|l| *l > Duration::from_millis(500)));
+        let grown = exact(s, "r1")? > Duration::from_secs(2);
+        (grown && alert(s, AlertKind::IoThreadStopped, Some("r1")).is_some()).then(|| s.clone())
+    })
+    .await;
+    eprintln!("IO thread stopped: raised, lag over 2 s after {took:?}");
+    let r1 = s.node("r1").unwrap().replica.as_ref().unwrap();
+    assert_eq!(r1.io_running, IoRunning::No);
+    assert_eq!(r1.seconds_behind_source, None);
+    assert!(
+        r1.gtid_backlog.not_received.unwrap_or(0) > 0,
+        "{:?}",
+        r1.gtid_backlog
+    );
+    assert!(
+        lags.is_sorted(),
+        "lag only grows while nothing arrives: {lags:?}"
+    );
+    let a = alert(&s, AlertKind::IoThreadStopped, Some("r1")).unwrap();
+    assert_eq!(evidence(&a, "io_running"), "No");
+    assert!(a.cause.starts_with("IO thread stopped"), "{}", a.cause);
+
+    admin(&t, "r1", "START SLAVE IO_THREAD");
+    until(&engine, "caught up and cleared", |s| {
+        control.observe(s);
+        (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
+    })
+    .await;
+    control.check();
+    engine.shutdown().await;
+}
+
+/// The id of r1's replication connection on the primary (r1 replicates as `repl_r1`).
+fn dump_thread(t: &TestSandbox) -> Option<u64> {
+    admin(
+        t,
+        "primary",
+        "SELECT ID FROM information_schema.PROCESSLIST \
+         WHERE COMMAND = 'Binlog Dump' AND USER = 'repl_r1'",
+    )
+    .first()
+    .and_then(|r| r.optional_u64(&["ID"]).ok().flatten())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_killed_replication_connection_reconnects_or_is_shown_connecting() {
+    let t = TestSandbox::start(2, false);
+    // An account of its own for r1's link, so its Binlog Dump thread can be told apart.
+    admin(
+        &t,
+        "primary",
+        "CREATE USER 'repl_r1'@'127.0.0.1' IDENTIFIED BY 'repl-r1-test-only'; \
+         GRANT REPLICATION SLAVE ON *.* TO 'repl_r1'@'127.0.0.1'",
+    );
+    admin(
+        &t,
+        "r1",
+        "STOP SLAVE; CHANGE MASTER TO MASTER_USER='repl_r1', MASTER_PASSWORD='repl-r1-test-only'; \
+         START SLAVE",
+    );
+    tokio::task::block_in_place(|| t.sandbox().wait_replicating(DEADLINE)).unwrap();
+    let engine = Engine::start(&spec(&t, &["r1", "r2"]));
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1", "r2"]).await;
+    let mut control = Control::new(&["primary", "r2"]);
+
+    // A connection killed while the source still accepts the replica: the IO thread reconnects
+    // at once, and there is nothing to alert about.
+    let first = dump_thread(&t).expect("r1's Binlog Dump thread");
+    admin(&t, "primary", &format!("KILL {first}"));
+    let seen = engine.latest().node("r1").unwrap().sample_seq;
+    let mut redumped = None;
+    until(&engine, "a new dump thread and three clean samples", |s| {
+        control.observe(s);
+        if redumped.is_none() {
+            redumped = dump_thread(&t).filter(|id| *id != first);
+        }
+        let r1 = s.node("r1")?;
+        let clean = r1.replica.as_ref()?.io_running == IoRunning::Yes && exact(s, "r1").is_some();
+        (redumped.is_some() && clean && r1.sample_seq >= seen + 3).then_some(())
+    })
+    .await;
+    let log = engine.latest().alerts.log.clone();
+    assert!(
+        log.iter().all(|e| e.node.as_deref() != Some("r1")),
+        "a reconnect that healed itself: {log:?}"
+    );
+
+    // Killed while the source refuses the replica (the network or the account is gone): the
+    // IO thread keeps trying, and rwtop says so while the lag grows.
+    admin(
+        &t,
+        "primary",
+        "ALTER USER 'repl_r1'@'127.0.0.1' ACCOUNT LOCK",
+    );
+    let dump = dump_thread(&t).expect("r1's Binlog Dump thread");
+    admin(&t, "primary", &format!("KILL {dump}"));
+    let mut lags = Vec::new();
+    let (s, took) = until(&engine, "r1 connecting, alerts raised, lag over 2 s", |s| {
+        control.observe(s);
+        // Past half a second the relay log is applied: from there lag only grows.
+        lags.extend(exact(s, "r1").filter(|l| *l > Duration::from_millis(500)));
+        let grown = exact(s, "r1")? > Duration::from_secs(2);
+        let raised = alert(s, AlertKind::IoThreadStopped, Some("r1")).is_some()
+            && alert(s, AlertKind::ReplicationError, Some("r1")).is_some();
+        (grown && raised).then(|| s.clone())
+    })
+    .await;
+    eprintln!("link refused: alerts and 2 s of lag after {took:?}");
+    let r1 = s.node("r1").unwrap().replica.as_ref().unwrap();
+    assert_eq!(r1.io_running, IoRunning::Connecting);
+    assert!(r1.io_state.contains("Reconnecting"), "{:?}", r1.io_state);
+    let error = r1.last_io_error.as_ref().expect("Last_IO_Error");
+    assert_eq!(error.errno, 4151, "{error:?}");
+    assert!(
+        lags.is_sorted(),
+        "lag only grows while nothing arrives: {lags:?}"
+    );
+    let a = alert(&s, AlertKind::IoThreadStopped, Some("r1")).unwrap();
+    assert_eq!(evidence(&a, "io_running"), "Connecting");
+    assert!(
+        a.cause
+            .starts_with("IO thread cannot connect to the source: error 4151"),
+        "{}",
+        a.cause
+    );
+
+    admin(
+        &t,
+        "primary",
+        "ALTER USER 'repl_r1'@'127.0.0.1' ACCOUNT UNLOCK",
+    );
+    let ((), took) = until(&engine, "reconnected, caught up, cleared", |s| {
+        control.observe(s);
+        (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
+    })
+    .await;
+    eprintln!("link allowed again: clear after {took:?}");
+    control.check();
+    engine.shutdown().await;
+}
