@@ -46,9 +46,8 @@ impl Prober {
     ) -> Result<(), ProbeError> {
         if let Strategy::SemisyncPos(_) = strategy {
             let primary = self.spec.primary.0.clone();
-            self.conn(&primary).await?;
             a.queries += 2;
-            let semi = self.conn_mut(&primary)?.semisync().await?;
+            let semi = self.conn(&primary).await?.semisync().await?;
             if semi.source_enabled != Some(true) {
                 return Err(ProbeError(format!(
                     "refused: semi-sync is off on {primary} (rpl_semi_sync_master_enabled=OFF), \
@@ -104,9 +103,8 @@ impl Prober {
             }
             Strategy::GtidEqual(timeout) => {
                 let primary = self.spec.primary.0.clone();
-                self.conn(&primary).await?;
                 a.queries += 1;
-                let state = self.conn_mut(&primary)?.node_state().await?;
+                let state = self.conn(&primary).await?.node_state().await?;
                 self.poll_until(a, target, &Until::Gtids(&state), timeout)
                     .await
             }
@@ -168,9 +166,8 @@ impl Prober {
                 )));
             }
         }
-        self.conn(&primary).await?;
         a.queries += 1;
-        let status = self.conn_mut(&primary)?.binlog_status().await?;
+        let status = self.conn(&primary).await?.binlog_status().await?;
         status.map(|s| s.position).ok_or_else(|| {
             ProbeError(format!(
                 "{primary} has binary logging off: there is no position to wait for"
@@ -179,9 +176,8 @@ impl Prober {
     }
 
     async fn status(&mut self, a: &mut Attempt, node: &str) -> Result<ReplicaStatus, ProbeError> {
-        self.conn(node).await?;
         a.queries += 1;
-        let mut channels = self.conn_mut(node)?.replica_status().await?;
+        let mut channels = self.conn(node).await?.replica_status().await?;
         if channels.is_empty() {
             return Err(ProbeError(format!(
                 "{node} is not replicating (SHOW SLAVE STATUS is empty)"
@@ -203,9 +199,8 @@ impl Prober {
         loop {
             let short_of = match until {
                 Until::Gtids(primary) => {
-                    self.conn(target).await?;
                     a.queries += 1;
-                    let state = self.conn_mut(target)?.node_state().await?;
+                    let state = self.conn(target).await?.node_state().await?;
                     (!state.has_applied_all_of(primary)).then(|| {
                         format!(
                             "applied GTIDs {} do not include the primary's {}",
@@ -243,8 +238,7 @@ impl Prober {
         pos: &BinlogPos,
         timeout: Duration,
     ) -> Result<Route, ProbeError> {
-        self.conn(target).await?;
-        let function = self.conn_mut(target)?.flavor().pos_wait_function();
+        let function = self.conn(target).await?.flavor().pos_wait_function();
         // It counts whole seconds (0 would wait forever): round up, and say so.
         let secs = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
         let secs = secs.max(1);
@@ -294,8 +288,7 @@ impl Prober {
         timeout: Duration,
     ) -> Result<Route, ProbeError> {
         let primary = self.spec.primary.0.clone();
-        self.conn(&primary).await?;
-        let family = self.conn_mut(&primary)?.flavor().family;
+        let family = self.conn(&primary).await?.flavor().family;
         let capture = match family {
             Family::Mariadb => "SELECT @@last_gtid AS g",
             Family::Mysql => {
@@ -319,9 +312,8 @@ impl Prober {
                 "{primary} reports no GTID for the write: is binary logging on?"
             )));
         }
-        self.conn(target).await?;
-        let target_family = self.conn_mut(target)?.flavor().family;
-        let function = self.conn_mut(target)?.flavor().gtid_wait_function();
+        let target_family = self.conn(target).await?.flavor().family;
+        let function = self.conn(target).await?.flavor().gtid_wait_function();
         let sql = format!(
             "SELECT {function}({}, {:.3}) AS r",
             literal(&gtid),

@@ -74,11 +74,6 @@ impl Prober {
             note: None,
         };
         let run = self.attempt(&mut attempt, strategy, target, view).await;
-        // A connection that timed out or broke is reopened by the next probe.
-        self.conns.retain(|_, conn| conn.is_open());
-        if !self.conns.contains_key(&self.spec.primary.0) {
-            self.primary_ready = false;
-        }
         let (outcome, served_by, cause) = match run {
             Ok(done) => done,
             Err(ProbeError(cause)) => (Outcome::Error, None, Some(cause)),
@@ -112,8 +107,8 @@ impl Prober {
     /// Deletes the markers older than `age` on the primary.
     pub async fn cleanup(&mut self, age: Duration) -> Result<(), ProbeError> {
         let primary = self.spec.primary.0.clone();
-        self.conn(&primary).await?;
-        self.conn_mut(&primary)?
+        self.conn(&primary)
+            .await?
             .query_rows(&marker::cleanup_sql(age))
             .await?;
         Ok(())
@@ -213,11 +208,11 @@ impl Prober {
 
     /// Once per primary connection: refuse a read-only primary, create the marker table.
     async fn ensure_primary(&mut self, primary: &str) -> Result<(), ProbeError> {
-        if self.primary_ready && self.conns.contains_key(primary) {
+        // A connection that timed out or broke is reopened (and checked again) by `conn`.
+        if self.primary_ready && self.conns.get(primary).is_some_and(NodeConn::is_open) {
             return Ok(());
         }
-        self.conn(primary).await?;
-        let conn = self.conn_mut(primary)?;
+        let conn = self.conn(primary).await?;
         if conn.node_state().await?.read_only {
             return Err(ProbeError(format!(
                 "refused: {primary} ({}) has read_only=ON; probes write their marker only to a \
@@ -239,10 +234,10 @@ impl Prober {
         node: &str,
         token: &str,
     ) -> Result<bool, ProbeError> {
-        self.conn(node).await?;
         a.queries += 1;
         let rows = self
-            .conn_mut(node)?
+            .conn(node)
+            .await?
             .query_rows_if_table(&marker::read_sql(token))
             .await?;
         Ok(rows
@@ -270,26 +265,24 @@ impl Prober {
         sql: &str,
         within: Duration,
     ) -> Result<Vec<RawRow>, ProbeError> {
-        self.conn(node).await?;
         a.queries += 1;
-        Ok(self.conn_mut(node)?.query_rows_within(sql, within).await?)
+        Ok(self
+            .conn(node)
+            .await?
+            .query_rows_within(sql, within)
+            .await?)
     }
 
     /// The open connection to `node`, connecting first when needed.
-    pub(super) async fn conn(&mut self, node: &str) -> Result<(), ProbeError> {
-        if self.conns.get(node).is_some_and(NodeConn::is_open) {
-            return Ok(());
+    pub(super) async fn conn(&mut self, node: &str) -> Result<&mut NodeConn, ProbeError> {
+        if !self.conns.get(node).is_some_and(NodeConn::is_open) {
+            let endpoint = self.endpoint(node)?;
+            let conn = NodeConn::connect(&endpoint, self.spec.timeouts).await?;
+            if node == self.spec.primary.0 {
+                self.primary_ready = false;
+            }
+            self.conns.insert(node.to_owned(), conn);
         }
-        let endpoint = self.endpoint(node)?;
-        let conn = NodeConn::connect(&endpoint, self.spec.timeouts).await?;
-        if node == self.spec.primary.0 {
-            self.primary_ready = false;
-        }
-        self.conns.insert(node.to_owned(), conn);
-        Ok(())
-    }
-
-    pub(super) fn conn_mut(&mut self, node: &str) -> Result<&mut NodeConn, ProbeError> {
         self.conns
             .get_mut(node)
             .ok_or_else(|| ProbeError(format!("{node}: the connection was lost; probe again")))
