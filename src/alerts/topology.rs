@@ -127,6 +127,25 @@ mod tests {
     use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
     use crate::store::Role;
 
+    /// r1 stops replicating and becomes a writable primary.
+    fn promote_r1(topo: &mut Topo) {
+        topo.node_mut("r1", |n| {
+            n.role = Role::Primary;
+            n.source = None;
+            n.replica = None;
+            n.read_only = Some(false);
+        });
+    }
+
+    fn assert_r1_took_over(view: &crate::alerts::AlertsView) {
+        let alert = find(view, AlertKind::TopologyChanged, None).cloned();
+        let alert = alert.unwrap_or_else(|| panic!("not raised: {view:?}"));
+        assert_eq!(
+            alert.cause,
+            "r1 is now the primary (was db1): failover or switchover"
+        );
+    }
+
     #[test]
     fn a_re_pointed_replica_raises_then_clears_by_itself() {
         let mut topo = Topo::new();
@@ -175,20 +194,9 @@ mod tests {
             n.source = Some("r1".to_owned());
             n.read_only = Some(true);
         });
-        topo.node_mut("r1", |n| {
-            n.role = Role::Primary;
-            n.source = None;
-            n.replica = None;
-            n.read_only = Some(false);
-        });
+        promote_r1(&mut topo);
         engine.evaluate(&topo.at(2));
-        let view = engine.evaluate(&topo.at(3));
-        let alert = find(&view, AlertKind::TopologyChanged, None).cloned();
-        let alert = alert.unwrap_or_else(|| panic!("not raised: {view:?}"));
-        assert_eq!(
-            alert.cause,
-            "r1 is now the primary (was db1): failover or switchover"
-        );
+        assert_r1_took_over(&engine.evaluate(&topo.at(3)));
     }
 
     #[test]
@@ -241,20 +249,9 @@ mod tests {
         engine.evaluate(&between);
         // Then, before the next global sample, a switchover to r1.
         topo.node_mut("db1", |n| n.read_only = Some(true));
-        topo.node_mut("r1", |n| {
-            n.role = Role::Primary;
-            n.source = None;
-            n.replica = None;
-            n.read_only = Some(false);
-        });
+        promote_r1(&mut topo);
         engine.evaluate(&topo.at(2));
-        let view = engine.evaluate(&topo.at(3));
-        let alert = find(&view, AlertKind::TopologyChanged, None).cloned();
-        let alert = alert.unwrap_or_else(|| panic!("not raised: {view:?}"));
-        assert_eq!(
-            alert.cause,
-            "r1 is now the primary (was db1): failover or switchover"
-        );
+        assert_r1_took_over(&engine.evaluate(&topo.at(3)));
     }
 
     #[test]
@@ -262,12 +259,7 @@ mod tests {
         let mut topo = Topo::new();
         let mut engine = AlertEngine::new(AlertSettings::default());
         engine.evaluate(&topo.at(1));
-        topo.node_mut("r1", |n| {
-            n.role = Role::Primary;
-            n.source = None;
-            n.replica = None;
-            n.read_only = Some(false);
-        });
+        promote_r1(&mut topo);
         engine.evaluate(&topo.at(2));
         let view = engine.evaluate(&topo.at(3));
         let alert = find(&view, AlertKind::TopologyChanged, None).cloned();
