@@ -50,6 +50,15 @@ impl Haproxy {
             .stderr(Stdio::null())
             .spawn()
             .expect("starting haproxy (scripts/test installs the Debian package)");
+        // Ready once its admin socket answers (a plain thread wait: async and sync tests use it).
+        let start = std::time::Instant::now();
+        while admin_state(&socket, "r1").is_none() {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "haproxy's admin socket never answered"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
         Self {
             child,
             socket,
@@ -119,10 +128,6 @@ async fn haproxy_drain_and_undrain_move_the_server_and_are_audited() {
     let t = TestSandbox::start(2, false);
     let haproxy = Haproxy::start(&t);
     let socket = haproxy.socket.clone();
-    eventually("haproxy's admin socket", DEADLINE, async || {
-        admin_state(&socket, "r1").map(|_| ())
-    })
-    .await;
     assert_eq!(admin_state(&socket, "r1"), Some(0));
     let audit_dir = tempfile::tempdir().unwrap();
     let spec = DrainSpec {
@@ -186,11 +191,6 @@ async fn haproxy_drain_and_undrain_move_the_server_and_are_audited() {
 async fn a_drained_replica_is_shown_and_skipped_by_lag_threshold_routing() {
     let t = TestSandbox::start(2, false);
     let haproxy = Haproxy::start(&t);
-    let socket = haproxy.socket.clone();
-    eventually("haproxy's admin socket", DEADLINE, async || {
-        admin_state(&socket, "r1").map(|_| ())
-    })
-    .await;
     let audit_dir = tempfile::tempdir().unwrap();
     let mut spec = engine_spec(
         &t,
@@ -399,12 +399,6 @@ fn rwtop_drain_and_undrain_on_the_command_line() {
     };
     let good = config("replicas");
     let socket = haproxy.socket.clone();
-    for _ in 0..200 {
-        if admin_state(&socket, "r1").is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 
     let out = rwtop(&["--config", &good, "drain", "r1"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
