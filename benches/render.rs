@@ -115,6 +115,7 @@ fn snapshot(replicas: u64) -> Snapshot {
         heartbeat: HeartbeatView {
             interval: Duration::from_millis(250),
             writer: WriterState::Writing,
+            node: Some("primary".to_owned()),
             last_seq: Some(14_400),
             last_ack_age: Some(Duration::from_millis(100)),
             stale: false,

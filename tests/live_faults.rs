@@ -398,6 +398,34 @@ fn heartbeat_seq(t: &TestSandbox, node: &str, writer_id: &str) -> Option<u64> {
         .and_then(|r| r.optional_u64(&["seq"]).ok().flatten())
 }
 
+/// A switchover, as a DBA runs it: stop writes on the old primary, let the replicas apply
+/// everything, promote r1, point r2 at it. Returns the last heartbeat the old primary got.
+fn switch_over_to_r1(t: &TestSandbox, writer_id: &str) -> Option<u64> {
+    admin(t, "primary", "SET GLOBAL read_only = 1");
+    let last_written = heartbeat_seq(t, "primary", writer_id);
+    assert!(
+        last_written.is_some(),
+        "the writer wrote before the switchover"
+    );
+    tokio::task::block_in_place(|| t.sandbox().wait_replicating(DEADLINE))
+        .unwrap_or_else(|e| panic!("replicas catching up: {e}"));
+    let r1_port = t.sandbox().port("r1").unwrap();
+    admin(
+        t,
+        "r1",
+        "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 0",
+    );
+    admin(
+        t,
+        "r2",
+        &format!(
+            "STOP SLAVE; CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={r1_port}, \
+             MASTER_USE_GTID=slave_pos; START SLAVE"
+        ),
+    );
+    last_written
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nodes() {
     let t = TestSandbox::start(2, false);
@@ -420,30 +448,7 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
     })
     .await;
 
-    // A switchover, as a DBA runs it: stop writes on the old primary, let the replicas apply
-    // everything, promote r1, point r2 at it.
-    admin(&t, "primary", "SET GLOBAL read_only = 1");
-    let last_written = heartbeat_seq(&t, "primary", &writer_id);
-    assert!(
-        last_written.is_some(),
-        "the writer wrote before the switchover"
-    );
-    tokio::task::block_in_place(|| t.sandbox().wait_replicating(DEADLINE))
-        .unwrap_or_else(|e| panic!("replicas catching up: {e}"));
-    let r1_port = t.sandbox().port("r1").unwrap();
-    admin(
-        &t,
-        "r1",
-        "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 0",
-    );
-    admin(
-        &t,
-        "r2",
-        &format!(
-            "STOP SLAVE; CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={r1_port}, \
-             MASTER_USE_GTID=slave_pos; START SLAVE"
-        ),
-    );
+    let last_written = switch_over_to_r1(&t, &writer_id);
     let switched = Instant::now();
 
     let (s, took) = until(&engine, "topology_changed for r2 and the primary", |s| {
@@ -476,26 +481,43 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
         s.alerts.active
     );
 
-    // The heartbeat writer stays with the configured primary, which is read-only now: it
-    // refuses, and lag that rests on the heartbeat is unknown rather than a frozen 0. It does
-    // not move to the promoted node (a known gap, src/poll/heartbeat.rs): when it learns to,
-    // this part changes.
-    let (s, _) = until(&engine, "writer refused and heartbeat stale", |s| {
-        let refused = matches!(&s.heartbeat.writer, WriterState::Refused { .. });
-        (refused && alert(s, AlertKind::HeartbeatStale, None).is_some()).then(|| s.clone())
+    // The writer refused the read-only old primary, then moved to the promoted node once r2
+    // replicated from it; lag rests on the heartbeat again, now written on r1.
+    let (_, took) = until(&engine, "the writer writing on the promoted node", |s| {
+        let moved = s.heartbeat.node.as_deref() == Some(r1.as_str())
+            && s.heartbeat.writer == WriterState::Writing
+            && !s.heartbeat.stale;
+        (moved && exact(s, &r2).is_some()).then(|| s.clone())
     })
     .await;
-    let WriterState::Refused { reason } = &s.heartbeat.writer else {
-        unreachable!()
-    };
-    assert!(reason.contains("read_only=ON"), "{reason}");
+    eprintln!("writer moved {took:?} after topology_changed");
+    let moved_at = heartbeat_seq(&t, "r1", &writer_id).expect("the writer's row on r1");
     assert!(
-        matches!(lag(&s, &r2), Some(Lag::Unknown { .. })),
-        "r2 after the failover: {:?}",
-        lag(&s, &r2)
+        moved_at > last_written.unwrap(),
+        "r1 holds newer heartbeats ({moved_at}) than the old primary's last ({last_written:?})"
     );
-    // Nothing was written to the read-only old primary since the switchover began, nor to
-    // the promoted node (whose row is the old primary's, replicated).
+    // r2 follows the new writer: its heartbeat sequence passes what it read before the move.
+    until(&engine, "r2 reads the new primary's heartbeats", |s| {
+        (heartbeat_seq(&t, "r2", &writer_id)? > moved_at && exact(s, &r2).is_some()).then_some(())
+    })
+    .await;
+
+    // Test reads follow the writer: the marker goes to r1, and r2 shows it.
+    assert!(engine.probe(rwtop::probe::ProbeRequest::One {
+        strategy: rwtop::probe::Strategy::GtidWait(Duration::from_secs(5)),
+        target: r2.clone(),
+    }));
+    let (probe, _) = until(&engine, "a probe after the failover", |s| {
+        s.probes.recent.first().cloned()
+    })
+    .await;
+    assert_eq!(
+        probe.outcome,
+        rwtop::probe::Outcome::Fresh,
+        "probe after the failover: {probe:?}"
+    );
+
+    // Nothing was written to the read-only old primary since the switchover began.
     let seen = engine.latest().node("primary").unwrap().sample_seq;
     until(&engine, "two more samples of the old primary", |s| {
         (s.node("primary")?.sample_seq >= seen + 2).then_some(())
@@ -503,8 +525,36 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
     .await;
     eprintln!("{:?} after the switchover began", switched.elapsed());
     assert_eq!(heartbeat_seq(&t, "primary", &writer_id), last_written);
-    assert_eq!(heartbeat_seq(&t, "r1", &writer_id), last_written);
+
+    split_brain_leaves_the_writer_where_it_is(&engine, &t, &writer_id, ("r1", &r1)).await;
     engine.shutdown().await;
+}
+
+/// The old primary turns writable again after the writer moved to `promoted` (sandbox and
+/// engine names; a split brain):
+/// the writer stays where it writes, on a primary that answers and is writable, and writes
+/// nothing to the old one.
+async fn split_brain_leaves_the_writer_where_it_is(
+    engine: &Engine,
+    t: &TestSandbox,
+    writer_id: &str,
+    (promoted, promoted_name): (&str, &str),
+) {
+    let (old_seq, new_seq) = (
+        heartbeat_seq(t, "primary", writer_id),
+        heartbeat_seq(t, promoted, writer_id),
+    );
+    admin(t, "primary", "SET GLOBAL read_only = 0");
+    let seen = engine.latest().node("primary").unwrap().sample_seq;
+    let (s, _) = until(engine, "two samples of the writable old primary", |s| {
+        let old = s.node("primary")?;
+        (old.sample_seq >= seen + 2 && old.read_only == Some(false)).then(|| s.clone())
+    })
+    .await;
+    assert_eq!(s.heartbeat.node.as_deref(), Some(promoted_name));
+    assert_eq!(s.heartbeat.writer, WriterState::Writing);
+    assert!(heartbeat_seq(t, promoted, writer_id) > new_seq);
+    assert_eq!(heartbeat_seq(t, "primary", writer_id), old_seq);
 }
 
 /// Creates an account on the primary with the monitor grants, each passed through `edit` (to

@@ -136,6 +136,7 @@ impl Topo {
                 heartbeat: HeartbeatView {
                     interval: Duration::from_millis(250),
                     writer: WriterState::Writing,
+                    node: Some("db1".to_owned()),
                     last_seq: Some(4_000),
                     last_ack_age: Some(Duration::from_millis(100)),
                     stale: false,

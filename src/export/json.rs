@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.2";
+pub const SCHEMA_VERSION: &str = "1.3";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -105,6 +105,8 @@ pub struct JsonHeartbeat {
     pub interval_seconds: f64,
     pub writer: String,
     pub writer_detail: Option<String>,
+    /// The node written to: the configured primary, or the one that took over after a failover.
+    pub writer_node: Option<String>,
     pub last_seq: Option<u64>,
     pub last_ack_age_seconds: Option<f64>,
     pub stale: bool,
@@ -325,6 +327,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
             interval_seconds: s.heartbeat.interval.as_secs_f64(),
             writer: writer.to_owned(),
             writer_detail,
+            writer_node: s.heartbeat.node.clone(),
             last_seq: s.heartbeat.last_seq,
             last_ack_age_seconds: s.heartbeat.last_ack_age.map(|d| d.as_secs_f64()),
             stale: s.heartbeat.stale,

@@ -57,6 +57,18 @@ impl Endpoint {
     pub fn address(&self) -> String {
         format!("{}:{}", self.host, self.port)
     }
+
+    /// The same account, TLS settings and all, at another `host:port` (a node found in the
+    /// topology rather than configured); `None` when `address` has no port.
+    #[must_use]
+    pub fn at(&self, address: &str) -> Option<Self> {
+        let (host, port) = address.rsplit_once(':')?;
+        Some(Self {
+            host: host.to_owned(),
+            port: port.parse().ok()?,
+            ..self.clone()
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -131,6 +131,10 @@ pub enum PollEvent {
         at: Instant,
     },
     Writer(WriterState),
+    /// The heartbeat writer moved to the node that took over as primary.
+    WriterMoved {
+        to: String,
+    },
     /// A test read finished.
     Probe(Box<crate::probe::ProbeResult>),
     /// A drain action's record or the load balancer's view.

@@ -14,11 +14,13 @@
 //! that gap but replicates wrongly in statement-based binlogs, where each replica would evaluate
 //! its own `read_only=ON` and never apply the heartbeat.)
 //!
-//! The writer stays with the configured primary. After a failover it refuses (the old primary
-//! read-only) or fails (gone) and retries there; it does not follow the promoted node, so the
-//! heartbeat goes stale and lag that rests on it reads unknown until rwtop is pointed at the
-//! new primary.
+//! After a failover the writer refuses (the old primary read-only) or fails (gone), and then
+//! moves to the promoted node once the topology shows one beyond doubt
+//! ([`Snapshot::successor_of`]); until then the heartbeat goes stale and lag that rests on it
+//! reads unknown. It never leaves a primary that answers and is writable.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
@@ -26,6 +28,7 @@ use tokio::sync::{mpsc, watch};
 use super::events::{PollEvent, WriterState};
 use super::node_poller::backoff;
 use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts, literal};
+use crate::store::Snapshot;
 
 /// How often an observer tries to take the lock over from a writer that may have gone away,
 /// and a refused writer re-checks `read_only` (a failover can make the node writable).
@@ -33,7 +36,11 @@ const RECHECK_EVERY: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone)]
 pub struct WriterSpec {
+    /// The node written to: the configured primary, then whichever took over from it.
+    pub node: String,
     pub endpoint: Endpoint,
+    /// Configured nodes the writer may move to; discovered ones get the primary's credentials.
+    pub others: BTreeMap<String, Endpoint>,
     pub timeouts: Timeouts,
     pub interval: Duration,
     pub writer_id: String,
@@ -100,8 +107,9 @@ fn write_sql(writer_id: &str, seq: u64) -> String {
 }
 
 pub async fn run(
-    spec: WriterSpec,
+    mut spec: WriterSpec,
     events: mpsc::Sender<PollEvent>,
+    mut snapshots: watch::Receiver<Arc<Snapshot>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let _ = events.send(PollEvent::Writer(WriterState::Starting)).await;
@@ -127,11 +135,42 @@ pub async fn run(
                 backoff(failures)
             }
         };
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            _ = stop.changed() => return,
+        // The node refused or failed: wait for the retry, or for the topology to show who took
+        // over from it.
+        let retry = tokio::time::sleep(wait);
+        tokio::pin!(retry);
+        loop {
+            let next = successor(&spec, &snapshots.borrow_and_update());
+            if let Some((node, endpoint)) = next {
+                spec.node = node.clone();
+                spec.endpoint = endpoint;
+                failures = 0;
+                if events
+                    .send(PollEvent::WriterMoved { to: node })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                break;
+            }
+            tokio::select! {
+                () = &mut retry => break,
+                changed = snapshots.changed() => if changed.is_err() { return },
+                _ = stop.changed() => return,
+            }
         }
     }
+}
+
+/// The node that took over from the writer's and its endpoint, when the snapshot shows one.
+fn successor(spec: &WriterSpec, view: &Snapshot) -> Option<(String, Endpoint)> {
+    let next = view.successor_of(&spec.node)?;
+    let endpoint = match spec.others.get(&next.name) {
+        Some(endpoint) => endpoint.clone(),
+        None => spec.endpoint.at(&next.address)?,
+    };
+    Some((next.name.clone(), endpoint))
 }
 
 enum Served {

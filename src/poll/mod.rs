@@ -135,7 +135,7 @@ impl Engine {
                 stop_rx.clone(),
             ));
         }
-        spawn_writer(spec, &mut tasks, &events_tx, &stop_rx);
+        spawn_writer(spec, &mut tasks, &events_tx, &snap_rx, &stop_rx);
 
         // Test reads and drains: one request at a time each, in tasks of their own.
         let (snaps, events, stop) = (&snap_rx, &events_tx, &stop_rx);
@@ -227,20 +227,28 @@ fn spawn_writer(
     spec: &EngineSpec,
     tasks: &mut JoinSet<()>,
     events_tx: &mpsc::Sender<PollEvent>,
+    snapshots: &watch::Receiver<Arc<Snapshot>>,
     stop_rx: &watch::Receiver<bool>,
 ) {
     let primary = spec
         .nodes
         .iter()
         .find(|(_, _, role)| *role == Role::Primary);
-    if let (false, Some((_, endpoint, _))) = (spec.read_only, primary) {
+    if let (false, Some((name, endpoint, _))) = (spec.read_only, primary) {
         let writer = WriterSpec {
+            node: name.clone(),
             endpoint: endpoint.clone(),
+            others: spec.endpoints_except(name),
             timeouts: spec.timeouts,
             interval: spec.heartbeat_interval,
             writer_id: spec.writer_id.clone(),
         };
-        tasks.spawn(heartbeat::run(writer, events_tx.clone(), stop_rx.clone()));
+        tasks.spawn(heartbeat::run(
+            writer,
+            events_tx.clone(),
+            snapshots.clone(),
+            stop_rx.clone(),
+        ));
     } else {
         let reason = format!(
             "read-only mode: rwtop writes nothing; lag comes from pt-heartbeat's {}",
@@ -292,6 +300,16 @@ async fn spawn_discovered(
 }
 
 impl EngineSpec {
+    /// Every configured node's endpoint but `name`'s, by name.
+    #[must_use]
+    pub fn endpoints_except(&self, name: &str) -> std::collections::BTreeMap<String, Endpoint> {
+        self.nodes
+            .iter()
+            .filter(|(other, _, _)| other != name)
+            .map(|(other, endpoint, _)| (other.clone(), endpoint.clone()))
+            .collect()
+    }
+
     #[must_use]
     pub fn from_config(config: &crate::config::Config) -> Self {
         Self {

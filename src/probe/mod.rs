@@ -71,12 +71,7 @@ impl ProbeSpec {
             .find(|(_, _, role)| *role == crate::store::Role::Primary)?;
         Some(Self {
             primary: (name.clone(), endpoint.clone()),
-            endpoints: spec
-                .nodes
-                .iter()
-                .filter(|(n, _, _)| n != name)
-                .map(|(n, e, _)| (n.clone(), e.clone()))
-                .collect(),
+            endpoints: spec.endpoints_except(name),
             timeouts: spec.timeouts,
             token_prefix: spec.writer_id.clone(),
             read_only: spec.read_only,

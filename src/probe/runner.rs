@@ -136,6 +136,7 @@ impl Prober {
             ));
         }
         self.learn(view);
+        self.follow(view);
         self.check_target(target, view)?;
         // Strategies that need something before the write ask for it here.
         self.before_write(a, strategy).await?;
@@ -307,18 +308,26 @@ impl Prober {
             if node.name == self.spec.primary.0 || self.spec.endpoints.contains_key(&node.name) {
                 continue;
             }
-            let parsed = node
-                .address
-                .rsplit_once(':')
-                .and_then(|(h, p)| Some((h.to_owned(), p.parse::<u16>().ok()?)));
-            if let Some((host, port)) = parsed {
-                let endpoint = Endpoint {
-                    host,
-                    port,
-                    ..self.spec.primary.1.clone()
-                };
+            if let Some(endpoint) = self.spec.primary.1.at(&node.address) {
                 self.spec.endpoints.insert(node.name.clone(), endpoint);
             }
+        }
+    }
+
+    /// Writes where the heartbeat writer writes: after a failover, the node that took over (the
+    /// writer moves only on evidence, [`Snapshot::successor_of`]; the `read_only` check still
+    /// runs on the new connection).
+    fn follow(&mut self, view: &Snapshot) {
+        let Some(node) = view.heartbeat.node.as_deref() else {
+            return;
+        };
+        if node == self.spec.primary.0 {
+            return;
+        }
+        if let Some(endpoint) = self.spec.endpoints.remove(node) {
+            let old = std::mem::replace(&mut self.spec.primary, (node.to_owned(), endpoint));
+            self.spec.endpoints.insert(old.0, old.1);
+            self.primary_ready = false;
         }
     }
 }

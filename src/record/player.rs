@@ -268,6 +268,7 @@ fn empty() -> Snapshot {
         heartbeat: crate::store::HeartbeatView {
             interval: Duration::ZERO,
             writer: crate::poll::WriterState::Starting,
+            node: None,
             last_seq: None,
             last_ack_age: None,
             stale: false,

@@ -2,6 +2,7 @@
 //! applies them in plain methods and publishes immutable [`Snapshot`]s.
 
 pub mod backlog;
+mod failover;
 pub mod histogram;
 pub mod lag;
 mod node;
@@ -55,7 +56,7 @@ pub struct Store {
     /// Read-only mode: the primary's own pt-heartbeat row, which tells whether pt-heartbeat
     /// runs and in which zone it writes.
     pt_primary: Option<crate::poll::PtRead>,
-    /// The configured primary's name: fixed at construction, looked up on every heartbeat read.
+    /// The primary's name: the configured one, then the node the heartbeat writer moved to.
     primary: Option<String>,
     probes: crate::probe::ProbeBook,
     drains: crate::drain::DrainBook,
@@ -157,6 +158,10 @@ impl Store {
             }
             PollEvent::Ack { seq, at } => self.acks.push(seq, at),
             PollEvent::Writer(state) => self.writer = state,
+            PollEvent::WriterMoved { to } => {
+                // Clock offsets and pt-heartbeat's zone are judged against the primary.
+                self.primary = Some(to);
+            }
             PollEvent::Probe(result) => self.probes.record(*result),
             PollEvent::ProbeRunning(what) => self.probes.set_running(what),
             PollEvent::Drain(event) => self.drains.apply(event),
@@ -311,6 +316,10 @@ impl Store {
             heartbeat: HeartbeatView {
                 interval: self.settings.heartbeat_interval,
                 writer: self.writer.clone(),
+                node: self
+                    .primary
+                    .clone()
+                    .filter(|_| self.settings.pt_table.is_none()),
                 last_seq: self.acks.latest().map(|(s, _)| s),
                 last_ack_age: self
                     .acks

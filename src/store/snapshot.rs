@@ -41,6 +41,10 @@ pub struct Snapshot {
 pub struct HeartbeatView {
     pub interval: Duration,
     pub writer: WriterState,
+    /// The node the writer writes to: the configured primary, or the one that took over from it
+    /// after a failover. `None` when rwtop writes nothing.
+    #[serde(default)]
+    pub node: Option<String>,
     pub last_seq: Option<u64>,
     /// Since the last acknowledged heartbeat; `None` before the first.
     pub last_ack_age: Option<Duration>,

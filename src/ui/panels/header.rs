@@ -108,6 +108,11 @@ fn summary(ctx: &Ctx<'_>, detail: u8) -> Line<'static> {
             }
         },
     ]);
+    // After a failover the writer may write elsewhere than the primary named on the left.
+    let shown = role(Role::Primary).next().map(|p| p.name.as_str());
+    if let Some(node) = hb.node.as_deref().filter(|n| Some(*n) != shown) {
+        spans.push(Span::styled(format!(" on {node}"), theme.warning));
+    }
     if hb.stale {
         spans.push(Span::styled(" STALE", theme.critical));
     }
