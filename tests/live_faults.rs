@@ -597,6 +597,9 @@ async fn live_fault_writer_never_writes_to_a_read_only_primary_even_when_it_coul
     let engine = Engine::start(&spec);
     settled(&engine, &["r1"]).await;
     assert_eq!(engine.latest().heartbeat.writer, WriterState::Writing);
+    // A test read while writable: the prober's primary connection is open and set up.
+    let probe = one_probe(&engine, 1).await;
+    assert_eq!(probe.outcome, rwtop::probe::Outcome::Fresh, "{probe:?}");
 
     admin(&t, "primary", "SET GLOBAL read_only = 1");
     let made_read_only = heartbeat_seq(&t, "primary", &writer_id);
@@ -625,6 +628,22 @@ async fn live_fault_writer_never_writes_to_a_read_only_primary_even_when_it_coul
         made_read_only,
         "written to a read-only node"
     );
+    // Test reads check too, on the connection they already hold: refused, no marker written.
+    let markers = || {
+        let rows = admin(&t, "primary", "SELECT COUNT(*) AS n FROM rwtop.probe");
+        rows[0].optional_u64(&["n"]).ok().flatten()
+    };
+    let before = markers();
+    let probe = one_probe(&engine, 2).await;
+    assert_eq!(probe.outcome, rwtop::probe::Outcome::Error, "{probe:?}");
+    assert!(
+        probe
+            .cause
+            .as_deref()
+            .is_some_and(|c| c.contains("read_only=ON")),
+        "{probe:?}"
+    );
+    assert_eq!(markers(), before, "a marker written to a read-only node");
 
     // Writable again: the writer takes up again by itself.
     admin(&t, "primary", "SET GLOBAL read_only = 0");
@@ -635,6 +654,19 @@ async fn live_fault_writer_never_writes_to_a_read_only_primary_even_when_it_coul
     .await;
     assert!(heartbeat_seq(&t, "primary", &writer_id) > made_read_only);
     engine.shutdown().await;
+}
+
+/// Runs a `gtid-wait` test read on `r1` and waits until it is the `nth` result recorded.
+async fn one_probe(engine: &Engine, nth: usize) -> rwtop::probe::ProbeResult {
+    assert!(engine.probe(rwtop::probe::ProbeRequest::One {
+        strategy: rwtop::probe::Strategy::GtidWait(Duration::from_secs(5)),
+        target: "r1".to_owned(),
+    }));
+    let (result, _) = until(engine, "the test read's result", |s| {
+        (s.probes.recent.len() >= nth).then(|| s.probes.recent[0].clone())
+    })
+    .await;
+    result
 }
 
 /// A TCP server that accepts connections and never says a word (a hung server, a black hole

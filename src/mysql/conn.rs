@@ -387,6 +387,19 @@ impl NodeConn {
         self.parse(sql, NodeState::from_row(&row, family))
     }
 
+    /// Whether the node refuses writes now, asked right before a write (a switchover turns a
+    /// primary read-only under a live connection); a value that cannot be read counts as
+    /// read-only.
+    pub async fn is_read_only(&mut self) -> Result<bool, SqlError> {
+        let rows = self
+            .query_rows("SELECT @@global.read_only AS read_only")
+            .await?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.optional_bool(&["read_only"]).ok().flatten())
+            .unwrap_or(true))
+    }
+
     pub async fn replica_hosts(&mut self) -> Result<Vec<ReplicaHost>, SqlError> {
         let sql = self.flavor.replica_hosts_sql();
         self.rows_as(sql, ReplicaHost::from_row).await

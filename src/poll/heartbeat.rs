@@ -70,20 +70,9 @@ fn lock_sql(writer_id: &str) -> String {
     )
 }
 
-const READ_ONLY_SQL: &str = "SELECT @@global.read_only AS read_only";
-
 /// `ER_OPTION_PREVENTS_STATEMENT`: the server refused a write because of `read_only` (or
 /// `super_read_only`).
 const READ_ONLY_ERROR: u16 = 1290;
-
-/// Whether the node refuses writes now; a value that cannot be read counts as read-only.
-async fn is_read_only(conn: &mut NodeConn) -> Result<bool, SqlError> {
-    let rows = conn.query_rows(READ_ONLY_SQL).await?;
-    Ok(rows
-        .first()
-        .and_then(|r| r.optional_bool(&["read_only"]).ok().flatten())
-        .unwrap_or(true))
-}
 
 /// Says why nothing is written and closes the connection; the caller re-checks later.
 async fn refuse(spec: &WriterSpec, conn: NodeConn, events: &mpsc::Sender<PollEvent>) -> Served {
@@ -185,7 +174,7 @@ async fn serve(
     stop: &mut watch::Receiver<bool>,
     failures: &mut u32,
 ) -> Result<Served, SqlError> {
-    if is_read_only(&mut conn).await? {
+    if conn.is_read_only().await? {
         return Ok(refuse(spec, conn, events).await);
     }
     conn.query_rows(CREATE_SCHEMA).await?;
@@ -222,7 +211,7 @@ async fn serve(
             let _ = events.send(PollEvent::Writer(state)).await;
         }
         let acked = if writing {
-            if is_read_only(&mut conn).await? {
+            if conn.is_read_only().await? {
                 return Ok(refuse(spec, conn, events).await);
             }
             let seq = last_seen.unwrap_or(0) + 1;

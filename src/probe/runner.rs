@@ -207,23 +207,25 @@ impl Prober {
         Ok(token)
     }
 
-    /// Once per primary connection: refuse a read-only primary, create the marker table.
+    /// Before every marker write: refuse a read-only primary (a switchover turns it read-only
+    /// under a live connection, and an account with SUPER would still be let through). Once per
+    /// connection: create the marker table.
     async fn ensure_primary(&mut self, primary: &str) -> Result<(), ProbeError> {
-        // A connection that timed out or broke is reopened (and checked again) by `conn`.
-        if self.primary_ready && self.conns.get(primary).is_some_and(NodeConn::is_open) {
-            return Ok(());
-        }
+        // A connection that timed out or broke is reopened (and set up again) by `conn`.
+        let ready = self.primary_ready && self.conns.get(primary).is_some_and(NodeConn::is_open);
         let conn = self.conn(primary).await?;
-        if conn.node_state().await?.read_only {
+        if conn.is_read_only().await? {
             return Err(ProbeError(format!(
                 "refused: {primary} ({}) has read_only=ON; probes write their marker only to a \
                  writable primary",
                 conn.address()
             )));
         }
-        conn.query_rows(marker::CREATE_SCHEMA).await?;
-        conn.query_rows(marker::CREATE_TABLE).await?;
-        self.primary_ready = true;
+        if !ready {
+            conn.query_rows(marker::CREATE_SCHEMA).await?;
+            conn.query_rows(marker::CREATE_TABLE).await?;
+            self.primary_ready = true;
+        }
         Ok(())
     }
 
