@@ -186,8 +186,8 @@ impl Feed {
             }
             self.heartbeat_time += apply_all(store, &mut events);
             self.heartbeats += REPLICAS as u64;
-            if now_ms % POLL_MS == 0 {
-                let slow = (now_ms / POLL_MS) % u64::from(SLOW_EVERY) == 0;
+            if now_ms.is_multiple_of(POLL_MS) {
+                let slow = (now_ms / POLL_MS).is_multiple_of(u64::from(SLOW_EVERY));
                 events.push(PollEvent::Sample {
                     node: "primary".to_owned(),
                     sample: Box::new(self.sample(at, false, slow)),

@@ -92,14 +92,13 @@ pub async fn run(
             _ = stop.changed() => break,
         }
         let view = snapshots.borrow().clone();
-        if let Some(state) = spec.backend.view(&targets(&view)).await {
-            if events
+        if let Some(state) = spec.backend.view(&targets(&view)).await
+            && events
                 .send(PollEvent::Drain(DrainEvent::View(state)))
                 .await
                 .is_err()
-            {
-                break;
-            }
+        {
+            break;
         }
     }
 }

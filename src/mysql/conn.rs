@@ -217,10 +217,9 @@ impl NodeConn {
         if let Ok(Err(mysql_async::Error::Driver(
             mysql_async::DriverError::NoClientSslFlagFromServer,
         ))) = &attempt
+            && endpoint.tls.falls_back()
         {
-            if endpoint.tls.falls_back() {
-                attempt = tokio::time::timeout(timeouts.connect, Conn::new(opts(None))).await;
-            }
+            attempt = tokio::time::timeout(timeouts.connect, Conn::new(opts(None))).await;
         }
         let conn = match attempt {
             Err(_) => {

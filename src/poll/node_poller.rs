@@ -45,7 +45,7 @@ impl PollParts {
     /// The cadence of the `n`th status poll (0-based) of a connection.
     #[must_use]
     pub fn for_poll(n: u64, discovery: bool) -> Self {
-        let every_fifth = n % 5 == 0;
+        let every_fifth = n.is_multiple_of(5);
         Self {
             binlog_files: every_fifth,
             replica_hosts: every_fifth && discovery,

@@ -158,13 +158,13 @@ impl Prober {
         view: &Snapshot,
     ) -> Result<BinlogPos, ProbeError> {
         let primary = self.spec.primary.0.clone();
-        if let Some(source) = view.node(target).and_then(|n| n.source.as_deref()) {
-            if source != primary {
-                return Err(ProbeError(format!(
-                    "{target} replicates from {source}, not from {primary}: the primary's binlog \
+        if let Some(source) = view.node(target).and_then(|n| n.source.as_deref())
+            && source != primary
+        {
+            return Err(ProbeError(format!(
+                "{target} replicates from {source}, not from {primary}: the primary's binlog \
                      positions mean nothing there; use gtid-wait or gtid-equal"
-                )));
-            }
+            )));
         }
         a.queries += 1;
         let status = self.conn(&primary).await?.binlog_status().await?;

@@ -212,14 +212,14 @@ impl Recording {
             mut charts,
             lists,
         } = frame;
-        if let Some(last) = self.frames.last() {
-            if snapshot.uptime < last.snapshot.uptime {
-                return Err(format!(
-                    "its snapshot ({:?} after start) is older than the one before it ({:?}): \
+        if let Some(last) = self.frames.last()
+            && snapshot.uptime < last.snapshot.uptime
+        {
+            return Err(format!(
+                "its snapshot ({:?} after start) is older than the one before it ({:?}): \
                      frames from two runs were joined",
-                    snapshot.uptime, last.snapshot.uptime
-                ));
-            }
+                snapshot.uptime, last.snapshot.uptime
+            ));
         }
         let mut stored = Vec::with_capacity(snapshot.nodes.len());
         for node in &mut snapshot.nodes {
