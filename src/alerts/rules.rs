@@ -133,7 +133,7 @@ fn node_down(node: &NodeView) -> Verdict {
             if let Some(age) = node.sample_age {
                 evidence.push(ev("last_sample_age", format::secs(age)));
             }
-            let cause = format!("{} does not answer: {}", node.name, format::quote(cause));
+            let cause = format!("rwtop cannot poll {}: {}", node.name, format::quote(cause));
             Verdict::bad(evidence, cause)
         }
         // Connecting or one failed poll: not down yet, and not known to be up.

@@ -162,7 +162,7 @@ fn a_node_that_does_not_answer_counts_one_sample_per_poll_interval() {
     let alert = alert.unwrap_or_else(|| panic!("{view:#?}"));
     assert_eq!(
         alert.cause,
-        "r2 does not answer: Connection refused (os error 111)"
+        "rwtop cannot poll r2: Connection refused (os error 111)"
     );
     assert_eq!(alert.severity, Severity::Critical);
     // Nothing else is judged on a node that does not answer.
