@@ -131,8 +131,10 @@ pub async fn run(
         loop {
             let next = successor(&spec, &snapshots.borrow_and_update());
             if let Some((node, endpoint)) = next {
-                spec.node = node.clone();
-                spec.endpoint = endpoint;
+                spec.others.remove(&node);
+                let old_node = std::mem::replace(&mut spec.node, node.clone());
+                let old_endpoint = std::mem::replace(&mut spec.endpoint, endpoint);
+                spec.others.insert(old_node, old_endpoint);
                 failures = 0;
                 if events
                     .send(PollEvent::WriterMoved { to: node })
