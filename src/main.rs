@@ -5,9 +5,10 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
+use rwtop::config::redact;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = cli::Cli::try_parse().unwrap_or_else(|err| usage_error(&err));
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -25,4 +26,27 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// clap's own usage errors quote a misplaced argument verbatim (`unrecognized subcommand
+/// 'mysql://rwtop:PASSWORD@db1'`), and a DSN typed without its `--primary` is just such an
+/// argument: every DSN of the command line that holds a password is shown redacted instead.
+fn usage_error(err: &clap::Error) -> ! {
+    let plain = err.render().to_string();
+    let mut masked = plain.clone();
+    for arg in std::env::args_os().skip(1) {
+        let Some(arg) = arg.to_str() else { continue };
+        let value = arg.split_once('=').map_or(arg, |(_, value)| value);
+        for text in [arg, value] {
+            let redacted = redact(text);
+            if text.contains("://") && redacted != text {
+                masked = masked.replace(text, &redacted);
+            }
+        }
+    }
+    if masked == plain {
+        err.exit();
+    }
+    eprint!("{masked}");
+    std::process::exit(err.exit_code());
 }

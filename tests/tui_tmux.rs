@@ -85,6 +85,57 @@ impl Tmux {
         }
     }
 
+    /// Waits until `check` accepts the pane; returns the pane.
+    fn wait_until(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let pane = self.pane();
+            if check(&pane) {
+                return pane;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "pane never showed {what}:\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Resizes the session's window, as a person dragging the terminal's corner would; a
+    /// detached session keeps the size it is given.
+    fn resize(&self, width: u16, height: u16) {
+        let status = Command::new("tmux")
+            .args(["resize-window", "-t", &self.session])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux resize-window {width}x{height}");
+    }
+
+    /// The pid of the program the pane's shell is running, once it runs.
+    fn foreground_pid(&self) -> i32 {
+        let out = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &self.session, "#{pane_pid}"])
+            .output()
+            .unwrap();
+        let shell = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let start = Instant::now();
+        loop {
+            let child = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .find_map(|pid| pid.parse::<i32>().ok());
+            if let Some(pid) = child {
+                return pid;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "the shell {shell} started nothing"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Waits until the pane no longer shows `text`; returns the pane.
     fn wait_gone(&self, text: &str) -> String {
         let start = Instant::now();
@@ -172,4 +223,92 @@ fn tiny_terminal_shows_a_notice_not_a_panic() {
     tmux.wait_for(&["terminal too small", "60×15"]);
     tmux.send(&["q"]);
     tmux.wait_for(&["EXIT=0"]);
+}
+
+/// What the pane shows once rwtop has drawn at a size.
+#[derive(Debug)]
+enum Drawn {
+    /// All of it, blanks aside.
+    Exactly(&'static str),
+    /// Somewhere, with every blank and line break removed (text wrapped a letter a line).
+    Joined(&'static str),
+    Shows(&'static str),
+}
+
+impl Drawn {
+    fn on(&self, pane: &str) -> bool {
+        match self {
+            Self::Exactly(text) => pane.trim() == *text,
+            Self::Joined(text) => pane.split_whitespace().collect::<String>().contains(text),
+            Self::Shows(text) => pane.contains(text),
+        }
+    }
+}
+
+/// Alive and not a zombie (a zombie still has its /proc entry).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn resized_to_one_cell_and_odd_shapes_and_back_it_redraws_and_quits_cleanly() {
+    let t = TestSandbox::start(2, false);
+    let tmux = Tmux::start(120, 40);
+    tmux.run_rwtop(&t);
+    let dashboard = ["r1", "r2", "primary", " quit"];
+    let pane = tmux.wait_for(&dashboard);
+    assert!(!pane.contains("EXIT="), "still running:\n{pane}");
+    let rwtop = tmux.foreground_pid();
+    let cmdline = std::fs::read(format!("/proc/{rwtop}/cmdline")).unwrap_or_default();
+    assert!(
+        cmdline.starts_with(env!("CARGO_BIN_EXE_rwtop").as_bytes()),
+        "{rwtop} is not rwtop: {}",
+        String::from_utf8_lossy(&cmdline)
+    );
+
+    // Each size is waited on until rwtop has drawn for it: the start of its notice where only a
+    // cell or two fit, the size it names where the notice fits (wrapped one letter a line in a
+    // single column).
+    let steps = [
+        (1, 1, Drawn::Exactly("t")),
+        (2, 1, Drawn::Exactly("te")),
+        (1, 50, Drawn::Joined("thisis1×50")),
+        (300, 3, Drawn::Shows("this is 300×3")),
+        (1, 1, Drawn::Exactly("t")),
+        (79, 24, Drawn::Shows("this is 79×24")),
+    ];
+    for (width, height, drawn) in steps {
+        tmux.resize(width, height);
+        // A dead rwtop ends the wait at once, and the assertion below says so.
+        let pane = tmux.wait_until(&format!("{drawn:?} at {width}×{height}"), |p| {
+            drawn.on(p) || !alive(rwtop)
+        });
+        assert!(alive(rwtop), "rwtop died at {width}×{height}:\n{pane}");
+        assert!(
+            !pane.contains("EXIT="),
+            "rwtop exited at {width}×{height}:\n{pane}"
+        );
+    }
+
+    tmux.resize(120, 40);
+    let pane = tmux.wait_for(&dashboard);
+    assert!(alive(rwtop), "rwtop died back at 120×40:\n{pane}");
+    assert!(!pane.contains("terminal too small"), "{pane}");
+    tmux.send(&["q"]);
+    let pane = tmux.wait_for(&["EXIT=0"]);
+    let history = Command::new("tmux")
+        .args(["capture-pane", "-p", "-S", "-", "-t", &tmux.session])
+        .output()
+        .unwrap();
+    let history = String::from_utf8_lossy(&history.stdout);
+    assert!(
+        !history.contains("panicked") && !history.contains("RUST_BACKTRACE"),
+        "a panic on the way:\n{history}"
+    );
+    assert!(!pane.contains("│"), "TUI left on screen:\n{pane}");
+    assert!(!alive(rwtop), "rwtop still running after q");
 }

@@ -357,9 +357,81 @@ pub fn redact(text: &str) -> String {
     }
 }
 
+/// `text`, a message that may quote a config line or value verbatim (the toml crate's report
+/// shows the offending line; serde's `invalid type: string "..."` shows the value), with every
+/// DSN in it passed through [`redact`].
+///
+/// A DSN is found by its `://` and runs to the quote that opened it (`"` or `'`; an escaped
+/// `\"` does not end it), else to the end of its line: a password holding spaces, `#` or quotes
+/// is masked whole, at worst with some text after it.
+#[must_use]
+pub fn redact_quoted(text: &str) -> String {
+    text.split_inclusive('\n').map(redact_line).collect()
+}
+
+fn redact_line(line: &str) -> String {
+    let body = line.trim_end_matches(['\n', '\r']);
+    let mut out = String::with_capacity(line.len());
+    let mut rest = body;
+    while let Some(scheme) = rest.find("://") {
+        let opener = rest[..scheme].rfind(['"', '\'']);
+        let start = opener.map_or(0, |i| i + 1);
+        let after = scheme + 3;
+        let end = opener
+            .and_then(|i| closing_quote(&rest[after..], rest.as_bytes()[i]))
+            .map_or(rest.len(), |i| after + i);
+        out.push_str(&rest[..start]);
+        out.push_str(&redact(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.push_str(&line[body.len()..]);
+    out
+}
+
+/// Byte offset of the first `quote` in `text` not escaped by a backslash.
+fn closing_quote(text: &str, quote: u8) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b if b == quote => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redacts_dsns_quoted_in_messages() {
+        let toml = "2 | dsn = \"mysql://u:p w#d@h:1\" x\n  |  ^\n";
+        assert_eq!(
+            redact_quoted(toml),
+            "2 | dsn = \"mysql://u:***@h:1\" x\n  |  ^\n"
+        );
+        assert_eq!(
+            redact_quoted("invalid type: string \"r=mysql://u:a\\\"b@h\", expected x"),
+            "invalid type: string \"r=mysql://u:***@h\", expected x"
+        );
+        // Unterminated: to the end of the line, which may hold the rest of the password.
+        assert_eq!(
+            redact_quoted("dsn = 'mysql://u:pw@h:1\nnext"),
+            "dsn = 'mysql://u:***@h:1\nnext"
+        );
+        assert_eq!(
+            redact_quoted("a \"mysql://u:x@h\" b 'mysql://v:y@i' c mysql://w@j"),
+            "a \"mysql://u:***@h\" b 'mysql://v:***@i' c mysql://w@j"
+        );
+        assert_eq!(
+            redact_quoted("no dsn here: \"a:b@c\""),
+            "no dsn here: \"a:b@c\""
+        );
+    }
 
     #[test]
     fn redacts_everywhere_a_password_can_hide() {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::dsn::{check_pt_table, check_writer_id};
+use super::dsn::{check_pt_table, check_writer_id, redact_quoted};
 use super::duration::{MAX_DURATION, RawDuration, parse_duration, parse_interval};
 use super::location::{excerpt, quoted, shorten};
 use super::{ConfigError, HeartbeatConfig, Origin, Role, Thresholds};
@@ -168,15 +168,16 @@ impl Source<'_> {
     pub fn parse(&self) -> Result<FileConfig, ConfigError> {
         // Syntax first, on its own, so that a syntax error keeps the toml crate's full report
         // (line, column, the line itself and a caret) and is told apart from a wrong value.
+        // Both reports may quote a DSN verbatim, password included: it is masked.
         if let Err(err) = self.text.parse::<toml::Table>() {
             return Err(ConfigError::Syntax {
                 at: self.origin(err.span(), None),
-                detail: err.to_string().trim_end().to_owned(),
+                detail: redact_quoted(err.to_string().trim_end()),
             });
         }
         toml::from_str(self.text).map_err(|err| ConfigError::Invalid {
             at: self.origin(err.span(), None),
-            message: shorten(err.message().trim_end()),
+            message: shorten(&redact_quoted(err.message().trim_end())),
         })
     }
 

@@ -57,8 +57,10 @@ impl ExecConfig {
             return Err(format!("drain.exec.{} is empty", action.verb()));
         };
         let mut command = tokio::process::Command::new(program);
+        // The operator's command needs no database password: the monitor's stays with rwtop.
         command
             .args(rest)
+            .env_remove(crate::config::PASSWORD_ENV_VAR)
             .kill_on_drop(true)
             .stdin(std::process::Stdio::null());
         let output = tokio::time::timeout(timeout, command.output())

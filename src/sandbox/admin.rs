@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::SandboxError;
-use super::process::run_with_deadline;
+use super::process::run_with_input;
 use crate::mysql::{RawRow, parse_vertical};
 
 pub struct Admin<'a> {
@@ -22,20 +22,14 @@ impl Admin<'_> {
         cmd.arg("--no-defaults")
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("--user={}", self.user))
-            .args([
-                "--connect-timeout=5",
-                "--batch",
-                "--raw",
-                "--vertical",
-                "-e",
-                sql,
-            ]);
+            .args(["--connect-timeout=5", "--batch", "--raw", "--vertical"]);
         let failed = |problem: String| SandboxError::Admin {
             node: node.to_owned(),
-            sql: sql.chars().take(120).collect(),
+            sql: mask_passwords(sql).chars().take(120).collect(),
             problem,
         };
-        let out = run_with_deadline(cmd, Duration::from_secs(30))
+        // On stdin, not `-e`: the SQL may create an account with its password.
+        let out = run_with_input(cmd, Some(sql), Duration::from_secs(30))
             .map_err(|e| failed(format!("{}: {e}", self.client.display())))?;
         if !out.status.success() {
             return Err(failed(out.stderr.trim().to_owned()));
@@ -43,5 +37,36 @@ impl Admin<'_> {
         parse_vertical(&out.stdout)
             .map(|v| v.rows)
             .map_err(|e| failed(format!("unreadable client output: {e}")))
+    }
+}
+
+/// `sql` with the quoted password of `IDENTIFIED BY '...'` and `PASSWORD='...'` replaced by
+/// `***`, for error messages that quote the statement.
+fn mask_passwords(sql: &str) -> String {
+    let mut out = sql.to_owned();
+    for marker in ["IDENTIFIED BY '", "PASSWORD='"] {
+        let mut from = 0;
+        while let Some(at) = out[from..].find(marker) {
+            let start = from + at + marker.len();
+            let end = out[start..].find('\'').map_or(out.len(), |i| start + i);
+            out.replace_range(start..end, "***");
+            from = start + 3;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_are_masked_in_quoted_sql() {
+        assert_eq!(
+            super::mask_passwords(
+                "CREATE USER 'u'@'h' IDENTIFIED BY 'pw1'; CHANGE MASTER TO MASTER_PASSWORD='pw2', \
+                 MASTER_PORT=1"
+            ),
+            "CREATE USER 'u'@'h' IDENTIFIED BY '***'; CHANGE MASTER TO MASTER_PASSWORD='***', \
+             MASTER_PORT=1"
+        );
     }
 }

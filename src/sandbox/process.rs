@@ -66,12 +66,35 @@ pub struct Finished {
 
 /// Runs `cmd` to completion or kills it at `deadline`: a client talking to a frozen server must
 /// not hang the sandbox (or a test) forever.
-pub fn run_with_deadline(mut cmd: Command, deadline: Duration) -> std::io::Result<Finished> {
+pub fn run_with_deadline(cmd: Command, deadline: Duration) -> std::io::Result<Finished> {
+    run_with_input(cmd, None, deadline)
+}
+
+/// [`run_with_deadline`] with `input` written to the command's stdin: how SQL that holds a
+/// password reaches the client, since argv is visible to every user through `ps`.
+pub fn run_with_input(
+    mut cmd: Command,
+    input: Option<&str>,
+    deadline: Duration,
+) -> std::io::Result<Finished> {
     let mut child = cmd
-        .stdin(Stdio::null())
+        .env_remove(crate::config::PASSWORD_ENV_VAR)
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        let input = input.to_owned();
+        // From a thread, so a client that answers before reading everything cannot deadlock.
+        std::thread::spawn(move || {
+            use std::io::Write as _;
+            let _ = stdin.write_all(input.as_bytes());
+        });
+    }
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let out_reader = std::thread::spawn(move || read_all(stdout.as_mut()));
@@ -113,6 +136,7 @@ pub fn spawn_server(server: &Path, cnf: &Path, log: &Path) -> std::io::Result<Ch
     let log = fs::OpenOptions::new().create(true).append(true).open(log)?;
     Command::new(server)
         .arg(format!("--defaults-file={}", cnf.display()))
+        .env_remove(crate::config::PASSWORD_ENV_VAR)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)

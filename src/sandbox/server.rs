@@ -97,6 +97,7 @@ fn is_executable(path: &Path) -> bool {
 fn server_flavor(server: &Path) -> Result<Flavor, SandboxError> {
     let output = Command::new(server)
         .arg("--version")
+        .env_remove(crate::config::PASSWORD_ENV_VAR)
         .output()
         .map_err(|e| SandboxError::io(format!("running {} --version", server.display()), e))?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned();

@@ -93,6 +93,7 @@ pub fn make(sandbox: &Path) -> Result<(), SandboxError> {
     for args in steps {
         let out = Command::new("openssl")
             .args(&args)
+            .env_remove(crate::config::PASSWORD_ENV_VAR)
             .current_dir(&d)
             .output()
             .map_err(|e| {
