@@ -4,168 +4,31 @@
 mod common;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use common::TestSandbox;
 
-const DEADLINE: Duration = Duration::from_secs(30);
+#[path = "common/tmux.rs"]
+mod tmux;
 
-struct Tmux {
-    session: String,
-}
+use tmux::Tmux;
 
-impl Tmux {
-    /// A shell in a detached session of a fixed size, so renders are comparable.
-    fn start(width: u16, height: u16) -> Self {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let session = format!("rwtop-test-{}-{n}", std::process::id());
-        let ok = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &session,
-                "-x",
-                &width.to_string(),
-                "-y",
-                &height.to_string(),
-            ])
-            .args(["bash", "--norc", "--noprofile"])
-            .env("PS1", "$ ")
-            .status()
-            .expect("tmux must be installed (scripts/test installs it)")
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Self { session }
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["send-keys", "-t", &self.session])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn pane(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.session])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Types the command that starts rwtop on the sandbox's config, echoing its exit status
-    /// when it ends, as a person would in a shell.
-    fn run_rwtop(&self, t: &TestSandbox) {
-        let config = t.sandbox().dir().join("rwtop.toml");
-        let command = format!(
-            "{} --config {} ; echo EXIT=$?",
-            env!("CARGO_BIN_EXE_rwtop"),
-            config.display()
-        );
-        self.send(&[&command, "Enter"]);
-    }
-
-    /// Waits until the pane shows all of `texts`; returns the pane.
-    fn wait_for(&self, texts: &[&str]) -> String {
-        let start = Instant::now();
-        loop {
-            let pane = self.pane();
-            if texts.iter().all(|t| pane.contains(t)) {
-                return pane;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "pane never showed {texts:?}:\n{pane}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Waits until `check` accepts the pane; returns the pane.
-    fn wait_until(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let pane = self.pane();
-            if check(&pane) {
-                return pane;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "pane never showed {what}:\n{pane}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Resizes the session's window, as a person dragging the terminal's corner would; a
-    /// detached session keeps the size it is given.
-    fn resize(&self, width: u16, height: u16) {
-        let status = Command::new("tmux")
-            .args(["resize-window", "-t", &self.session])
-            .args(["-x", &width.to_string(), "-y", &height.to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success(), "tmux resize-window {width}x{height}");
-    }
-
-    /// The pid of the program the pane's shell is running, once it runs.
-    fn foreground_pid(&self) -> i32 {
-        let out = Command::new("tmux")
-            .args(["display-message", "-p", "-t", &self.session, "#{pane_pid}"])
-            .output()
-            .unwrap();
-        let shell = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        let start = Instant::now();
-        loop {
-            let child = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .find_map(|pid| pid.parse::<i32>().ok());
-            if let Some(pid) = child {
-                return pid;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "the shell {shell} started nothing"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Waits until the pane no longer shows `text`; returns the pane.
-    fn wait_gone(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let pane = self.pane();
-            if !pane.contains(text) {
-                return pane;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "pane kept showing {text:?}:\n{pane}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
-    }
+/// Types the command that starts rwtop on the sandbox's config, echoing its exit status
+/// when it ends, as a person would in a shell.
+fn run_rwtop(tmux: &Tmux, t: &TestSandbox) {
+    let config = t.sandbox().dir().join("rwtop.toml");
+    let command = format!(
+        "{} --config {} ; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rwtop"),
+        config.display()
+    );
+    tmux.send(&[&command, "Enter"]);
 }
 
 #[test]
 fn live_tui_in_tmux_shows_replicas_reacts_to_keys_and_quits_cleanly() {
     let t = TestSandbox::start(2, false);
     let tmux = Tmux::start(120, 40);
-    tmux.run_rwtop(&t);
+    run_rwtop(&tmux, &t);
     // Both replicas, live: their rows and the topology tree.
     let pane = tmux.wait_for(&["r1", "r2", "primary", " quit"]);
     assert!(!pane.contains("EXIT="), "still running:\n{pane}");
@@ -219,7 +82,7 @@ fn live_tui_in_tmux_shows_replicas_reacts_to_keys_and_quits_cleanly() {
 fn tiny_terminal_shows_a_notice_not_a_panic() {
     let t = TestSandbox::start(1, false);
     let tmux = Tmux::start(60, 15);
-    tmux.run_rwtop(&t);
+    run_rwtop(&tmux, &t);
     tmux.wait_for(&["terminal too small", "60×15"]);
     tmux.send(&["q"]);
     tmux.wait_for(&["EXIT=0"]);
@@ -258,7 +121,7 @@ fn alive(pid: i32) -> bool {
 fn resized_to_one_cell_and_odd_shapes_and_back_it_redraws_and_quits_cleanly() {
     let t = TestSandbox::start(2, false);
     let tmux = Tmux::start(120, 40);
-    tmux.run_rwtop(&t);
+    run_rwtop(&tmux, &t);
     let dashboard = ["r1", "r2", "primary", " quit"];
     let pane = tmux.wait_for(&dashboard);
     assert!(!pane.contains("EXIT="), "still running:\n{pane}");
