@@ -112,17 +112,10 @@ impl Col {
         }
     }
 
-    fn width(self, rows: &[&NodeView]) -> u16 {
-        let widest = |text: fn(&NodeView) -> &str, cap: usize| {
-            let most = rows.iter().map(|n| text(n).chars().count()).max();
-            most.unwrap_or(0).max(self.spec().0.len()).min(cap)
-        };
+    fn width(self, widest: Widest) -> u16 {
         let content = match self {
-            Name => {
-                let most = rows.iter().map(|n| name_text(n).chars().count()).max();
-                most.unwrap_or(0).clamp(4, 32)
-            }
-            Address => widest(|n| &n.address, 28),
+            Name => widest.name.clamp(4, 32),
+            Address => widest.address.max(self.spec().0.len()).min(28),
             _ => self.spec().1,
         };
         u16::try_from(content).unwrap_or(u16::MAX)
@@ -215,10 +208,28 @@ impl Col {
     }
 }
 
-fn total_width(cols: &[Col], rows: &[&NodeView]) -> u16 {
+/// The longest name and address among all replicas, measured once a frame: columns keep their
+/// width while the operator scrolls.
+#[derive(Clone, Copy)]
+struct Widest {
+    name: usize,
+    address: usize,
+}
+
+impl Widest {
+    fn of(rows: &[&NodeView]) -> Self {
+        let most = |text: &dyn Fn(&NodeView) -> usize| rows.iter().map(|n| text(n)).max();
+        Self {
+            name: most(&|n| name_text(n).chars().count()).unwrap_or(0),
+            address: most(&|n| n.address.chars().count()).unwrap_or(0),
+        }
+    }
+}
+
+fn total_width(cols: &[Col], widest: Widest) -> u16 {
     let spacing = u16::try_from(cols.len().saturating_sub(1)).unwrap_or(u16::MAX);
     cols.iter()
-        .fold(spacing, |sum, c| sum.saturating_add(c.width(rows)))
+        .fold(spacing, |sum, c| sum.saturating_add(c.width(widest)))
 }
 
 /// Wider tables trade a combined column for a more detailed one, most useful first.
@@ -232,11 +243,11 @@ const UPGRADES: [(Col, &[Col]); 5] = [
 
 /// The compact set minus the least important columns when narrow; upgraded while it fits when
 /// wide.
-fn columns(width: u16, rows: &[&NodeView]) -> Vec<Col> {
+fn columns(width: u16, widest: Widest) -> Vec<Col> {
     let mut cols = COMPACT.to_vec();
-    if total_width(&cols, rows) > width {
+    if total_width(&cols, widest) > width {
         for drop in DROP_ORDER {
-            if total_width(&cols, rows) <= width {
+            if total_width(&cols, widest) <= width {
                 break;
             }
             cols.retain(|c| *c != drop);
@@ -248,7 +259,7 @@ fn columns(width: u16, rows: &[&NodeView]) -> Vec<Col> {
             .iter()
             .flat_map(|c| if *c == from { to.to_vec() } else { vec![*c] })
             .collect();
-        if total_width(&candidate, rows) <= width {
+        if total_width(&candidate, widest) <= width {
             cols = candidate;
         }
     }
@@ -270,26 +281,31 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
         frame.render_widget(Paragraph::new(note).block(frame_block), area);
         return;
     }
-    let cols = columns(area.width.saturating_sub(2), &rows);
+    let widest = Widest::of(&rows);
+    let cols = columns(area.width.saturating_sub(2), widest);
     let header = Row::new(cols.iter().map(|c| {
         let (text, _, right) = c.spec();
         let line = Line::styled(text, theme.muted);
         Cell::from(if right { line.right_aligned() } else { line })
     }));
-    let body = rows.iter().map(|n| {
+    // Only the rows that fit are built (a thousand replicas cost what a screenful does), scrolled
+    // so that the selected one is on screen.
+    let selected = state.selected.min(rows.len().saturating_sub(1));
+    let fits = usize::from(area.height.saturating_sub(3)).max(1);
+    let first = (selected + 1).saturating_sub(fits);
+    let body = rows.iter().skip(first).take(fits).map(|n| {
         Row::new(
             cols.iter()
                 .map(|c| Cell::from(c.cell(n, state.window, theme))),
         )
     });
-    let widths = cols.iter().map(|c| Constraint::Length(c.width(&rows)));
+    let widths = cols.iter().map(|c| Constraint::Length(c.width(widest)));
     let table = Table::new(body, widths)
         .header(header)
         .column_spacing(1)
         .row_highlight_style(theme.selected)
         .block(frame_block);
-    let selected = state.selected.min(rows.len().saturating_sub(1));
-    let mut table_state = TableState::new().with_selected(Some(selected));
+    let mut table_state = TableState::new().with_selected(Some(selected - first));
     frame.render_stateful_widget(table, area, &mut table_state);
 }
 
@@ -354,6 +370,32 @@ mod tests {
         // Worst lag first: r4 at ≥3.2 s is row 0.
         assert_eq!(style_of(&buf, "r4").bg, Theme::builtin().selected.bg);
         assert_ne!(style_of(&buf, "r1").bg, Theme::builtin().selected.bg);
+    }
+
+    #[test]
+    fn a_long_list_scrolls_to_the_selected_replica_and_keeps_its_widths() {
+        let mut topo = Topo::new();
+        for i in 0..200 {
+            topo.add_replica(&format!("x{i:03}"), "db1", 10 + i);
+        }
+        topo.add_replica("a-rather-long-replica-name", "db1", 9);
+        let state = UiState {
+            selected: 150,
+            ..UiState::default()
+        };
+        // 10 rows: borders and header leave 7, so rows 144..=150 (r1, r2 and x000.. come first).
+        let buf = draw(render, &topo.snapshot, &state, 120, 10);
+        let shown = lines(&buf).join("\n");
+        has_all(&shown, "replicas 203|x146|x148");
+        assert!(
+            !shown.contains("x141") && !shown.contains("x149"),
+            "{shown}"
+        );
+        assert_eq!(style_of(&buf, "x148").bg, Theme::builtin().selected.bg);
+        // The name column fits the longest name although it is off screen.
+        let header = lines(&buf)[1].clone();
+        let lag = header.find("IO/SQL").unwrap_or(0);
+        assert!(lag > "a-rather-long-replica-name".len(), "{header}");
     }
 
     #[test]

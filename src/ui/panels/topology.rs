@@ -95,70 +95,88 @@ enum Entry<'a> {
     Node(String, &'a NodeView),
 }
 
-/// Appends node `i` with `prefix`, then its replicas depth first under `indent`. A node already
-/// seen is skipped, which ends any cycle in the reported sources.
-fn walk<'a>(
+/// The snapshot's nodes with, for each, the indices of the nodes that replicate from it (in
+/// snapshot order): built once, so the tree costs O(nodes) however many there are.
+struct Forest<'a> {
     snap: &'a Snapshot,
-    i: usize,
-    guides: (String, &str),
-    seen: &mut [bool],
-    out: &mut Vec<Entry<'a>>,
-) {
-    let Some(node) = snap.nodes.get(i) else {
-        return;
-    };
-    match seen.get_mut(i) {
-        Some(mark) if !*mark => *mark = true,
-        _ => return,
+    kids: Vec<Vec<usize>>,
+    /// Index of each node's source, when that source is in the snapshot.
+    source: Vec<Option<usize>>,
+}
+
+impl<'a> Forest<'a> {
+    fn new(snap: &'a Snapshot) -> Self {
+        let index: std::collections::HashMap<&str, usize> = snap
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let source: Vec<Option<usize>> = snap
+            .nodes
+            .iter()
+            .map(|n| n.source.as_deref().and_then(|s| index.get(s).copied()))
+            .collect();
+        let mut kids = vec![Vec::new(); snap.nodes.len()];
+        for (k, parent) in source.iter().enumerate() {
+            if let Some(kid_list) = parent.and_then(|p| kids.get_mut(p)) {
+                kid_list.push(k);
+            }
+        }
+        Self { snap, kids, source }
     }
-    let (prefix, indent) = guides;
-    out.push(Entry::Node(prefix, node));
-    let kids: Vec<usize> = (0..snap.nodes.len())
-        .filter(|&k| seen.get(k) == Some(&false))
-        .filter(|&k| {
-            snap.nodes
-                .get(k)
-                .is_some_and(|n| n.source.as_ref() == Some(&node.name))
-        })
-        .collect();
-    for (n, &k) in kids.iter().enumerate() {
-        let (branch, rest) = if n + 1 == kids.len() {
-            ("└", "   ")
-        } else {
-            ("├", "│  ")
+
+    /// Appends node `i` with `prefix`, then its replicas depth first under `indent`. A node
+    /// already seen is skipped, which ends any cycle in the reported sources.
+    fn walk(&self, i: usize, guides: (String, &str), seen: &mut [bool], out: &mut Vec<Entry<'a>>) {
+        let Some(node) = self.snap.nodes.get(i) else {
+            return;
         };
-        walk(
-            snap,
-            k,
-            (format!("{indent}{branch}"), &format!("{indent}{rest}")),
-            seen,
-            out,
-        );
+        match seen.get_mut(i) {
+            Some(mark) if !*mark => *mark = true,
+            _ => return,
+        }
+        let (prefix, indent) = guides;
+        out.push(Entry::Node(prefix, node));
+        let kids: Vec<usize> = self.kids[i]
+            .iter()
+            .copied()
+            .filter(|&k| seen.get(k) == Some(&false))
+            .collect();
+        for (n, &k) in kids.iter().enumerate() {
+            let (branch, rest) = if n + 1 == kids.len() {
+                ("└", "   ")
+            } else {
+                ("├", "│  ")
+            };
+            self.walk(
+                k,
+                (format!("{indent}{branch}"), &format!("{indent}{rest}")),
+                seen,
+                out,
+            );
+        }
     }
 }
 
 /// Primaries with their subtrees; then, under a heading, nodes whose source is outside the
 /// tree (their own replicas still hang under them), and last whatever a cycle of sources left.
 fn tree(snap: &Snapshot) -> Vec<Entry<'_>> {
+    let forest = Forest::new(snap);
     let count = snap.nodes.len();
     let (mut seen, mut out) = (vec![false; count], Vec::new());
     for i in (0..count).filter(|&i| snap.nodes.get(i).is_some_and(|n| n.role == Role::Primary)) {
-        walk(snap, i, (String::new(), ""), &mut seen, &mut out);
+        forest.walk(i, (String::new(), ""), &mut seen, &mut out);
     }
     let attached = out.len();
-    let source_pending = |n: &NodeView, seen: &[bool]| {
-        let pending = snap.nodes.iter().zip(seen).filter(|(_, s)| !**s);
-        pending
-            .map(|(m, _)| Some(&m.name))
-            .any(|m| m == n.source.as_ref())
-    };
     for i in 0..count {
-        if snap.nodes.get(i).is_some_and(|n| !source_pending(n, &seen)) {
-            walk(snap, i, (" ".to_owned(), " "), &mut seen, &mut out);
+        let source_pending = forest.source[i].is_some_and(|s| !seen[s]);
+        if !source_pending {
+            forest.walk(i, (" ".to_owned(), " "), &mut seen, &mut out);
         }
     }
     for i in 0..count {
-        walk(snap, i, (" ".to_owned(), " "), &mut seen, &mut out);
+        forest.walk(i, (" ".to_owned(), " "), &mut seen, &mut out);
     }
     if out.len() > attached {
         out.insert(attached, Entry::Unattached);
@@ -187,8 +205,17 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
 
     let pad = |n: usize| Span::raw(" ".repeat(n));
     let right = |span: Span<'static>, w: usize| [pad(1 + w.saturating_sub(span.width())), span];
-    let mut lines = Vec::with_capacity(entries.len() + 1);
-    if show_lag {
+    // Keep the selected replica in view when the tree is taller than the pane; only the lines
+    // on screen are built.
+    let head_rows = usize::from(show_lag);
+    let focus = entries
+        .iter()
+        .position(|e| matches!(e, Entry::Node(_, n) if Some(n.name.as_str()) == selected))
+        .map_or(0, |i| i + head_rows);
+    let rows = usize::from(area.height.saturating_sub(2)).max(1);
+    let first = focus.saturating_sub(rows - 1);
+    let mut lines = Vec::with_capacity(rows);
+    if show_lag && first == 0 {
         let mut head = vec![pad(name_col)];
         head.extend(right(Span::styled("lag", theme.muted), LAG_WIDTH));
         if show_sbm {
@@ -196,8 +223,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
         }
         lines.push(Line::from(head));
     }
-    let mut focus = 0;
-    for entry in &entries {
+    let shown = entries.iter().skip(first.saturating_sub(head_rows));
+    for entry in shown.take(rows - lines.len()) {
         let Entry::Node(prefix, node) = entry else {
             lines.push(Line::styled("unattached", theme.warning));
             continue;
@@ -211,7 +238,6 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
             });
         }
         let name_style = if selected == Some(node.name.as_str()) {
-            focus = lines.len();
             theme.selected
         } else {
             theme.text
@@ -241,12 +267,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
         }
         lines.push(Line::from(spans));
     }
-    // Keep the selected replica in view when the tree is taller than the pane.
-    let rows = usize::from(area.height.saturating_sub(2)).max(1);
-    let scroll = u16::try_from(focus.saturating_sub(rows - 1)).unwrap_or(u16::MAX);
-    let paragraph = Paragraph::new(lines)
-        .scroll((scroll, 0))
-        .block(block(" topology ", theme));
+    let paragraph = Paragraph::new(lines).block(block(" topology ", theme));
     frame.render_widget(paragraph, area);
 }
 
@@ -305,6 +326,33 @@ mod tests {
             "{}",
             all.join("\n")
         );
+    }
+
+    #[test]
+    fn a_tall_tree_scrolls_to_the_selected_replica() {
+        let mut topo = Topo::new();
+        for i in 0..300 {
+            topo.add_replica(&format!("x{i:03}"), "db1", 10 + i);
+        }
+        let state = UiState {
+            selected: 250,
+            ..UiState::default()
+        };
+        // Replicas in topology order: r1, r2, x000..; selected 250 is x248, on the last row.
+        let buf = draw(render, &topo.snapshot, &state, 40, 10);
+        let all = lines(&buf);
+        let (line, at) = row(&all, "x248");
+        assert_eq!(at, 8, "{}", all.join("\n"));
+        assert!(line.contains("├──● x248"), "{line}");
+        assert_eq!(row(&all, "x241").1, 1, "{}", all.join("\n"));
+        assert!(
+            !all.join("\n").contains("lag   SBM"),
+            "the heading scrolled away"
+        );
+        assert_eq!(style_of(&buf, "x248").bg, Theme::builtin().selected.bg);
+        // At the top again: the heading and the primary.
+        let top = lines(&draw(render, &topo.snapshot, &UiState::default(), 40, 10));
+        has_all(&top.join("\n"), "lag   SBM|● db1|├──● r1");
     }
 
     #[test]
