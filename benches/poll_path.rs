@@ -14,9 +14,12 @@
     reason = "counts, ticks and nanoseconds here are far below 2^52"
 )]
 
+#[path = "support/procfs.rs"]
+mod procfs;
 #[path = "support/rng.rs"]
 mod rng;
 
+use procfs::{clock_ticks_per_second, machine, own_cpu, process_ticks, row, rss_kib};
 use rng::Rng;
 
 use std::fs;
@@ -26,9 +29,6 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use nix::sys::resource::{UsageWho, getrusage};
-use nix::sys::time::TimeValLike;
-use nix::unistd::{SysconfVar, sysconf};
 use rwtop::mysql::{
     BinlogFile, BinlogStatus, Endpoint, Family, NodeConn, NodeState, Processlist, RawRow,
     ReplicaStatus, Timeouts, parse_vertical,
@@ -74,24 +74,6 @@ fn run() -> Result<()> {
     // reused by the store and hide part of its size.
     store_memory()?;
     live_poll_path()
-}
-
-fn row(name: &str, value: f64, unit: &str) {
-    println!("{name:<40} {value:>12.3} {unit}");
-}
-
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
-    let model = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find_map(|l| l.strip_prefix("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, m)| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    format!("{cpus} cores, {model}")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -239,15 +221,6 @@ fn apply_all(store: &mut Store, events: &mut Vec<PollEvent>) -> Duration {
 
 fn replica_name(i: usize) -> String {
     format!("replica-{i:04}")
-}
-
-fn rss_kib() -> Result<u64> {
-    let status = fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| anyhow!("no VmRSS in /proc/self/status"))
 }
 
 fn store_memory() -> Result<()> {
@@ -434,41 +407,6 @@ impl Op {
         }
         Ok(())
     }
-}
-
-/// The process's own CPU time (all threads, user + system).
-fn own_cpu() -> Result<Duration> {
-    let usage = getrusage(UsageWho::RUSAGE_SELF).context("getrusage")?;
-    let micros = usage.user_time().num_microseconds() + usage.system_time().num_microseconds();
-    Ok(Duration::from_micros(u64::try_from(micros)?))
-}
-
-fn clock_ticks_per_second() -> u64 {
-    sysconf(SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .and_then(|t| u64::try_from(t).ok())
-        .filter(|t| *t > 0)
-        .unwrap_or(100)
-}
-
-/// `utime + stime` of a process, in clock ticks.
-fn process_ticks(pid: i32) -> Result<u64> {
-    let path = format!("/proc/{pid}/stat");
-    let stat = fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-    // The command name may hold spaces and parentheses: fields are counted after the last ')'.
-    let (_, rest) = stat
-        .rsplit_once(')')
-        .ok_or_else(|| anyhow!("{path}: no command name"))?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // Fields 14 and 15 of stat(5); `rest` starts at field 3.
-    let tick = |i: usize| -> Result<u64> {
-        fields
-            .get(i)
-            .and_then(|f| f.parse().ok())
-            .ok_or_else(|| anyhow!("{path}: no field {}", i + 3))
-    };
-    Ok(tick(11)? + tick(12)?)
 }
 
 struct Server {

@@ -3,12 +3,12 @@
 //!
 //! Run: `cargo bench --bench render`. Prints `name value unit` lines.
 
-use std::hint::black_box;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+#[path = "support/frames.rs"]
+mod frames;
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use std::sync::Arc;
+use std::time::Duration;
+
 use rwtop::alerts::AlertsView;
 use rwtop::gtid::GtidList;
 use rwtop::mysql::{BinlogPos, GtidState, IoRunning};
@@ -18,8 +18,6 @@ use rwtop::store::lag::Lag;
 use rwtop::store::series::Point;
 use rwtop::store::windows::{Window, WindowStats};
 use rwtop::store::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot};
-use rwtop::ui::render::render;
-use rwtop::ui::{Ctx, Theme, UiState};
 
 fn node(name: &str, role: Role, source: Option<&str>, replica: Option<ReplicaView>) -> NodeView {
     NodeView {
@@ -127,32 +125,14 @@ fn snapshot(replicas: u64) -> Snapshot {
     }
 }
 
-fn draw(terminal: &mut Terminal<TestBackend>, ctx: &Ctx<'_>) {
-    let _ = black_box(terminal.draw(|f| render(f, ctx)));
-}
-
 fn main() {
-    let theme = Theme::builtin();
-    let state = UiState::default();
     for replicas in [10, 1000] {
         let snap = snapshot(replicas);
-        let ctx = Ctx {
-            snapshot: &snap,
-            state: &state,
-            theme: &theme,
-        };
         for (w, h) in [(120, 40), (200, 60)] {
-            let Ok(mut terminal) = Terminal::new(TestBackend::new(w, h));
             let frames = if replicas > 100 { 200 } else { 1000 };
             // Warm up, then time.
-            for _ in 0..20 {
-                draw(&mut terminal, &ctx);
-            }
-            let start = Instant::now();
-            for _ in 0..frames {
-                draw(&mut terminal, &ctx);
-            }
-            let per = start.elapsed() / frames;
+            let times = frames::frame_times(&snap, (w, h), 20, frames);
+            let per = times.iter().sum::<Duration>() / frames;
             println!(
                 "frame_{replicas}_replicas_{w}x{h}  {:>10.3} ms",
                 per.as_secs_f64() * 1000.0
