@@ -69,12 +69,7 @@ impl AlertEngine {
 
         let mut verdicts: Vec<(AlertKind, Option<String>, Verdict)> = Vec::new();
         {
-            let ctx = Ctx {
-                snapshot,
-                settings: &self.settings,
-                ddl: &self.ddl,
-                topology: &self.topology,
-            };
+            let ctx = Ctx::new(snapshot, &self.settings, &self.ddl, &self.topology);
             for node in &due {
                 for (kind, verdict) in node_verdicts(&ctx, node) {
                     verdicts.push((kind, Some(node.name.clone()), verdict));
@@ -196,12 +191,13 @@ impl AlertEngine {
 
     /// Nodes gone from the topology will send no more samples: their alerts clear now.
     fn forget_departed(&mut self, snapshot: &Snapshot, at: DateTime<Utc>) {
-        self.nodes.retain(|name, _| snapshot.node(name).is_some());
-        self.topology.retain(snapshot);
+        let present = snapshot.names();
+        self.nodes.retain(|name, _| present.contains(name.as_str()));
+        self.topology.retain(&present);
         let gone: Vec<Key> = self
             .trackers
             .keys()
-            .filter(|(_, node)| node.as_deref().is_some_and(|n| snapshot.node(n).is_none()))
+            .filter(|(_, node)| node.as_deref().is_some_and(|n| !present.contains(n)))
             .cloned()
             .collect();
         for key in gone {

@@ -48,11 +48,35 @@ pub struct Ctx<'a> {
     pub settings: &'a AlertSettings,
     pub ddl: &'a DdlMemory,
     pub topology: &'a TopologyMemory,
+    /// The snapshot's nodes by name: rules look sources up for every node.
+    pub by_name: std::collections::HashMap<&'a str, &'a NodeView>,
 }
 
-impl Ctx<'_> {
-    pub fn source_of(&self, node: &NodeView) -> Option<&NodeView> {
-        node.source.as_deref().and_then(|s| self.snapshot.node(s))
+impl<'a> Ctx<'a> {
+    pub fn new(
+        snapshot: &'a Snapshot,
+        settings: &'a AlertSettings,
+        ddl: &'a DdlMemory,
+        topology: &'a TopologyMemory,
+    ) -> Self {
+        let by_name = snapshot
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n))
+            .collect();
+        Self {
+            snapshot,
+            settings,
+            ddl,
+            topology,
+            by_name,
+        }
+    }
+
+    pub fn source_of(&self, node: &NodeView) -> Option<&'a NodeView> {
+        node.source
+            .as_deref()
+            .and_then(|s| self.by_name.get(s).copied())
     }
 
     /// The routing threshold: replicas above it would not get reads.

@@ -116,8 +116,9 @@ impl TopologyMemory {
     }
 
     /// Forgets replicas that left the topology.
-    pub fn retain(&mut self, snapshot: &Snapshot) {
-        self.sources.retain(|name, _| snapshot.node(name).is_some());
+    pub fn retain(&mut self, present: &std::collections::HashSet<&str>) {
+        self.sources
+            .retain(|name, _| present.contains(name.as_str()));
     }
 }
 

@@ -157,25 +157,32 @@ async fn poll_connected(
     let mut statuses: u32 = 0;
     let mut ticker = tokio::time::interval(spec.read_interval.min(spec.interval));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut last_status: Option<Instant> = None;
+    // When the last status poll was due: a tick's scheduled instant, so that one late tick on
+    // a busy machine does not push the next poll a whole tick later.
+    let mut last_status: Option<tokio::time::Instant> = None;
     let mut polls: u64 = 0;
     let mut is_replica = false;
     // While a DDL runs, its progress is read every poll.
     let mut ddl_running = false;
     loop {
         let mut nudged = false;
-        tokio::select! {
-            _ = ticker.tick() => {}
-            () = spec.nudge.notified() => nudged = true,
+        let due_at = tokio::select! {
+            at = ticker.tick() => at,
+            () = spec.nudge.notified() => {
+                nudged = true;
+                tokio::time::Instant::now()
+            }
             _ = stop.changed() => {
                 conn.close().await;
                 return None;
             }
-        }
+        };
         let status_due = nudged
-            || last_status.is_none_or(|t| t.elapsed() + Duration::from_millis(5) >= spec.interval);
+            || last_status.is_none_or(|t| {
+                due_at.saturating_duration_since(t) + Duration::from_millis(5) >= spec.interval
+            });
         if status_due {
-            last_status = Some(Instant::now());
+            last_status = Some(due_at);
             let mut parts = PollParts::for_poll(polls, spec.discovery);
             parts.processes |= ddl_running;
             polls += 1;
@@ -220,29 +227,36 @@ async fn poll_connected(
                 }
             }
         }
-        let event = match &spec.heartbeat {
-            HeartbeatSource::Own { writer_id } if is_replica => {
-                match read_heartbeat(&mut conn, writer_id).await {
-                    Ok(read) => PollEvent::Heartbeat {
-                        node: name.clone(),
-                        read,
-                    },
-                    Err(err) => return Some(err),
-                }
-            }
-            HeartbeatSource::Pt { table } => match pt_heartbeat::read(&mut conn, table).await {
-                Ok(read) => PollEvent::PtHeartbeat {
-                    node: name.clone(),
-                    read,
-                },
-                Err(err) => return Some(err),
-            },
-            HeartbeatSource::Own { .. } => continue,
+        let event = match heartbeat(spec, &mut conn, is_replica).await {
+            Ok(Some(event)) => event,
+            Ok(None) => continue,
+            Err(err) => return Some(err),
         };
         if send(event).await.is_err() {
             return None;
         }
     }
+}
+
+/// This tick's heartbeat reading: rwtop's own row on a replica, pt-heartbeat's on every node in
+/// read-only mode; `None` when there is nothing to read (a primary's own row).
+async fn heartbeat(
+    spec: &PollerSpec,
+    conn: &mut NodeConn,
+    is_replica: bool,
+) -> Result<Option<PollEvent>, SqlError> {
+    let node = spec.name.clone();
+    Ok(match &spec.heartbeat {
+        HeartbeatSource::Own { writer_id } if is_replica => Some(PollEvent::Heartbeat {
+            node,
+            read: read_heartbeat(conn, writer_id).await?,
+        }),
+        HeartbeatSource::Pt { table } => Some(PollEvent::PtHeartbeat {
+            node,
+            read: pt_heartbeat::read(conn, table).await?,
+        }),
+        HeartbeatSource::Own { .. } => None,
+    })
 }
 
 /// Replica first, then the node's own state and binlog: a replica's GTID state read after its

@@ -10,7 +10,7 @@ pub mod series;
 pub mod snapshot;
 pub mod windows;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,6 +60,40 @@ pub struct Store {
     primary: Option<String>,
     probes: crate::probe::ProbeBook,
     drains: crate::drain::DrainBook,
+}
+
+/// Nodes by address and by server id, built once per snapshot so that finding every replica's
+/// source costs O(nodes). The first node in name order wins a tie, as a scan would.
+struct SourceIndex<'a> {
+    by_address: HashMap<&'a str, &'a str>,
+    by_server_id: HashMap<u32, &'a str>,
+}
+
+impl<'a> SourceIndex<'a> {
+    fn new(nodes: &'a BTreeMap<String, NodeEntry>) -> Self {
+        let mut index = Self {
+            by_address: HashMap::new(),
+            by_server_id: HashMap::new(),
+        };
+        for (name, entry) in nodes {
+            index.by_address.entry(&entry.address).or_insert(name);
+            if let Some(identity) = &entry.identity {
+                index.by_server_id.entry(identity.server_id).or_insert(name);
+            }
+        }
+        index
+    }
+
+    /// Which node a replica's channel replicates from: by address first, then by server id
+    /// (hostnames in configs rarely match the IP a replica reports).
+    fn source_of(&self, entry: &NodeEntry) -> Option<String> {
+        let status = entry.sample.as_ref()?.replication.first()?;
+        let address = format!("{}:{}", status.source_host, status.source_port);
+        self.by_address
+            .get(address.as_str())
+            .or_else(|| self.by_server_id.get(&status.source_server_id?))
+            .map(|name| (*name).to_owned())
+    }
 }
 
 impl Store {
@@ -273,31 +307,15 @@ impl Store {
         found
     }
 
-    /// Which node a replica's channel replicates from: by address first, then by server id
-    /// (hostnames in configs rarely match the IP a replica reports).
-    fn source_of(&self, entry: &NodeEntry) -> Option<String> {
-        let status = entry.sample.as_ref()?.replication.first()?;
-        let address = format!("{}:{}", status.source_host, status.source_port);
-        self.nodes
-            .values()
-            .find(|n| n.address == address)
-            .or_else(|| {
-                let id = status.source_server_id?;
-                self.nodes
-                    .values()
-                    .find(|n| n.identity.as_ref().is_some_and(|i| i.server_id == id))
-            })
-            .map(|n| n.name.clone())
-    }
-
     #[must_use]
     pub fn snapshot(&self, now: Instant) -> Snapshot {
+        let index = SourceIndex::new(&self.nodes);
         let nodes: Vec<NodeView> = self
             .order
             .iter()
             .filter_map(|name| self.nodes.get(name))
             .map(|entry| {
-                let source_name = self.source_of(entry);
+                let source_name = index.source_of(entry);
                 let source = source_name.as_deref().and_then(|s| self.nodes.get(s));
                 entry.view(now, source_name.clone(), source)
             })

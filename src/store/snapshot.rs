@@ -118,4 +118,10 @@ impl Snapshot {
     pub fn node(&self, name: &str) -> Option<&NodeView> {
         self.nodes.iter().find(|n| n.name == name)
     }
+
+    /// Every node's name, for membership tests that would otherwise scan the nodes per node.
+    #[must_use]
+    pub fn names(&self) -> std::collections::HashSet<&str> {
+        self.nodes.iter().map(|n| n.name.as_str()).collect()
+    }
 }
