@@ -58,6 +58,8 @@ struct Options {
     secs: u64,
     warmup: u64,
     sizes: Vec<usize>,
+    /// Heartbeat read interval; the shipped default unless `RWTOP_BENCH_READ_MS` says otherwise.
+    read_interval: Option<Duration>,
 }
 
 fn main() -> ExitCode {
@@ -95,6 +97,8 @@ fn options() -> Result<Options> {
         secs: env_or("RWTOP_BENCH_SECS", 60)?,
         warmup: env_or("RWTOP_BENCH_WARMUP_SECS", 10)?,
         sizes,
+        read_interval: env_or("RWTOP_BENCH_READ_MS", 0u64)
+            .map(|ms| (ms > 0).then(|| Duration::from_millis(ms)))?,
     })
 }
 
@@ -235,7 +239,7 @@ impl Servers {
 
 /// The primary once, then `nodes − 1` names spread round-robin over the real replicas; the
 /// shipped defaults otherwise (config `Settings::default()`), discovery off, writer on.
-fn engine_spec(sandbox: &Sandbox, nodes: usize) -> Result<EngineSpec> {
+fn engine_spec(sandbox: &Sandbox, nodes: usize, opts: &Options) -> Result<EngineSpec> {
     let defaults = rwtop::config::Settings::default();
     let replicas: Vec<Endpoint> = (1..=REPLICAS)
         .map(|r| sandbox.endpoint(&format!("r{r}")))
@@ -258,7 +262,9 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize) -> Result<EngineSpec> {
         timeouts: defaults.timeouts,
         interval: INTERVAL,
         heartbeat_interval: defaults.heartbeat.interval,
-        read_interval: defaults.heartbeat.read_interval,
+        read_interval: opts
+            .read_interval
+            .unwrap_or(defaults.heartbeat.read_interval),
         writer_id: WRITER_ID.to_owned(),
         discovery: false,
         read_only: false,
@@ -274,7 +280,7 @@ async fn scale_run(
     nodes: usize,
     opts: &Options,
 ) -> Result<()> {
-    let spec = engine_spec(sandbox, nodes)?;
+    let spec = engine_spec(sandbox, nodes, opts)?;
     let rss_before = rss_kib()?;
     let engine = Engine::start(&spec);
     let measured = measure(&engine, &spec, servers, opts, rss_before).await;

@@ -156,7 +156,8 @@ async fn poll_connected(
     }
     let mut statuses: u32 = 0;
     let mut ticker = tokio::time::interval(spec.read_interval.min(spec.interval));
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A late tick does not shift the ones after it: polls keep to their schedule.
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     // When the last status poll was due: a tick's scheduled instant, so that one late tick on
     // a busy machine does not push the next poll a whole tick later.
     let mut last_status: Option<tokio::time::Instant> = None;
