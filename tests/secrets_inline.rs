@@ -10,6 +10,17 @@ use std::net::TcpListener;
 
 use leaks::*;
 
+/// One test read of `r1`, the cheapest command that connects to every node.
+const ONE_PROBE: &[&str] = &[
+    "probe",
+    "--target",
+    "r1",
+    "--strategy",
+    "none",
+    "--count",
+    "1",
+];
+
 #[test]
 fn live_inline_dsn_passwords_are_redacted_in_warnings_and_errors() {
     let live = Live::start(1);
@@ -101,20 +112,7 @@ fn inline_passwords_work_and_warn_redacted(i: &Inline<'_>) {
         &out,
         &format!("\"{}\" holds a password", Inline::shown(p)),
     );
-    let out = run(
-        &[
-            "--config",
-            cfg,
-            "probe",
-            "--target",
-            "r1",
-            "--strategy",
-            "none",
-            "--count",
-            "1",
-        ],
-        Via::Neither,
-    );
+    let out = run(&[&["--config", cfg][..], ONE_PROBE].concat(), Via::Neither);
     assert!(out.status.success(), "{}", out.stderr());
     assert_redacted(known, "probe warning", &out, &Inline::shown(r1));
 }
@@ -235,19 +233,7 @@ fn access_denied_says_so_without_the_password(i: &Inline<'_>) {
         assert!(detail.contains("Access denied"), "{what}: {doc:#}");
         out.assert_output_clean(known, what);
         out.assert_output_clean(&wrong, what);
-        let probe = [
-            &args[..],
-            &[
-                "probe",
-                "--target",
-                "r1",
-                "--strategy",
-                "none",
-                "--count",
-                "1",
-            ],
-        ]
-        .concat();
+        let probe = [&args[..], ONE_PROBE].concat();
         let out = run(&probe, via);
         assert_ne!(out.status.code(), Some(0), "{what}: {}", out.stderr());
         assert!(
@@ -282,23 +268,8 @@ fn unreachable_servers_are_named_without_the_password(i: &Inline<'_>) {
         "{doc:#}"
     );
     assert_redacted(known, "unreachable", &out, &Inline::shown(closed));
-    let out = run(
-        &[
-            "--primary",
-            &dsn,
-            "--replica",
-            &replica,
-            "--no-discovery",
-            "probe",
-            "--target",
-            "r1",
-            "--strategy",
-            "none",
-            "--count",
-            "1",
-        ],
-        Via::Neither,
-    );
+    let args = ["--primary", &dsn, "--replica", &replica, "--no-discovery"];
+    let out = run(&[&args[..], ONE_PROBE].concat(), Via::Neither);
     assert_ne!(out.status.code(), Some(0), "{}", out.stderr());
     assert!(out.stderr().contains("cannot connect"), "{}", out.stderr());
     assert_redacted(known, "unreachable probe", &out, &Inline::shown(closed));
