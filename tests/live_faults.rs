@@ -530,6 +530,44 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
     engine.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fault_switchover_with_configured_roles_promotes_r1_without_false_alarms() {
+    let t = TestSandbox::start(2, false);
+    // Every node configured with its role, as a rwtop.toml lists them; no discovery.
+    let spec = spec(&t, &["r1", "r2"]);
+    let writer_id = spec.writer_id.clone();
+    let engine = Engine::start(&spec);
+    let _load = Load::start(&t).await;
+    settled(&engine, &["r1", "r2"]).await;
+    switch_over_to_r1(&t, &writer_id);
+
+    // The configured replica r1 now takes writes and replicates from nobody: it is shown as a
+    // primary, the writer moves to it, r2 reads exact lag again, and no `writable_replica` is
+    // raised on it.
+    let (s, took) = until(&engine, "r1 a primary with the writer on it", |s| {
+        let promoted = s.node("r1")?.role == Role::Primary;
+        let writing =
+            s.heartbeat.node.as_deref() == Some("r1") && s.heartbeat.writer == WriterState::Writing;
+        (promoted && writing && exact(s, "r2").is_some()).then(|| s.clone())
+    })
+    .await;
+    eprintln!("configured roles: promotion followed after {took:?}");
+    assert_eq!(s.node("r2").unwrap().source.as_deref(), Some("r1"));
+    // Judged over a few more samples: a false alarm needs two to be raised.
+    let seen = s.node("r1").unwrap().sample_seq;
+    let (s, _) = until(&engine, "three more samples of r1", |s| {
+        (s.node("r1")?.sample_seq >= seen + 3).then(|| s.clone())
+    })
+    .await;
+    assert!(
+        alert(&s, AlertKind::WritableReplica, Some("r1")).is_none(),
+        "{:?}",
+        s.alerts.active
+    );
+    assert_eq!(s.node("r1").unwrap().role, Role::Primary);
+    engine.shutdown().await;
+}
+
 /// The old primary turns writable again after the writer moved to `promoted` (sandbox and
 /// engine names; a split brain):
 /// the writer stays where it writes, on a primary that answers and is writable, and writes

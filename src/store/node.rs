@@ -135,11 +135,8 @@ impl NodeEntry {
         // Role and source come from the last sample even when the node is down; live values
         // (threads, lag, backlog) only from a node that answers now.
         let last_status = self.sample.as_ref().and_then(|s| s.replication.first());
-        let role = match (self.configured_role, last_status) {
-            (Some(role), _) => role,
-            (None, Some(_)) => Role::Replica,
-            (None, None) => Role::Primary,
-        };
+        let read_only = self.sample.as_ref().map(|s| s.state.read_only);
+        let role = role(self.configured_role, last_status.is_some(), read_only);
         let sample = self.sample.as_ref().filter(|_| self.is_up());
         let status = sample.and_then(|s| s.replication.first());
         let replica = status.zip(sample).map(|(status, sample)| {
@@ -206,5 +203,41 @@ impl NodeEntry {
             lb: None,
             replica,
         }
+    }
+}
+
+/// A node's role: what it was configured as, unless the server's own state contradicts that
+/// unambiguously. A switchover turns the configured roles around: a configured primary that
+/// replicates and refuses writes was demoted, and a configured replica that replicates from
+/// nobody and takes writes was promoted. Anything else keeps the configured role, so that a
+/// replica that lost its channel, or a primary in a ring, is reported as what it was meant to
+/// be. Unconfigured (discovered) nodes are replicas when they replicate.
+fn role(configured: Option<Role>, replicates: bool, read_only: Option<bool>) -> Role {
+    match (configured, replicates, read_only) {
+        (None, true, _) | (Some(Role::Primary), true, Some(true)) => Role::Replica,
+        (None, false, _) | (Some(Role::Replica), false, Some(false)) => Role::Primary,
+        (Some(role), _, _) => role,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Role, role};
+
+    #[test]
+    fn roles_follow_a_switchover_and_nothing_less() {
+        let (p, r) = (Some(Role::Primary), Some(Role::Replica));
+        // Demoted and promoted.
+        assert_eq!(role(p, true, Some(true)), Role::Replica);
+        assert_eq!(role(r, false, Some(false)), Role::Primary);
+        // A primary in a ring, a replica that lost its channel, a writable replica, unknown.
+        assert_eq!(role(p, true, Some(false)), Role::Primary);
+        assert_eq!(role(r, false, Some(true)), Role::Replica);
+        assert_eq!(role(r, true, Some(false)), Role::Replica);
+        assert_eq!(role(r, false, None), Role::Replica);
+        assert_eq!(role(p, true, None), Role::Primary);
+        // Discovered.
+        assert_eq!(role(None, true, Some(false)), Role::Replica);
+        assert_eq!(role(None, false, Some(true)), Role::Primary);
     }
 }
