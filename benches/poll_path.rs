@@ -240,6 +240,7 @@ fn store_memory() -> Result<()> {
         nodes.push((replica_name(i), endpoint(port), Role::Replica));
     }
     let settings = StoreSettings {
+        read_pace: None,
         heartbeat_interval: Duration::from_millis(HEARTBEAT_MS),
         poll_interval: Duration::from_millis(POLL_MS),
         discovery: false,

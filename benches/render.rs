@@ -112,6 +112,7 @@ fn snapshot(replicas: u64) -> Snapshot {
         taken_at: chrono::Utc::now(),
         heartbeat: HeartbeatView {
             interval: Duration::from_millis(250),
+            read_every: Some(Duration::from_millis(250)),
             writer: WriterState::Writing,
             node: Some("primary".to_owned()),
             last_seq: Some(14_400),

@@ -265,6 +265,11 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize, opts: &Options) -> Result<Engine
         read_interval: opts
             .read_interval
             .unwrap_or(defaults.heartbeat.read_interval),
+        // As the binary does: the read budget applies unless the read interval is set.
+        read_budget: opts
+            .read_interval
+            .is_none()
+            .then_some(rwtop::poll::READ_BUDGET),
         writer_id: WRITER_ID.to_owned(),
         discovery: false,
         read_only: false,

@@ -69,6 +69,7 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
     assert_eq!(doc["probes"], no_probes, "no test read runs in a snapshot");
     assert_eq!(doc["heartbeat"]["writer"], "writing");
     assert_eq!(doc["heartbeat"]["writer_node"], "primary");
+    assert_eq!(doc["heartbeat"]["read_every_seconds"], 0.25);
     assert_eq!(doc["heartbeat"]["stale"], false);
 
     let primary = node(&doc, "primary");

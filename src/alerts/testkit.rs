@@ -135,6 +135,7 @@ impl Topo {
                 taken_at: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
                 heartbeat: HeartbeatView {
                     interval: Duration::from_millis(250),
+                    read_every: Some(Duration::from_millis(250)),
                     writer: WriterState::Writing,
                     node: Some("db1".to_owned()),
                     last_seq: Some(4_000),

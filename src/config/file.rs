@@ -272,6 +272,7 @@ impl HeartbeatFile {
                 d.read_interval,
                 parse_interval,
             )?,
+            read_interval_set: self.read_interval.is_some(),
             writer_id: src
                 .checked(
                     self.writer_id.as_ref(),

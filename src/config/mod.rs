@@ -57,6 +57,9 @@ pub struct NodeConfig {
 pub struct HeartbeatConfig {
     pub interval: Duration,
     pub read_interval: Duration,
+    /// Whether `read_interval` was set: unset, reads are spread in large topologies
+    /// ([`crate::poll::READ_BUDGET`]).
+    pub read_interval_set: bool,
     /// Never empty in a loaded [`Config`]; empty in [`Settings`] means "derive it".
     pub writer_id: String,
     pub pt_table: String,
@@ -67,6 +70,7 @@ impl Default for HeartbeatConfig {
         Self {
             interval: Duration::from_millis(250),
             read_interval: Duration::from_millis(250),
+            read_interval_set: false,
             writer_id: String::new(),
             pt_table: "percona.heartbeat".to_owned(),
         }

@@ -165,6 +165,7 @@ impl Demo {
             interval: Duration::from_secs(1),
             heartbeat_interval: defaults.interval,
             read_interval: defaults.read_interval,
+            read_budget: Some(crate::poll::READ_BUDGET),
             writer_id: WRITER_ID.to_owned(),
             discovery: true,
             read_only: false,

@@ -103,6 +103,9 @@ fn alert(a: &crate::alerts::Alert) -> JsonAlert {
 #[derive(Debug, Serialize)]
 pub struct JsonHeartbeat {
     pub interval_seconds: f64,
+    /// How often each replica's heartbeat is read now (slower than configured past the read
+    /// budget of a large topology); `null` when not known.
+    pub read_every_seconds: Option<f64>,
     pub writer: String,
     pub writer_detail: Option<String>,
     /// The node written to: the configured primary, or the one that took over after a failover.
@@ -325,6 +328,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         taken_at: s.taken_at.to_rfc3339(),
         heartbeat: JsonHeartbeat {
             interval_seconds: s.heartbeat.interval.as_secs_f64(),
+            read_every_seconds: s.heartbeat.read_every.map(|d| d.as_secs_f64()),
             writer: writer.to_owned(),
             writer_detail,
             writer_node: s.heartbeat.node.clone(),

@@ -4,6 +4,7 @@
 mod events;
 pub mod heartbeat;
 pub mod node_poller;
+mod pace;
 pub mod pt_heartbeat;
 
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use tokio::task::JoinSet;
 pub use events::{ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, WriterState};
 use heartbeat::WriterSpec;
 use node_poller::{HeartbeatSource, PollerSpec};
+pub use pace::{READ_BUDGET, ReadPace};
 
 use crate::mysql::{Endpoint, Timeouts};
 use crate::store::{self, Discovered, Role, Snapshot, Store, StoreSettings};
@@ -36,6 +38,9 @@ pub struct EngineSpec {
     pub interval: Duration,
     pub heartbeat_interval: Duration,
     pub read_interval: Duration,
+    /// Heartbeat reads a second for all nodes together, read less often beyond it; `None` reads
+    /// every node every `read_interval` (set explicitly).
+    pub read_budget: Option<u32>,
     pub writer_id: String,
     pub discovery: bool,
     /// Write nothing (no heartbeat writer); lag comes from `pt_table`.
@@ -69,7 +74,9 @@ impl Engine {
             .nodes
             .iter()
             .find(|(_, _, role)| *role == Role::Primary);
+        let pace = Arc::new(ReadPace::new(spec.read_interval, spec.read_budget));
         let settings = StoreSettings {
+            read_pace: Some(Arc::clone(&pace)),
             heartbeat_interval: spec.heartbeat_interval,
             poll_interval: spec.interval,
             discovery: spec.discovery,
@@ -101,8 +108,9 @@ impl Engine {
         > = Arc::default();
         // A poller's spec, with its nudge registered under its name.
         let register = {
-            let nudges = Arc::clone(&nudges);
+            let (nudges, pace) = (Arc::clone(&nudges), Arc::clone(&pace));
             move |name: &str| {
+                pace.add_node();
                 let nudge = Arc::new(tokio::sync::Notify::new());
                 if let Ok(mut map) = nudges.lock() {
                     map.insert(name.to_owned(), Arc::clone(&nudge));
@@ -110,13 +118,14 @@ impl Engine {
                 nudge
             }
         };
-        let poller = |name: &str, endpoint: &Endpoint| PollerSpec {
-            nudge: register(name),
+        let poller = |name: &str, endpoint: &Endpoint, nudge| PollerSpec {
+            nudge,
             name: name.to_owned(),
             endpoint: endpoint.clone(),
             timeouts: spec.timeouts,
             interval: spec.interval,
             read_interval: spec.read_interval,
+            pace: Arc::clone(&pace),
             discovery: spec.discovery,
             heartbeat: if spec.read_only {
                 HeartbeatSource::Pt {
@@ -130,7 +139,7 @@ impl Engine {
         };
         for (name, endpoint, _) in &spec.nodes {
             tasks.spawn(node_poller::run(
-                poller(name, endpoint),
+                poller(name, endpoint, register(name)),
                 events_tx.clone(),
                 stop_rx.clone(),
             ));
@@ -152,7 +161,8 @@ impl Engine {
         });
 
         // Discovered nodes get pollers like configured ones.
-        let template = poller("", &Endpoint::default());
+        // Not registered: each discovered node registers under its own name.
+        let template = poller("", &Endpoint::default(), Arc::default());
         tasks.spawn(spawn_discovered(
             found_rx, template, register, events_tx, stop_rx,
         ));
@@ -328,6 +338,7 @@ impl EngineSpec {
             interval: config.interval,
             heartbeat_interval: config.heartbeat.interval,
             read_interval: config.heartbeat.read_interval,
+            read_budget: (!config.heartbeat.read_interval_set).then_some(READ_BUDGET),
             writer_id: config.heartbeat.writer_id.clone(),
             discovery: config.discovery,
             read_only: config.read_only,

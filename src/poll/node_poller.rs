@@ -61,7 +61,9 @@ pub struct PollerSpec {
     pub endpoint: Endpoint,
     pub timeouts: Timeouts,
     pub interval: Duration,
+    /// The heartbeat read tick; [`Self::pace`] may space reads further apart.
     pub read_interval: Duration,
+    pub pace: std::sync::Arc<super::ReadPace>,
     pub discovery: bool,
     pub heartbeat: HeartbeatSource,
     /// Notified to poll now instead of at the next interval (the operator's force-probe).
@@ -155,12 +157,14 @@ async fn poll_connected(
         return None;
     }
     let mut statuses: u32 = 0;
-    let mut ticker = tokio::time::interval(spec.read_interval.min(spec.interval));
-    // A late tick does not shift the ones after it: polls keep to their schedule.
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // One tick per heartbeat read or status poll, whichever comes more often; the read pace
+    // slows as nodes are added, and the ticker with it (no wake-up without a query).
+    let period = || spec.pace.every().min(spec.interval);
+    let mut ticker = ticker(tokio::time::Instant::now(), period());
     // When the last status poll was due: a tick's scheduled instant, so that one late tick on
     // a busy machine does not push the next poll a whole tick later.
     let mut last_status: Option<tokio::time::Instant> = None;
+    let mut last_read: Option<tokio::time::Instant> = None;
     let mut polls: u64 = 0;
     let mut is_replica = false;
     // While a DDL runs, its progress is read every poll.
@@ -178,10 +182,10 @@ async fn poll_connected(
                 return None;
             }
         };
-        let status_due = nudged
-            || last_status.is_none_or(|t| {
-                due_at.saturating_duration_since(t) + Duration::from_millis(5) >= spec.interval
-            });
+        if period() != ticker.period() {
+            ticker = self::ticker(due_at + period(), period());
+        }
+        let status_due = nudged || due(last_status, due_at, spec.interval);
         if status_due {
             last_status = Some(due_at);
             let mut parts = PollParts::for_poll(polls, spec.discovery);
@@ -216,18 +220,24 @@ async fn poll_connected(
             if parts.clock {
                 match pt_heartbeat::clock_offset(&mut conn).await {
                     Ok(Some((offset_ms, rtt))) => {
-                        let clock = PollEvent::Clock {
-                            node: name.clone(),
+                        let node = name.clone();
+                        let _ = send(PollEvent::Clock {
+                            node,
                             offset_ms,
                             rtt,
-                        };
-                        let _ = send(clock).await;
+                        })
+                        .await;
                     }
                     Ok(None) => {}
                     Err(err) => return Some(err),
                 }
             }
         }
+        // Spread past the read budget: this tick may be one to skip.
+        if !(nudged || due(last_read, due_at, spec.pace.every())) {
+            continue;
+        }
+        last_read = Some(due_at);
         let event = match heartbeat(spec, &mut conn, is_replica).await {
             Ok(Some(event)) => event,
             Ok(None) => continue,
@@ -237,6 +247,20 @@ async fn poll_connected(
             return None;
         }
     }
+}
+
+/// Whether something last done at `last` (a tick's scheduled instant) is due again at `now`;
+/// 5 ms of slack absorbs timer rounding.
+fn due(last: Option<tokio::time::Instant>, now: tokio::time::Instant, every: Duration) -> bool {
+    last.is_none_or(|t| now.saturating_duration_since(t) + Duration::from_millis(5) >= every)
+}
+
+/// Ticks every `period` from `start`; a late tick does not shift the ones after it, so polls
+/// keep to their schedule.
+fn ticker(start: tokio::time::Instant, period: Duration) -> tokio::time::Interval {
+    let mut ticker = tokio::time::interval_at(start, period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    ticker
 }
 
 /// This tick's heartbeat reading: rwtop's own row on a replica, pt-heartbeat's on every node in

@@ -267,6 +267,7 @@ fn empty() -> Snapshot {
         taken_at: chrono::DateTime::default(),
         heartbeat: crate::store::HeartbeatView {
             interval: Duration::ZERO,
+            read_every: None,
             writer: crate::poll::WriterState::Starting,
             node: None,
             last_seq: None,

@@ -31,6 +31,9 @@ pub struct Discovered {
 
 #[derive(Debug, Clone)]
 pub struct StoreSettings {
+    /// How often heartbeats are read now (shown beside the write interval); `None` outside an
+    /// engine.
+    pub read_pace: Option<std::sync::Arc<crate::poll::ReadPace>>,
     pub heartbeat_interval: Duration,
     pub poll_interval: Duration,
     pub discovery: bool,
@@ -333,6 +336,7 @@ impl Store {
             taken_at: chrono::Utc::now(),
             heartbeat: HeartbeatView {
                 interval: self.settings.heartbeat_interval,
+                read_every: self.settings.read_pace.as_ref().map(|p| p.every()),
                 writer: self.writer.clone(),
                 node: self
                     .primary

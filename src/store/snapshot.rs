@@ -40,6 +40,10 @@ pub struct Snapshot {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HeartbeatView {
     pub interval: Duration,
+    /// How often each replica's heartbeat is read now: `read_interval`, or slower past the read
+    /// budget of a large topology. `None` outside an engine.
+    #[serde(default)]
+    pub read_every: Option<Duration>,
     pub writer: WriterState,
     /// The node the writer writes to: the configured primary, or the one that took over from it
     /// after a failover. `None` when rwtop writes nothing.

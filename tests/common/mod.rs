@@ -176,6 +176,7 @@ pub fn engine_spec(
         interval: Duration::from_secs(1),
         heartbeat_interval: Duration::from_millis(250),
         read_interval: Duration::from_millis(250),
+        read_budget: None,
         writer_id: "rwtop-test".to_owned(),
         discovery: false,
         read_only: false,

@@ -93,7 +93,15 @@ fn summary(ctx: &Ctx<'_>, detail: u8) -> Line<'static> {
         Span::styled(" │ replicas ", theme.muted),
         Span::styled(format!("{up}/{total} up"), up_style),
         Span::styled(
-            format!(" │ heartbeat {} ", interval_text(hb.interval)),
+            match hb.read_every.filter(|every| *every > hb.interval) {
+                // Reads spread in a large topology: say how often each replica is read.
+                Some(every) => format!(
+                    " │ heartbeat {} (read {}) ",
+                    interval_text(hb.interval),
+                    interval_text(every)
+                ),
+                None => format!(" │ heartbeat {} ", interval_text(hb.interval)),
+            },
             theme.muted,
         ),
         match &hb.writer {
@@ -361,6 +369,20 @@ pub(crate) mod tests {
         );
         assert_eq!(style_of(&buf, "STALE"), Theme::builtin().critical);
         assert_eq!(style_of(&buf, "3/4 up"), Theme::builtin().warning);
+    }
+
+    #[test]
+    fn spread_reads_and_a_moved_writer_are_shown() {
+        let mut snap = Topo::new().snapshot;
+        let [line, ..] = text(&snap, 200);
+        assert!(line.contains("heartbeat 250ms writing"), "{line}");
+        snap.heartbeat.read_every = Some(secs(1.0));
+        snap.heartbeat.node = Some("r1".to_owned());
+        let [line, ..] = text(&snap, 200);
+        assert!(
+            line.contains("heartbeat 250ms (read 1.00s) writing on r1"),
+            "{line}"
+        );
     }
 
     #[test]
