@@ -124,7 +124,6 @@ impl Engine {
             endpoint: endpoint.clone(),
             timeouts: spec.timeouts,
             interval: spec.interval,
-            read_interval: spec.read_interval,
             pace: Arc::clone(&pace),
             discovery: spec.discovery,
             heartbeat: if spec.read_only {

@@ -61,8 +61,7 @@ pub struct PollerSpec {
     pub endpoint: Endpoint,
     pub timeouts: Timeouts,
     pub interval: Duration,
-    /// The heartbeat read tick; [`Self::pace`] may space reads further apart.
-    pub read_interval: Duration,
+    /// How often the heartbeat is read: `read_interval`, spread in a large topology.
     pub pace: std::sync::Arc<super::ReadPace>,
     pub discovery: bool,
     pub heartbeat: HeartbeatSource,
