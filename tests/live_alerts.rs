@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec};
 use rwtop::alerts::{Alert, AlertKind};
 use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::poll::{Engine, EngineSpec};
@@ -42,17 +42,9 @@ fn evidence<'a>(a: &'a Alert, name: &str) -> &'a str {
 async fn until<T>(
     engine: &Engine,
     what: &str,
-    mut check: impl FnMut(&Snapshot) -> Option<T>,
+    check: impl FnMut(&Snapshot) -> Option<T>,
 ) -> (T, Duration) {
-    let start = Instant::now();
-    let mut rx = engine.snapshots();
-    let found = eventually(what, DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
-        check(&s)
-    })
-    .await;
-    (found, start.elapsed())
+    common::until_snapshot(engine, what, DEADLINE, check).await
 }
 
 async fn healthy(engine: &Engine, replicas: &[&str]) {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use rwtop::alerts::{Alert, AlertKind};
@@ -101,17 +101,9 @@ fn quiet(s: &Snapshot) -> bool {
 async fn until<T>(
     engine: &Engine,
     what: &str,
-    mut check: impl FnMut(&Snapshot) -> Option<T>,
+    check: impl FnMut(&Snapshot) -> Option<T>,
 ) -> (T, Duration) {
-    let start = Instant::now();
-    let mut rx = engine.snapshots();
-    let found = eventually(what, DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
-        check(&s)
-    })
-    .await;
-    (found, start.elapsed())
+    common::until_snapshot(engine, what, DEADLINE, check).await
 }
 
 /// Every replica caught up (exact lag 0) and no alert active.
@@ -227,6 +219,24 @@ fn assert_no_stale_lag(s: &Snapshot, node: &str) {
     }
 }
 
+/// r1 answers again: exact lag within [`RECOVER_WITHIN`], then caught up with `node_down`
+/// cleared, the control nodes watched all along.
+async fn r1_recovers(engine: &Engine, control: &mut Control, how: &str) {
+    let ((), took) = until(engine, "r1 up with an exact lag", |s| {
+        control.observe(s);
+        assert_no_stale_lag(s, "r1");
+        (s.node("r1")?.conn == ConnState::Up && exact(s, "r1").is_some()).then_some(())
+    })
+    .await;
+    eprintln!("r1 {how}: exact lag again after {took:?}");
+    assert!(took <= RECOVER_WITHIN, "recovered after {took:?}");
+    until(engine, "r1 caught up and node_down cleared", |s| {
+        control.observe(s);
+        (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_fault_killed_replica_is_down_without_lag_and_recovers() {
     let mut t = TestSandbox::start(2, false);
@@ -257,19 +267,7 @@ async fn live_fault_killed_replica_is_down_without_lag_and_recovers() {
     assert!(a.cause.starts_with("rwtop cannot poll r1: "), "{}", a.cause);
 
     restart(&mut t);
-    let ((), took) = until(&engine, "r1 up with an exact lag", |s| {
-        control.observe(s);
-        assert_no_stale_lag(s, "r1");
-        (s.node("r1")?.conn == ConnState::Up && exact(s, "r1").is_some()).then_some(())
-    })
-    .await;
-    eprintln!("r1 restarted: exact lag again after {took:?}");
-    assert!(took <= RECOVER_WITHIN, "recovered after {took:?}");
-    until(&engine, "r1 caught up and node_down cleared", |s| {
-        control.observe(s);
-        (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
-    })
-    .await;
+    r1_recovers(&engine, &mut control, "restarted").await;
     control.check();
     engine.shutdown().await;
 }
@@ -301,19 +299,7 @@ async fn live_fault_frozen_replica_times_out_per_node_and_recovers() {
     assert!(why.contains("within 1s"), "the timeout is named: {why}");
 
     drop(frozen);
-    let ((), took) = until(&engine, "r1 up with an exact lag", |s| {
-        control.observe(s);
-        assert_no_stale_lag(s, "r1");
-        (s.node("r1")?.conn == ConnState::Up && exact(s, "r1").is_some()).then_some(())
-    })
-    .await;
-    eprintln!("r1 thawed: exact lag again after {took:?}");
-    assert!(took <= RECOVER_WITHIN, "recovered after {took:?}");
-    until(&engine, "r1 caught up and node_down cleared", |s| {
-        control.observe(s);
-        (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
-    })
-    .await;
+    r1_recovers(&engine, &mut control, "thawed").await;
     control.check();
     engine.shutdown().await;
 }

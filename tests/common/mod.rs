@@ -205,6 +205,25 @@ pub async fn eventually<T>(
     }
 }
 
+/// Waits, up to `deadline`, for an engine snapshot that `check` accepts; returns what `check`
+/// found and how long it took.
+pub async fn until_snapshot<T>(
+    engine: &rwtop::poll::Engine,
+    what: &str,
+    deadline: Duration,
+    mut check: impl FnMut(&rwtop::store::Snapshot) -> Option<T>,
+) -> (T, Duration) {
+    let start = Instant::now();
+    let mut rx = engine.snapshots();
+    let found = eventually(what, deadline, async || {
+        let _ = rx.changed().await;
+        let s = rx.borrow().clone();
+        check(&s)
+    })
+    .await;
+    (found, start.elapsed())
+}
+
 /// Steady writes on the primary (every 50 ms, as the monitor user in rwtop's schema) until
 /// dropped: replicas have something to apply, as in production. A lost connection (the primary
 /// killed and restarted) is reopened; a refused write (`read_only`) is skipped.
