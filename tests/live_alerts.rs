@@ -5,12 +5,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, engine_spec};
-use rwtop::alerts::{Alert, AlertKind};
+use common::{Load, TestSandbox, alert, evidence, primary_and};
+use rwtop::alerts::AlertKind;
 use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::poll::{Engine, EngineSpec};
+use rwtop::store::Snapshot;
 use rwtop::store::lag::Lag;
-use rwtop::store::{Role, Snapshot};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 /// Three poll intervals, plus the store's publication period and a scheduling margin for a busy
@@ -18,24 +18,7 @@ const DEADLINE: Duration = Duration::from_secs(60);
 const RAISE_WITHIN: Duration = Duration::from_secs(4);
 
 fn spec(t: &TestSandbox, replicas: &[&str]) -> EngineSpec {
-    let mut nodes = vec![("primary", Role::Primary)];
-    nodes.extend(replicas.iter().map(|r| (*r, Role::Replica)));
-    engine_spec(t, &nodes)
-}
-
-fn alert(s: &Snapshot, kind: AlertKind, node: Option<&str>) -> Option<Alert> {
-    s.alerts
-        .active
-        .iter()
-        .find(|a| a.kind == kind && a.node.as_deref() == node)
-        .cloned()
-}
-
-fn evidence<'a>(a: &'a Alert, name: &str) -> &'a str {
-    a.evidence.iter().find(|(k, _)| k == name).map_or_else(
-        || panic!("no evidence {name:?} in {a:?}"),
-        |(_, v)| v.as_str(),
-    )
+    primary_and(t, replicas)
 }
 
 /// Waits for a snapshot satisfying `check`, returning it and how long it took.

@@ -16,10 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, engine_spec};
+use common::{Load, TestSandbox, alert, evidence, primary_and};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use rwtop::alerts::{Alert, AlertKind};
+use rwtop::alerts::AlertKind;
 use rwtop::mysql::{Endpoint, Family, IoRunning, Secret, Timeouts, grants::monitor_grants};
 use rwtop::poll::{ConnState, Engine, EngineSpec, WriterState};
 use rwtop::store::lag::Lag;
@@ -43,27 +43,10 @@ const RECOVER_WITHIN: Duration = Duration::from_secs(10);
 const MAX_CONTROL_AGE: Duration = Duration::from_secs(2);
 
 fn spec(t: &TestSandbox, replicas: &[&str]) -> EngineSpec {
-    let mut nodes = vec![("primary", Role::Primary)];
-    nodes.extend(replicas.iter().map(|r| (*r, Role::Replica)));
     EngineSpec {
         timeouts: SHORT,
-        ..engine_spec(t, &nodes)
+        ..primary_and(t, replicas)
     }
-}
-
-fn alert(s: &Snapshot, kind: AlertKind, node: Option<&str>) -> Option<Alert> {
-    s.alerts
-        .active
-        .iter()
-        .find(|a| a.kind == kind && a.node.as_deref() == node)
-        .cloned()
-}
-
-fn evidence<'a>(a: &'a Alert, name: &str) -> &'a str {
-    a.evidence.iter().find(|(k, _)| k == name).map_or_else(
-        || panic!("no evidence {name:?} in {a:?}"),
-        |(_, v)| v.as_str(),
-    )
 }
 
 fn lag(s: &Snapshot, node: &str) -> Option<Lag> {

@@ -205,6 +205,34 @@ pub async fn eventually<T>(
     }
 }
 
+/// The engine spec of the sandbox's primary and the named replicas.
+pub fn primary_and(t: &TestSandbox, replicas: &[&str]) -> rwtop::poll::EngineSpec {
+    let mut nodes = vec![("primary", rwtop::store::Role::Primary)];
+    nodes.extend(replicas.iter().map(|r| (*r, rwtop::store::Role::Replica)));
+    engine_spec(t, &nodes)
+}
+
+/// The active alert of `kind` on `node` (`None`: topology-wide).
+pub fn alert(
+    s: &rwtop::store::Snapshot,
+    kind: rwtop::alerts::AlertKind,
+    node: Option<&str>,
+) -> Option<rwtop::alerts::Alert> {
+    s.alerts
+        .active
+        .iter()
+        .find(|a| a.kind == kind && a.node.as_deref() == node)
+        .cloned()
+}
+
+/// One piece of an alert's evidence, by name; panics naming it when absent.
+pub fn evidence<'a>(a: &'a rwtop::alerts::Alert, name: &str) -> &'a str {
+    a.evidence.iter().find(|(k, _)| k == name).map_or_else(
+        || panic!("no evidence {name:?} in {a:?}"),
+        |(_, v)| v.as_str(),
+    )
+}
+
 /// Waits, up to `deadline`, for an engine snapshot that `check` accepts; returns what `check`
 /// found and how long it took.
 pub async fn until_snapshot<T>(
