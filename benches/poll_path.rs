@@ -246,7 +246,6 @@ fn store_memory() -> Result<()> {
         discovery: false,
         template: None,
         pt_table: None,
-        alerts: rwtop::alerts::AlertSettings::default(),
         drain_backend: None,
         drain_detail: None,
     };

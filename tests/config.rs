@@ -176,7 +176,7 @@ fn cli_overrides_the_file_which_overrides_the_defaults() {
     assert_eq!(config.heartbeat.interval, Duration::from_millis(250));
     // read_interval unset: heartbeat reads are spread past the read budget.
     assert!(!config.heartbeat.read_interval_set);
-    let spec = rwtop::poll::EngineSpec::from_config(&config);
+    let spec = rwtop::engine::EngineSpec::from_config(&config);
     assert_eq!(spec.read_budget, Some(rwtop::poll::READ_BUDGET));
 
     cli.interval = Some("500ms".to_owned());
@@ -208,7 +208,7 @@ fn cli_overrides_the_file_which_overrides_the_defaults() {
     assert_eq!(config.heartbeat.read_interval, Duration::from_millis(1500));
     // Set: held at any size.
     assert!(config.heartbeat.read_interval_set);
-    let spec = rwtop::poll::EngineSpec::from_config(&config);
+    let spec = rwtop::engine::EngineSpec::from_config(&config);
     assert_eq!(spec.read_budget, None);
     assert_eq!(config.thresholds.gtid_backlog, 7);
 }

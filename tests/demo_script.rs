@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use common::eventually;
 use rwtop::alerts::AlertKind;
 use rwtop::demo::{Demo, DemoError, Timeline};
+use rwtop::engine::Engine;
 use rwtop::gtid::GtidList;
 use rwtop::mysql::RawRow;
-use rwtop::poll::Engine;
 use rwtop::sandbox::SandboxError;
 use tokio::sync::{mpsc, watch};
 

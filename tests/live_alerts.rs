@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use common::{Load, TestSandbox, alert, evidence, primary_and};
 use rwtop::alerts::AlertKind;
+use rwtop::engine::{Engine, EngineSpec};
 use rwtop::mysql::{NodeConn, Timeouts};
-use rwtop::poll::{Engine, EngineSpec};
 use rwtop::store::Snapshot;
 use rwtop::store::lag::Lag;
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::{TestSandbox, engine_spec, eventually};
 use rwtop::drain::task::{DrainSpec, act};
 use rwtop::drain::{Action, AuditLog, Backend, ExecConfig, HaproxyConfig, ServerState, Target};
-use rwtop::poll::Engine;
+use rwtop::engine::Engine;
 use rwtop::store::Role;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -234,13 +234,12 @@ async fn a_drained_replica_is_shown_and_skipped_by_lag_threshold_routing() {
     assert_eq!(s.drain.backend.as_deref(), Some("haproxy"));
     assert!(s.drain.log[0].ok);
 
-    let mut prober =
-        rwtop::probe::Prober::new(rwtop::probe::ProbeSpec::from_engine(&spec).unwrap());
+    let mut prober = rwtop::probe::Prober::new(spec.probe_spec().unwrap());
     let r = prober
         .run(
             rwtop::probe::Strategy::LagThreshold(Duration::from_secs(5)),
             "r1",
-            &s,
+            s.as_ref(),
         )
         .await;
     assert_eq!(r.served_by.as_deref(), Some("r2"), "{r:?}");

@@ -20,8 +20,9 @@ use common::{Load, TestSandbox, alert, evidence, primary_and};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use rwtop::alerts::AlertKind;
+use rwtop::engine::{Engine, EngineSpec};
 use rwtop::mysql::{Endpoint, Family, IoRunning, Secret, Timeouts, grants::monitor_grants};
-use rwtop::poll::{ConnState, Engine, EngineSpec, WriterState};
+use rwtop::poll::{ConnState, WriterState};
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
 

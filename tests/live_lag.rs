@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Load, TestSandbox, engine_spec, eventually};
-use rwtop::poll::{Engine, EngineSpec};
+use rwtop::engine::{Engine, EngineSpec};
 use rwtop::store::lag::Lag;
 use rwtop::store::windows::Window;
 use rwtop::store::{Role, Snapshot};

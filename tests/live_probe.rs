@@ -7,8 +7,8 @@ mod common;
 use std::time::Duration;
 
 use common::{Load, TestSandbox, engine_spec, eventually};
-use rwtop::poll::Engine;
-use rwtop::probe::{Outcome, ProbeResult, ProbeSpec, Prober, Strategy};
+use rwtop::engine::Engine;
+use rwtop::probe::{Outcome, ProbeResult, Prober, Strategy};
 use rwtop::store::{Role, Snapshot};
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -36,7 +36,7 @@ impl Rig {
             ],
         );
         let engine = Engine::start(&spec);
-        let prober = Prober::new(ProbeSpec::from_engine(&spec).expect("a primary"));
+        let prober = Prober::new(spec.probe_spec().expect("a primary"));
         let rig = Self { t, engine, prober };
         rig.until("r1 and r2 with a measured lag", |s| {
             ["r1", "r2"].iter().all(|n| exact_lag(s, n).is_some())
@@ -61,7 +61,7 @@ impl Rig {
     async fn probe(&mut self, strategy: &str, target: &str) -> ProbeResult {
         let strategy: Strategy = strategy.parse().expect("a strategy");
         let view = self.engine.latest();
-        let r = self.prober.run(strategy, target, &view).await;
+        let r = self.prober.run(strategy, target, view.as_ref()).await;
         eprintln!(
             "{strategy} on {target}: {:?} via {:?}, waited {:?}, {} queries, cause {:?}, note {:?}",
             r.outcome, r.served_by, r.waited, r.queries, r.cause, r.note
@@ -274,15 +274,17 @@ async fn replication_stopped_during_a_pos_wait_is_reported_as_such() {
     // With the IO thread stopped, the write never arrives and the wait is still running...
     rig.t.admin("r1", "STOP SLAVE IO_THREAD");
     let view = rig.engine.latest();
-    let spec = ProbeSpec::from_engine(&engine_spec(
-        &rig.t,
-        &[("primary", Role::Primary), ("r1", Role::Replica)],
-    ))
-    .unwrap();
+    let spec = engine_spec(&rig.t, &[("primary", Role::Primary), ("r1", Role::Replica)])
+        .probe_spec()
+        .unwrap();
     let waiting = tokio::spawn(async move {
         let mut prober = Prober::new(spec);
         let r = prober
-            .run(Strategy::PosWait(Duration::from_secs(20)), "r1", &view)
+            .run(
+                Strategy::PosWait(Duration::from_secs(20)),
+                "r1",
+                view.as_ref(),
+            )
             .await;
         prober.close().await;
         r
@@ -325,7 +327,7 @@ async fn semisync_positions_are_tried_and_explained_when_semisync_is_on() {
         ],
     );
     let engine = Engine::start(&spec);
-    let mut prober = Prober::new(ProbeSpec::from_engine(&spec).unwrap());
+    let mut prober = Prober::new(spec.probe_spec().unwrap());
     let t = &t;
     eventually(
         "semi-sync active with both replicas",
@@ -343,7 +345,7 @@ async fn semisync_positions_are_tried_and_explained_when_semisync_is_on() {
         .run(
             Strategy::SemisyncPos(Duration::from_secs(2)),
             "r1",
-            &engine.latest(),
+            engine.latest().as_ref(),
         )
         .await;
     eprintln!("{r:?}");

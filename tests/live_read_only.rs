@@ -7,7 +7,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{TestSandbox, engine_spec, eventually};
-use rwtop::poll::{Engine, EngineSpec, WriterState};
+use rwtop::engine::{Engine, EngineSpec};
+use rwtop::poll::WriterState;
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
 

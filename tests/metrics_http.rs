@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use common::{Load, TestSandbox, engine_spec, eventually};
 use rwtop::alerts::AlertKind;
+use rwtop::engine::Engine;
 use rwtop::export::http::{MetricsListener, MetricsServer};
 use rwtop::mysql::IoRunning;
-use rwtop::poll::Engine;
 use rwtop::store::histogram::LagHistogram;
 use rwtop::store::lag::Lag;
 use rwtop::store::{NodeView, ReplicaView, Role, Snapshot};

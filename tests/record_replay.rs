@@ -18,7 +18,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use rwtop::alerts::AlertKind;
-use rwtop::poll::Engine;
+use rwtop::engine::Engine;
 use rwtop::record::{FORMAT_VERSION, Player, Recorder, Recording, Speed, Summary};
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};

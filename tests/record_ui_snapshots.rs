@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use common::{Load, TestSandbox, engine_spec, eventually};
 use rwtop::alerts::AlertKind;
+use rwtop::engine::Engine;
 use rwtop::mysql::{NodeConn, Timeouts};
-use rwtop::poll::Engine;
 use rwtop::store::lag::Lag;
 use rwtop::store::{ReplicaView, Role, Snapshot};
 use serde_json::Value;

@@ -124,9 +124,10 @@ fn keyword(ddl: &DdlStatement) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::testkit::{Topo, ddl, find, secs};
+    use crate::alerts::testkit::Judge;
     use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
     use crate::store::lag::Lag;
+    use crate::store::testkit::{Topo, ddl, find, secs};
 
     const KIND: AlertKind = AlertKind::DdlInFlight;
 

@@ -169,7 +169,8 @@ fn mysql_errant(
 mod tests {
     use super::*;
     use crate::alerts::AlertKind;
-    use crate::alerts::testkit::{Topo, mariadb_gtid, mysql_gtid};
+    use crate::alerts::testkit::Judge;
+    use crate::store::testkit::{Topo, mariadb_gtid, mysql_gtid};
 
     const KIND: AlertKind = AlertKind::ErrantTransactions;
     const SRC: &str = "3e11fa47-71ca-11e1-9e33-c80aa9429562";

@@ -184,9 +184,9 @@ fn from_trend(uptime: Duration, replica: &ReplicaView) -> Eta {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::testkit::{Topo, ddl, secs};
     use crate::store::lag::Lag;
     use crate::store::series::Point;
+    use crate::store::testkit::{Topo, ddl, secs};
 
     #[test]
     fn primary_duration_minus_replica_elapsed() {

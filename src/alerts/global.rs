@@ -84,9 +84,10 @@ pub fn all_replicas_lagging(ctx: &Ctx<'_>) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::testkit::{Topo, find, secs};
+    use crate::alerts::testkit::Judge;
     use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
     use crate::store::lag::Lag;
+    use crate::store::testkit::{Topo, find, secs};
 
     #[test]
     fn stale_heartbeat_is_global_and_names_the_writer_failure() {

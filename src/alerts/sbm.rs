@@ -132,8 +132,9 @@ pub fn overstates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
 mod tests {
     use super::*;
     use crate::alerts::AlertKind;
-    use crate::alerts::testkit::{Topo, secs};
+    use crate::alerts::testkit::Judge;
     use crate::mysql::ThreadError;
+    use crate::store::testkit::{Topo, secs};
 
     const KIND: AlertKind = AlertKind::SbmUnderstatesLag;
 

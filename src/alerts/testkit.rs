@@ -1,205 +1,18 @@
-//! Synthetic topologies for the rule tests: a healthy primary `db1` with replicas `r1` and `r2`
-//! (MariaDB GTIDs, or MySQL with [`Topo::mysql`]); each test varies one field and steps samples.
+//! Alert assertions over the store's synthetic topologies ([`crate::store::testkit::Topo`]).
 
-use std::sync::Arc;
-use std::time::Duration;
+use super::{Alert, AlertEngine, AlertKind, AlertSettings};
+use crate::store::testkit::{Topo, find};
 
-use super::{Alert, AlertEngine, AlertKind, AlertSettings, AlertsView};
-use crate::gtid::{GtidList, GtidSet};
-use crate::mysql::{BinlogPos, DdlStatement, GtidState, IoRunning};
-use crate::poll::{ConnState, WriterState};
-use crate::store::backlog::{BytesBehind, GtidBacklog};
-use crate::store::lag::Lag;
-use crate::store::windows::{Window, WindowStats};
-use crate::store::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot};
-
-const PRIMARY_UUID: &str = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
-const BASE_UPTIME_S: u64 = 100;
-const BASE_SEQ: u64 = 10;
-
-pub fn secs(s: f64) -> Duration {
-    Duration::from_secs_f64(s)
+/// Judges a synthetic topology with a fresh alert engine.
+pub trait Judge {
+    fn raise(&self, kind: AlertKind, node: Option<&str>) -> Alert;
+    fn assert_quiet(&self, kind: AlertKind);
 }
 
-pub fn mariadb_gtid(binlog_pos: &str) -> GtidState {
-    let list = GtidList::parse(binlog_pos).unwrap_or_else(|e| panic!("{e}"));
-    GtidState::Mariadb {
-        binlog_pos: list.clone(),
-        slave_pos: list.clone(),
-        current_pos: list,
-    }
-}
-
-pub fn mysql_gtid(executed: &str) -> GtidState {
-    GtidState::Mysql {
-        executed: GtidSet::parse(executed).unwrap_or_else(|e| panic!("{e}")),
-    }
-}
-
-pub fn ddl(statement: &str, elapsed_s: u64, applier: bool) -> DdlStatement {
-    DdlStatement {
-        id: 7,
-        statement: statement.to_owned(),
-        elapsed_s,
-        progress: None,
-        applier,
-    }
-}
-
-pub fn find<'a>(view: &'a AlertsView, kind: AlertKind, node: Option<&str>) -> Option<&'a Alert> {
-    view.active
-        .iter()
-        .find(|a| a.kind == kind && a.node.as_deref() == node)
-}
-
-fn node(name: &str, role: Role, server_id: u32) -> NodeView {
-    NodeView {
-        name: name.to_owned(),
-        address: format!("127.0.0.1:{}", 13_305 + server_id),
-        role,
-        source: None,
-        configured: true,
-        conn: ConnState::Up,
-        flavor: Some("MariaDB 10.11".to_owned()),
-        version: Some("10.11.19-MariaDB".to_owned()),
-        server_id: Some(server_id),
-        read_only: Some(role == Role::Replica),
-        sample_age: Some(Duration::from_millis(100)),
-        clock_offset_ms: Some(0),
-        processes: None,
-        ddl: Vec::new(),
-        sample_seq: BASE_SEQ,
-        server_uuid: None,
-        gtid: Some(mariadb_gtid("0-1-100")),
-        lb: None,
-        replica: None,
-    }
-}
-
-fn healthy_replica() -> ReplicaView {
-    let ms = Duration::from_millis;
-    let pos = BinlogPos {
-        file: "mysql-bin.000003".to_owned(),
-        pos: 4_096,
-    };
-    ReplicaView {
-        channel: String::new(),
-        io_running: IoRunning::Yes,
-        sql_running: true,
-        io_state: "Waiting for master to send event".to_owned(),
-        sql_state: "Slave has read all relay log; waiting for more updates".to_owned(),
-        seconds_behind_source: Some(0),
-        heartbeat_lag: Lag::Exact { lag: ms(120) },
-        windows: vec![
-            (
-                Window::OneMinute,
-                Some(WindowStats {
-                    p50: ms(80),
-                    p99: ms(240),
-                    max: ms(260),
-                    samples: 240,
-                }),
-            ),
-            (Window::FiveMinutes, None),
-            (Window::FifteenMinutes, None),
-        ],
-        gtid_backlog: GtidBacklog {
-            not_received: Some(0),
-            not_applied: Some(0),
-        },
-        bytes_behind: BytesBehind {
-            io: Some(0),
-            sql: Some(0),
-        },
-        received: pos.clone(),
-        applied: pos,
-        sql_delay: None,
-        sql_remaining_delay: None,
-        last_io_error: None,
-        last_sql_error: None,
-        series: Arc::from(Vec::new()),
-        lag_histogram: crate::store::histogram::LagHistogram::default(),
-    }
-}
-
-/// A topology under test; `snapshot` holds the state of every sample [`Topo::at`] makes.
-pub struct Topo {
-    pub snapshot: Snapshot,
-}
-
-impl Topo {
-    pub fn new() -> Self {
-        let mut topo = Self {
-            snapshot: Snapshot {
-                uptime: Duration::from_secs(BASE_UPTIME_S),
-                taken_at: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
-                heartbeat: HeartbeatView {
-                    interval: Duration::from_millis(250),
-                    read_every: Some(Duration::from_millis(250)),
-                    writer: WriterState::Writing,
-                    node: Some("db1".to_owned()),
-                    last_seq: Some(4_000),
-                    last_ack_age: Some(Duration::from_millis(100)),
-                    stale: false,
-                },
-                nodes: vec![node("db1", Role::Primary, 1)],
-                alerts: crate::alerts::AlertsView::default(),
-                probes: crate::probe::ProbesView::default(),
-                drain: crate::drain::DrainView::default(),
-            },
-        };
-        topo.add_replica("r1", "db1", 2);
-        topo.add_replica("r2", "db1", 3);
-        topo
-    }
-
-    /// The same topology with MySQL GTID sets; every node has executed the primary's 1-100.
-    pub fn mysql() -> Self {
-        let mut topo = Self::new();
-        for (i, n) in topo.snapshot.nodes.iter_mut().enumerate() {
-            n.flavor = Some("MySQL 8.0".to_owned());
-            n.server_uuid = Some(format!("{}{}", i + 3, &PRIMARY_UUID[1..]));
-            n.gtid = Some(mysql_gtid(&format!("{PRIMARY_UUID}:1-100")));
-        }
-        topo
-    }
-
-    pub fn add_replica(&mut self, name: &str, source: &str, server_id: u32) {
-        let mut replica = node(name, Role::Replica, server_id);
-        replica.source = Some(source.to_owned());
-        replica.replica = Some(healthy_replica());
-        self.snapshot.nodes.push(replica);
-    }
-
-    pub fn node_mut(&mut self, name: &str, change: impl FnOnce(&mut NodeView)) {
-        let node = self.snapshot.nodes.iter_mut().find(|n| n.name == name);
-        change(node.unwrap_or_else(|| panic!("no node {name}")));
-    }
-
-    pub fn replica_mut(&mut self, name: &str, change: impl FnOnce(&mut ReplicaView)) {
-        self.node_mut(name, |n| {
-            change(
-                n.replica
-                    .as_mut()
-                    .unwrap_or_else(|| panic!("{name} is no replica")),
-            );
-        });
-    }
-
-    /// The state as sample `step`: every node has a new sample, one poll (1 s) apart.
-    pub fn at(&self, step: u64) -> Snapshot {
-        let mut snapshot = self.snapshot.clone();
-        snapshot.uptime += Duration::from_secs(step);
-        snapshot.taken_at += chrono::Duration::seconds(i64::try_from(step).unwrap_or(0));
-        for n in &mut snapshot.nodes {
-            n.sample_seq += step;
-        }
-        snapshot
-    }
-
+impl Judge for Topo {
     /// Asserts that one bad sample raises nothing and the second raises `kind` on `node` with
     /// its severity, evidence and cause; returns the alert.
-    pub fn raise(&self, kind: AlertKind, node: Option<&str>) -> Alert {
+    fn raise(&self, kind: AlertKind, node: Option<&str>) -> Alert {
         let mut engine = AlertEngine::new(AlertSettings::default());
         let first = engine.evaluate(&self.at(1));
         assert!(
@@ -222,7 +35,7 @@ impl Topo {
     }
 
     /// Asserts that five samples raise no alert of `kind` anywhere.
-    pub fn assert_quiet(&self, kind: AlertKind) {
+    fn assert_quiet(&self, kind: AlertKind) {
         let mut engine = AlertEngine::new(AlertSettings::default());
         for step in 1..=5 {
             let view = engine.evaluate(&self.at(step));

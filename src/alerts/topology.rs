@@ -124,9 +124,9 @@ impl TopologyMemory {
 
 #[cfg(test)]
 mod tests {
-    use crate::alerts::testkit::{Topo, find};
     use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
     use crate::store::Role;
+    use crate::store::testkit::{Topo, find};
 
     /// r1 stops replicating and becomes a writable primary.
     fn promote_r1(topo: &mut Topo) {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use rwtop::demo::Demo;
-use rwtop::poll::Engine;
+use rwtop::engine::Engine;
 use tokio::sync::{mpsc, watch};
 
 use super::monitor_cmd;

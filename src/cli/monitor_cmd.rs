@@ -1,7 +1,7 @@
 //! `rwtop` with no subcommand: watch the configured topology in the TUI.
 
 use rwtop::config::Config;
-use rwtop::poll::{Engine, EngineSpec};
+use rwtop::engine::{Engine, EngineSpec};
 use rwtop::ui::Theme;
 use rwtop::ui::keys::KeyMap;
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rwtop::config::{ConfigError, Origin};
-use rwtop::poll::{ConnState, Engine, EngineSpec};
+use rwtop::engine::{Engine, EngineSpec};
+use rwtop::poll::ConnState;
 use rwtop::probe::{BakeoffPlan, ProbeSpec, Prober, Strategy, TallyView, bakeoff};
 use rwtop::store::lag::Lag;
 use rwtop::store::{NodeView, Role, Snapshot};
@@ -73,7 +74,7 @@ pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
         None => vec![config.probe.strategy],
     };
     let spec = EngineSpec::from_config(&config);
-    let probe_spec = ProbeSpec::from_engine(&spec).ok_or_else(|| {
+    let probe_spec = spec.probe_spec().ok_or_else(|| {
         anyhow::anyhow!(
             "no primary to probe: a probe writes a marker row on the primary, so name one with \
              [primary] in the config or --primary"

@@ -3,8 +3,8 @@
 
 use std::net::SocketAddr;
 
+use rwtop::engine::{Engine, EngineSpec};
 use rwtop::export::http::{MetricsListener, MetricsServer};
-use rwtop::poll::{Engine, EngineSpec};
 use tokio::sync::watch;
 
 use super::TargetArgs;

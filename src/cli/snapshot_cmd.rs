@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use rwtop::engine::{Engine, EngineSpec};
 use rwtop::export::json;
-use rwtop::poll::{Engine, EngineSpec};
 use rwtop::store::Snapshot;
 
 use super::TargetArgs;

@@ -9,9 +9,9 @@
 use std::net::Ipv6Addr;
 
 use super::file::NodeSpec;
-use super::location::{excerpt, quoted};
 use super::{CliOverrides, ConfigError, NodeConfig, Origin, Role};
 use crate::mysql::{Endpoint, Secret};
+use crate::units::{excerpt, quoted};
 
 /// The port the servers listen on unless told otherwise.
 pub const DEFAULT_PORT: u16 = 3306;

@@ -11,11 +11,12 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::dsn::{check_pt_table, check_writer_id, redact_quoted};
-use super::duration::{MAX_DURATION, RawDuration, parse_duration, parse_interval};
-use super::location::{excerpt, quoted, shorten};
+use super::location::shorten;
 use super::{ConfigError, HeartbeatConfig, Origin, Role, Thresholds};
 use crate::mysql::Timeouts;
 use crate::probe::{ProbeDefaults, ProbeSettings, Strategy};
+use crate::units::duration::{MAX_DURATION, RawDuration, parse_duration, parse_interval};
+use crate::units::{excerpt, quoted};
 
 /// The file-level settings once checked, that is everything but the nodes.
 ///

@@ -53,30 +53,6 @@ fn unquote(key: &str) -> String {
         .join(".")
 }
 
-/// Longest text quoted in a message, in characters: a value can be any length, the message
-/// must not be.
-const QUOTE_LIMIT: usize = 60;
-
-/// `text` in quotes (escaped as `{:?}` does), cut to [`QUOTE_LIMIT`] characters.
-pub(crate) fn quoted(text: &str) -> String {
-    if text.chars().count() <= QUOTE_LIMIT {
-        return format!("{text:?}");
-    }
-    let cut: String = text.chars().take(QUOTE_LIMIT - 3).collect();
-    format!("{cut:?}...")
-}
-
-/// `text` cut to [`QUOTE_LIMIT`] characters, `...` marking the cut, for messages that quote it
-/// themselves.
-pub(crate) fn excerpt(text: &str) -> String {
-    if text.chars().count() <= QUOTE_LIMIT {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(QUOTE_LIMIT - 3).collect();
-    cut.push_str("...");
-    cut
-}
-
 /// A message from a library that may quote a whole value (serde's `invalid type: string
 /// "..."`), cut in the middle past 400 characters: its start says what is wrong and its end
 /// what was expected.

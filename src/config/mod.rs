@@ -7,7 +7,7 @@
 
 mod drain_file;
 mod dsn;
-mod duration;
+
 mod file;
 pub mod location;
 mod password;
@@ -17,8 +17,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use crate::alerts::Thresholds;
+pub use crate::topology::Role;
+pub use crate::units::parse_duration;
 pub use dsn::{ParsedDsn, parse_dsn, redact};
-pub use duration::parse_duration;
 pub use file::Settings;
 pub use password::ENV_VAR as PASSWORD_ENV_VAR;
 
@@ -38,12 +40,6 @@ pub struct CliOverrides {
     pub ssl_mode: Option<String>,
     /// `--ssl-ca`: PEM file of the CA(s) to trust.
     pub ssl_ca: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Primary,
-    Replica,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,33 +69,6 @@ impl Default for HeartbeatConfig {
             read_interval_set: false,
             writer_id: String::new(),
             pt_table: "percona.heartbeat".to_owned(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    pub sbm_disagree_seconds: f64,
-    pub lag_p99_seconds: f64,
-    pub gtid_backlog: u64,
-    pub routing_max_lag_seconds: f64,
-    /// Clock difference between a replica and its source that raises `clock_skew`.
-    pub clock_skew_ms: u64,
-    /// Consecutive bad samples before an alert is raised, clean ones before it clears.
-    pub raise_after: u32,
-    pub clear_after: u32,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Self {
-            sbm_disagree_seconds: 1.0,
-            lag_p99_seconds: 1.0,
-            gtid_backlog: 1000,
-            routing_max_lag_seconds: 1.0,
-            clock_skew_ms: 500,
-            raise_after: 2,
-            clear_after: 3,
         }
     }
 }
@@ -324,7 +293,7 @@ impl Config {
     fn from_settings(cli: &CliOverrides, settings: Settings) -> Result<Self, ConfigError> {
         let interval = match &cli.interval {
             Some(text) => {
-                duration::parse_interval(text).map_err(|reason| ConfigError::BadDuration {
+                crate::units::parse_interval(text).map_err(|reason| ConfigError::BadDuration {
                     at: Origin::Flag("--interval".to_owned()),
                     reason,
                 })?

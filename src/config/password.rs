@@ -11,7 +11,7 @@ use super::{ConfigError, Origin};
 use crate::mysql::Secret;
 
 /// The name of the environment variable, quoted in messages.
-pub const ENV_VAR: &str = "RWTOP_PASSWORD";
+pub const ENV_VAR: &str = crate::mysql::PASSWORD_ENV_VAR;
 
 /// Where the shared password may come from, apart from the prompt.
 pub struct Sources {

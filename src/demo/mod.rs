@@ -14,7 +14,7 @@
 //! # async fn tui() -> Result<(), rwtop::demo::DemoError> {
 //! use rwtop::demo::Demo;
 //! let demo = tokio::task::spawn_blocking(|| Demo::start(None)).await.expect("join")?;
-//! let engine = rwtop::poll::Engine::start(&demo.engine_spec());
+//! let engine = rwtop::engine::Engine::start(&demo.engine_spec());
 //! let (events_tx, mut events_rx) = tokio::sync::mpsc::channel::<String>(64);
 //! let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
 //! let script = tokio::spawn(demo.run_script(events_tx, stop_rx));
@@ -39,8 +39,8 @@ use tokio::sync::{mpsc, watch};
 
 pub use script::Timeline;
 
+use crate::engine::EngineSpec;
 use crate::mysql::{Endpoint, Secret, Timeouts};
-use crate::poll::EngineSpec;
 use crate::sandbox::{Ports, Sandbox, SandboxError, SandboxSpec};
 use crate::store::Role;
 

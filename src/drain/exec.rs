@@ -60,7 +60,7 @@ impl ExecConfig {
         // The operator's command needs no database password: the monitor's stays with rwtop.
         command
             .args(rest)
-            .env_remove(crate::config::PASSWORD_ENV_VAR)
+            .env_remove(crate::mysql::PASSWORD_ENV_VAR)
             .kill_on_drop(true)
             .stdin(std::process::Stdio::null());
         let output = tokio::time::timeout(timeout, command.output())

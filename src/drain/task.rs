@@ -1,5 +1,5 @@
 //! Drain actions as a task of the engine: requests in from the TUI, records and the load
-//! balancer's own view out to the store.
+//! balancer's own view out as events.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,8 +7,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use super::{Action, ActionRecord, AuditLog, Backend, ServerState, Target};
-use crate::poll::PollEvent;
-use crate::store::{Role, Snapshot};
+use crate::topology::{Role, Topology};
 
 /// How often the load balancer's view is read.
 pub const VIEW_EVERY: Duration = Duration::from_secs(5);
@@ -32,16 +31,16 @@ pub enum DrainEvent {
     View(Result<std::collections::BTreeMap<String, ServerState>, String>),
 }
 
-/// The replicas of a snapshot as drain targets.
+/// The replicas of the topology as drain targets.
 #[must_use]
-pub fn targets(view: &Snapshot) -> Vec<Target> {
-    view.nodes
-        .iter()
+pub fn targets(view: &dyn Topology) -> Vec<Target> {
+    view.members()
+        .into_iter()
         .filter(|n| n.role != Role::Primary)
         .filter_map(|n| {
             let (host, port) = n.address.rsplit_once(':')?;
             Some(Target {
-                name: n.name.clone(),
+                name: n.name.to_owned(),
                 host: host.to_owned(),
                 port: port.parse().ok()?,
             })
@@ -58,11 +57,11 @@ pub async fn act(spec: &DrainSpec, action: Action, target: &Target) -> ActionRec
     record
 }
 
-pub async fn run(
+pub async fn run<T: Topology>(
     spec: DrainSpec,
     mut requests: mpsc::Receiver<DrainRequest>,
-    snapshots: watch::Receiver<Arc<Snapshot>>,
-    events: mpsc::Sender<PollEvent>,
+    snapshots: watch::Receiver<Arc<T>>,
+    events: mpsc::Sender<DrainEvent>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut ticker = tokio::time::interval(VIEW_EVERY);
@@ -73,7 +72,7 @@ pub async fn run(
             request = requests.recv() => {
                 let Some(request) = request else { break };
                 let view = snapshots.borrow().clone();
-                let all = targets(&view);
+                let all = targets(view.as_ref());
                 let record = match all.iter().find(|t| t.name == request.replica) {
                     Some(target) => act(&spec, request.action, target).await,
                     None => ActionRecord {
@@ -85,18 +84,15 @@ pub async fn run(
                         message: format!("{} is not a replica rwtop knows", request.replica),
                     },
                 };
-                if events.send(PollEvent::Drain(DrainEvent::Action(record))).await.is_err() {
+                if events.send(DrainEvent::Action(record)).await.is_err() {
                     break;
                 }
             }
             _ = stop.changed() => break,
         }
         let view = snapshots.borrow().clone();
-        if let Some(state) = spec.backend.view(&targets(&view)).await
-            && events
-                .send(PollEvent::Drain(DrainEvent::View(state)))
-                .await
-                .is_err()
+        if let Some(state) = spec.backend.view(&targets(view.as_ref())).await
+            && events.send(DrainEvent::View(state)).await.is_err()
         {
             break;
         }

@@ -26,6 +26,10 @@ pub use row::{RawRow, RowError, Vertical, parse_vertical};
 pub use semisync::SemiSync;
 pub use tls::{Tls, TlsMode};
 
+/// The environment variable that carries the monitor user's password, so that it never has to
+/// appear in argv or a config file; children rwtop starts must not inherit it.
+pub const PASSWORD_ENV_VAR: &str = "RWTOP_PASSWORD";
+
 /// A string literal for SQL. Values that come from configuration or from a server (a writer id,
 /// a GTID, a binlog file name) are escaped rather than trusted.
 #[must_use]

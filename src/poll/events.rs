@@ -135,10 +135,4 @@ pub enum PollEvent {
     WriterMoved {
         to: String,
     },
-    /// A test read finished.
-    Probe(Box<crate::probe::ProbeResult>),
-    /// A drain action's record or the load balancer's view.
-    Drain(crate::drain::DrainEvent),
-    /// What the prober is busy with, `None` when idle.
-    ProbeRunning(Option<String>),
 }

@@ -16,7 +16,7 @@
 //!
 //! After a failover the writer refuses (the old primary read-only) or fails (gone), and then
 //! moves to the promoted node once the topology shows one beyond doubt
-//! ([`Snapshot::successor_of`]); until then the heartbeat goes stale and lag that rests on it
+//! ([`Topology::successor_of`]); until then the heartbeat goes stale and lag that rests on it
 //! reads unknown. It never leaves a primary that answers and is writable.
 
 use std::collections::BTreeMap;
@@ -28,7 +28,7 @@ use tokio::sync::{mpsc, watch};
 use super::events::{PollEvent, WriterState};
 use super::node_poller::backoff;
 use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts, literal};
-use crate::store::Snapshot;
+use crate::topology::Topology;
 
 /// How often an observer tries to take the lock over from a writer that may have gone away,
 /// and a refused writer re-checks `read_only` (a failover can make the node writable).
@@ -95,10 +95,10 @@ fn write_sql(writer_id: &str, seq: u64) -> String {
     )
 }
 
-pub async fn run(
+pub async fn run<T: Topology>(
     mut spec: WriterSpec,
     events: mpsc::Sender<PollEvent>,
-    mut snapshots: watch::Receiver<Arc<Snapshot>>,
+    mut snapshots: watch::Receiver<Arc<T>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let _ = events.send(PollEvent::Writer(WriterState::Starting)).await;
@@ -129,7 +129,7 @@ pub async fn run(
         let retry = tokio::time::sleep(wait);
         tokio::pin!(retry);
         loop {
-            let next = successor(&spec, &snapshots.borrow_and_update());
+            let next = successor(&spec, snapshots.borrow_and_update().as_ref());
             if let Some((node, endpoint)) = next {
                 spec.others.remove(&node);
                 let old_node = std::mem::replace(&mut spec.node, node.clone());
@@ -155,13 +155,13 @@ pub async fn run(
 }
 
 /// The node that took over from the writer's and its endpoint, when the snapshot shows one.
-fn successor(spec: &WriterSpec, view: &Snapshot) -> Option<(String, Endpoint)> {
+fn successor(spec: &WriterSpec, view: &dyn Topology) -> Option<(String, Endpoint)> {
     let next = view.successor_of(&spec.node)?;
-    let endpoint = match spec.others.get(&next.name) {
+    let endpoint = match spec.others.get(next.name) {
         Some(endpoint) => endpoint.clone(),
-        None => spec.endpoint.at(&next.address)?,
+        None => spec.endpoint.at(next.address)?,
     };
-    Some((next.name.clone(), endpoint))
+    Some((next.name.to_owned(), endpoint))
 }
 
 enum Served {

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use super::book::ProbeBook;
 use super::outcome::{ProbeResult, TallyView};
 use super::{Prober, Strategy};
-use crate::store::Snapshot;
+use crate::topology::Topology;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BakeoffPlan {
@@ -31,10 +31,10 @@ impl BakeoffPlan {
 
 /// Runs the plan; `each` sees every result as it arrives (progress, the store). Stops early when
 /// `stop` turns true.
-pub async fn run(
+pub async fn run<T: Topology>(
     prober: &mut Prober,
     plan: &BakeoffPlan,
-    snapshots: &watch::Receiver<Arc<Snapshot>>,
+    snapshots: &watch::Receiver<Arc<T>>,
     stop: &mut watch::Receiver<bool>,
     mut each: impl FnMut(usize, &ProbeResult),
 ) -> Vec<TallyView> {
@@ -47,7 +47,7 @@ pub async fn run(
             }
             let target = &plan.targets[round % plan.targets.len()];
             let view = snapshots.borrow().clone();
-            let result = prober.run(*strategy, target, &view).await;
+            let result = prober.run(*strategy, target, view.as_ref()).await;
             done += 1;
             each(done, &result);
             book.record(result);

@@ -18,7 +18,7 @@ pub use book::{ProbeBook, ProbesView};
 pub use outcome::{Outcome, ProbeResult, Tally, TallyView, WaitMs};
 pub use runner::{ProbeError, Prober};
 pub use strategy::{CATALOGUE, ProbeDefaults, Strategy, short_duration};
-pub use task::ProbeRequest;
+pub use task::{ProbeEvent, ProbeRequest};
 
 use crate::mysql::{Endpoint, Timeouts};
 
@@ -59,22 +59,4 @@ pub struct ProbeSpec {
     pub token_prefix: String,
     /// `--read-only`: every probe is refused, since a probe writes.
     pub read_only: bool,
-}
-
-impl ProbeSpec {
-    /// From the engine's spec; `None` without a primary.
-    #[must_use]
-    pub fn from_engine(spec: &crate::poll::EngineSpec) -> Option<Self> {
-        let (name, endpoint, _) = spec
-            .nodes
-            .iter()
-            .find(|(_, _, role)| *role == crate::store::Role::Primary)?;
-        Some(Self {
-            primary: (name.clone(), endpoint.clone()),
-            endpoints: spec.endpoints_except(name),
-            timeouts: spec.timeouts,
-            token_prefix: spec.writer_id.clone(),
-            read_only: spec.read_only,
-        })
-    }
 }

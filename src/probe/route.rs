@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 use super::runner::{Attempt, ProbeError, Prober};
 use super::{Strategy, short_duration};
 use crate::mysql::{BinlogPos, Family, GtidState, NodeState, ReplicaStatus, literal};
-use crate::store::lag::Lag;
-use crate::store::windows::Window;
-use crate::store::{Role, Snapshot};
+use crate::topology::{Role, Topology};
 
 /// Where the read goes once the strategy has waited.
 #[derive(Debug)]
@@ -77,7 +75,7 @@ impl Prober {
         strategy: Strategy,
         target: &str,
         token: &str,
-        view: &Snapshot,
+        view: &dyn Topology,
     ) -> Result<Route, ProbeError> {
         let replica = || Route::Replica(target.to_owned());
         match strategy {
@@ -140,7 +138,7 @@ impl Prober {
                     // the heartbeat interval, the measurement's resolution: a lag of 0 only says
                     // the replica had applied the last heartbeat, up to one interval ago.
                     let start = Instant::now();
-                    let due = a.written.unwrap_or(start) + lag + view.heartbeat.interval;
+                    let due = a.written.unwrap_or(start) + lag + view.heartbeat_interval();
                     tokio::time::sleep_until(due.into()).await;
                     a.waited = start.elapsed();
                 }
@@ -155,10 +153,10 @@ impl Prober {
         &mut self,
         a: &mut Attempt,
         target: &str,
-        view: &Snapshot,
+        view: &dyn Topology,
     ) -> Result<BinlogPos, ProbeError> {
         let primary = self.spec.primary.0.clone();
-        if let Some(source) = view.node(target).and_then(|n| n.source.as_deref())
+        if let Some(source) = view.member(target).and_then(|n| n.source)
             && source != primary
         {
             return Err(ProbeError(format!(
@@ -401,37 +399,32 @@ fn written_gtids(state: &NodeState) -> String {
     }
 }
 
-/// The lag a routing decision can rely on: an exact figure, or the upper bound of an at-least.
-fn lag_bound(lag: &Lag) -> Option<Duration> {
-    match lag {
-        Lag::Exact { lag } => Some(*lag),
-        Lag::AtLeast { upper, .. } => *upper,
-        Lag::Unknown { .. } => None,
-    }
-}
-
 /// Lag-threshold routing over the replicas that are not drained: the target when its measured
 /// lag is within `max`, else the replica
 /// with the least lag within `max`, else the primary. Returns the route, the chosen replica's
 /// measured lag and a note when it routed away from the target.
 fn lag_route(
-    view: &Snapshot,
+    view: &dyn Topology,
     target: &str,
     max: Duration,
 ) -> (Route, Option<Duration>, Option<String>) {
     let mut eligible = Vec::new();
     let mut refused = Vec::new();
-    for node in view.nodes.iter().filter(|n| n.role != Role::Primary) {
-        let Some(replica) = &node.replica else {
+    for node in view
+        .members()
+        .into_iter()
+        .filter(|n| n.role != Role::Primary)
+    {
+        let Some(health) = view.health(node.name) else {
             continue;
         };
-        if view.drain.is_drained(&node.name) {
+        if view.is_drained(node.name) {
             refused.push(format!("{} drained", node.name));
             continue;
         }
-        let running = replica.sql_running && replica.io_running == crate::mysql::IoRunning::Yes;
-        match lag_bound(&replica.heartbeat_lag) {
-            Some(lag) if running && lag <= max => eligible.push((lag, node.name.as_str())),
+        let running = health.running;
+        match health.lag {
+            Some(lag) if running && lag <= max => eligible.push((lag, node.name)),
             Some(lag) => refused.push(format!(
                 "{} {}{}",
                 node.name,
@@ -475,18 +468,13 @@ fn lag_route(
 
 /// The sticky window the measured lag suggests: the worst replica's 5-minute P99 plus one
 /// heartbeat interval (the measurement's resolution), rounded up to 100 ms.
-fn recommend_sticky(view: &Snapshot) -> Option<(Duration, String, Duration)> {
-    let (p99, node) =
-        view.nodes
-            .iter()
-            .filter_map(|n| {
-                let stats = n.replica.as_ref()?.windows.iter().find_map(|(w, s)| {
-                    (*w == Window::FiveMinutes).then_some(s.as_ref()).flatten()
-                })?;
-                Some((stats.p99, n.name.clone()))
-            })
-            .max()?;
-    let raw = p99 + view.heartbeat.interval;
+fn recommend_sticky(view: &dyn Topology) -> Option<(Duration, String, Duration)> {
+    let (p99, node) = view
+        .members()
+        .into_iter()
+        .filter_map(|n| Some((view.health(n.name)?.lag_p99_5m?, n.name.to_owned())))
+        .max()?;
+    let raw = p99 + view.heartbeat_interval();
     let step = 100u128;
     let ms = raw.as_millis().div_ceil(step) * step;
     let window = Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX));

@@ -12,7 +12,7 @@ use super::outcome::{Outcome, ProbeResult};
 use super::route::Route;
 use super::{ProbeSpec, Strategy};
 use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError};
-use crate::store::{Role, Snapshot};
+use crate::topology::{Role, Topology};
 
 /// Why a probe could not run to the end: becomes an `error` outcome with this as the cause.
 #[derive(Debug)]
@@ -63,7 +63,12 @@ impl Prober {
     }
 
     /// Runs one probe against `target` (a replica) and reports what happened; never fails.
-    pub async fn run(&mut self, strategy: Strategy, target: &str, view: &Snapshot) -> ProbeResult {
+    pub async fn run(
+        &mut self,
+        strategy: Strategy,
+        target: &str,
+        view: &dyn Topology,
+    ) -> ProbeResult {
         let at = chrono::Utc::now();
         let mut attempt = Attempt {
             started: Instant::now(),
@@ -126,7 +131,7 @@ impl Prober {
         a: &mut Attempt,
         strategy: Strategy,
         target: &str,
-        view: &Snapshot,
+        view: &dyn Topology,
     ) -> Result<(Outcome, Option<String>, Option<String>), ProbeError> {
         if self.spec.read_only {
             return Err(ProbeError(
@@ -165,7 +170,7 @@ impl Prober {
     }
 
     /// A probe targets a replica that rwtop knows, and never the primary itself.
-    fn check_target(&self, target: &str, view: &Snapshot) -> Result<(), ProbeError> {
+    fn check_target(&self, target: &str, view: &dyn Topology) -> Result<(), ProbeError> {
         let primary = &self.spec.primary.0;
         if target == primary {
             return Err(ProbeError(format!(
@@ -173,13 +178,13 @@ impl Prober {
                  to read the primary)"
             )));
         }
-        match view.node(target) {
+        match view.member(target) {
             None if !self.spec.endpoints.contains_key(target) => Err(ProbeError(format!(
                 "no node named {target:?}: pick one of {}",
-                view.nodes
+                view.members()
                     .iter()
                     .filter(|n| n.role != Role::Primary)
-                    .map(|n| n.name.as_str())
+                    .map(|n| n.name)
                     .collect::<Vec<_>>()
                     .join(", ")
             ))),
@@ -305,22 +310,22 @@ impl Prober {
     }
 
     /// Learns the endpoints of discovered nodes from the snapshot.
-    fn learn(&mut self, view: &Snapshot) {
-        for node in &view.nodes {
-            if node.name == self.spec.primary.0 || self.spec.endpoints.contains_key(&node.name) {
+    fn learn(&mut self, view: &dyn Topology) {
+        for node in view.members() {
+            if node.name == self.spec.primary.0 || self.spec.endpoints.contains_key(node.name) {
                 continue;
             }
-            if let Some(endpoint) = self.spec.primary.1.at(&node.address) {
-                self.spec.endpoints.insert(node.name.clone(), endpoint);
+            if let Some(endpoint) = self.spec.primary.1.at(node.address) {
+                self.spec.endpoints.insert(node.name.to_owned(), endpoint);
             }
         }
     }
 
     /// Writes where the heartbeat writer writes: after a failover, the node that took over (the
-    /// writer moves only on evidence, [`Snapshot::successor_of`]; the `read_only` check still
+    /// writer moves only on evidence, [`Topology::successor_of`]; the `read_only` check still
     /// runs on the new connection).
-    fn follow(&mut self, view: &Snapshot) {
-        let Some(node) = view.heartbeat.node.as_deref() else {
+    fn follow(&mut self, view: &dyn Topology) {
+        let Some(node) = view.writer_node() else {
             return;
         };
         if node == self.spec.primary.0 {

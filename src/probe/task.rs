@@ -1,13 +1,13 @@
-//! The prober as a task of the engine: requests in from the TUI, results out to the store.
+//! The prober as a task of the engine: requests in from the TUI, results out as events.
 
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
 
+use super::ProbeResult;
 use super::bakeoff::{self, BakeoffPlan};
 use super::{Prober, Strategy};
-use crate::poll::PollEvent;
-use crate::store::Snapshot;
+use crate::topology::Topology;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProbeRequest {
@@ -15,14 +15,23 @@ pub enum ProbeRequest {
     Bakeoff(BakeoffPlan),
 }
 
-pub async fn run(
+/// What the prober tells the store.
+#[derive(Debug, Clone)]
+pub enum ProbeEvent {
+    /// A test read finished.
+    Finished(Box<ProbeResult>),
+    /// What the prober is busy with, `None` when idle.
+    Running(Option<String>),
+}
+
+pub async fn run<T: Topology>(
     mut prober: Prober,
     mut requests: mpsc::Receiver<ProbeRequest>,
-    snapshots: watch::Receiver<Arc<Snapshot>>,
-    events: mpsc::Sender<PollEvent>,
+    snapshots: watch::Receiver<Arc<T>>,
+    events: mpsc::Sender<ProbeEvent>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let busy = |what: Option<String>| PollEvent::ProbeRunning(what);
+    let busy = ProbeEvent::Running;
     loop {
         let request = tokio::select! {
             r = requests.recv() => r,
@@ -36,10 +45,10 @@ pub async fn run(
                     .await;
                 let view = snapshots.borrow().clone();
                 let result = tokio::select! {
-                    r = prober.run(strategy, &target, &view) => r,
+                    r = prober.run(strategy, &target, view.as_ref()) => r,
                     _ = stop.changed() => break,
                 };
-                let _ = events.send(PollEvent::Probe(Box::new(result))).await;
+                let _ = events.send(ProbeEvent::Finished(Box::new(result))).await;
             }
             ProbeRequest::Bakeoff(plan) => {
                 let total = plan.total();
@@ -53,7 +62,7 @@ pub async fn run(
                     &mut stop_probe,
                     |done, r| {
                         // The store must not be blocked by the prober: drop progress when full.
-                        let _ = sender.try_send(PollEvent::Probe(Box::new(r.clone())));
+                        let _ = sender.try_send(ProbeEvent::Finished(Box::new(r.clone())));
                         let _ = sender.try_send(busy(Some(format!("bake-off {done}/{total}"))));
                     },
                 )

@@ -242,7 +242,7 @@ mod tests {
             bytes: 0,
             line: Vec::new(),
         };
-        let (tx, rx) = watch::channel(Arc::new(crate::alerts::testkit::Topo::new().at(1)));
+        let (tx, rx) = watch::channel(Arc::new(crate::store::testkit::Topo::new().at(1)));
         let err = recorder.run(rx).await.err().unwrap().to_string();
         drop(tx);
         assert!(

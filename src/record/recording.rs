@@ -350,8 +350,8 @@ pub(crate) mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::alerts::testkit::Topo;
     use crate::record::Recorder;
+    use crate::store::testkit::Topo;
 
     fn point(at_ms: u64, lag: u32) -> Point {
         Point {

@@ -17,7 +17,7 @@ impl Snapshot {
     /// The node that replaced `current` as the writable primary, if this snapshot shows one
     /// beyond doubt (the rule in the module docs).
     #[must_use]
-    pub fn successor_of(&self, current: &str) -> Option<&NodeView> {
+    pub fn successor(&self, current: &str) -> Option<&NodeView> {
         let old = self.node(current);
         if old.is_some_and(|n| is_up(n) && n.read_only == Some(false)) {
             return None;
@@ -57,9 +57,9 @@ fn replicating(node: &NodeView) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::alerts::testkit::Topo;
     use crate::mysql::IoRunning;
     use crate::poll::ConnState;
+    use crate::store::testkit::Topo;
 
     /// db1 read-only, r1 promoted (channel reset, writable), r2 repointed at r1.
     fn switched_over() -> Topo {
@@ -82,7 +82,7 @@ mod tests {
     }
 
     fn successor(topo: &Topo) -> Option<String> {
-        topo.snapshot.successor_of("db1").map(|n| n.name.clone())
+        topo.snapshot.successor("db1").map(|n| n.name.clone())
     }
 
     #[test]

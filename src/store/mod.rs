@@ -1,6 +1,8 @@
-//! The one owner of monitoring state. Tasks send [`PollEvent`]s over a bounded channel; the store
-//! applies them in plain methods and publishes immutable [`Snapshot`]s.
+//! The one owner of monitoring state. It accepts [`Event`]s (what pollers, the prober and the
+//! drain task report), applies them in plain methods and builds immutable [`Snapshot`]s, the
+//! view types every output reads. The engine runs it as a task; the store itself spawns nothing.
 
+pub mod alert_view;
 pub mod backlog;
 mod failover;
 pub mod histogram;
@@ -8,19 +10,47 @@ pub mod lag;
 mod node;
 pub mod series;
 pub mod snapshot;
+/// Synthetic snapshots for tests and benches (alerts, panels, exports, render timing).
+pub mod testkit;
+mod topology_view;
 pub mod windows;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, watch};
-
+use crate::drain::DrainEvent;
 use crate::mysql::{Endpoint, ReplicaHost};
 use crate::poll::{PollEvent, WriterState};
+use crate::probe::ProbeEvent;
 use lag::Acks;
 use node::NodeEntry;
 pub use snapshot::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot};
+
+/// What the store accepts: every task's reports, each in the task's own type.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Poll(PollEvent),
+    Probe(ProbeEvent),
+    Drain(DrainEvent),
+}
+
+impl From<PollEvent> for Event {
+    fn from(event: PollEvent) -> Self {
+        Self::Poll(event)
+    }
+}
+
+impl From<ProbeEvent> for Event {
+    fn from(event: ProbeEvent) -> Self {
+        Self::Probe(event)
+    }
+}
+
+impl From<DrainEvent> for Event {
+    fn from(event: DrainEvent) -> Self {
+        Self::Drain(event)
+    }
+}
 
 /// A node the store learnt of through discovery and wants polled.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +71,6 @@ pub struct StoreSettings {
     pub template: Option<Endpoint>,
     /// Read-only mode: lag comes from this pt-heartbeat table.
     pub pt_table: Option<String>,
-    pub alerts: crate::alerts::AlertSettings,
     /// The drain backend's kind, for display; `None` without one.
     pub drain_backend: Option<String>,
     /// Where that backend is, for the TUI's confirmation.
@@ -139,7 +168,17 @@ impl Store {
     }
 
     /// Applies one event; returns nodes discovery found that nobody polls yet.
-    pub fn apply(&mut self, event: PollEvent) -> Vec<Discovered> {
+    pub fn apply(&mut self, event: impl Into<Event>) -> Vec<Discovered> {
+        match event.into() {
+            Event::Poll(event) => return self.apply_poll(event),
+            Event::Probe(ProbeEvent::Finished(result)) => self.probes.record(*result),
+            Event::Probe(ProbeEvent::Running(what)) => self.probes.set_running(what),
+            Event::Drain(event) => self.drains.apply(event),
+        }
+        Vec::new()
+    }
+
+    fn apply_poll(&mut self, event: PollEvent) -> Vec<Discovered> {
         match event {
             PollEvent::Conn { node, state } => {
                 if let Some(entry) = self.nodes.get_mut(&node) {
@@ -199,9 +238,6 @@ impl Store {
                 // Clock offsets and pt-heartbeat's zone are judged against the primary.
                 self.primary = Some(to);
             }
-            PollEvent::Probe(result) => self.probes.record(*result),
-            PollEvent::ProbeRunning(what) => self.probes.set_running(what),
-            PollEvent::Drain(event) => self.drains.apply(event),
         }
         Vec::new()
     }
@@ -354,51 +390,9 @@ impl Store {
                 },
             },
             nodes,
-            alerts: crate::alerts::AlertsView::default(),
+            alerts: alert_view::AlertsView::default(),
             probes: self.probes.view(),
             drain,
-        }
-    }
-}
-
-/// How often a changed store publishes a snapshot: fast enough for a live display, rare enough
-/// that a thousand nodes cost little.
-pub const PUBLISH_EVERY: Duration = Duration::from_millis(250);
-
-/// The store's task: apply events as they come, publish on a timer when something changed, and
-/// hand discovered nodes to whoever spawns pollers.
-pub async fn run(
-    mut store: Store,
-    mut events: mpsc::Receiver<PollEvent>,
-    snapshots: watch::Sender<Arc<Snapshot>>,
-    discovered: mpsc::UnboundedSender<Discovered>,
-    mut stop: watch::Receiver<bool>,
-) {
-    // Alerts are judged on the snapshot every output reads, so all show the same alerts.
-    let mut alerts = crate::alerts::AlertEngine::new(store.settings.alerts.clone());
-    let mut publish = tokio::time::interval(PUBLISH_EVERY);
-    publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut dirty = true;
-    loop {
-        tokio::select! {
-            biased;
-            _ = stop.changed() => return,
-            // Before events, so a flood of events cannot starve publication.
-            _ = publish.tick() => {
-                if dirty {
-                    let mut snapshot = store.snapshot(Instant::now());
-                    snapshot.alerts = alerts.evaluate(&snapshot);
-                    snapshots.send_replace(Arc::new(snapshot));
-                    dirty = false;
-                }
-            }
-            event = events.recv() => {
-                let Some(event) = event else { return };
-                for node in store.apply(event) {
-                    let _ = discovered.send(node);
-                }
-                dirty = true;
-            }
         }
     }
 }

@@ -13,12 +13,7 @@ use super::windows::{Window, WindowStats};
 use crate::mysql::{BinlogPos, IoRunning, ThreadError};
 use crate::poll::{ConnState, WriterState};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Primary,
-    Replica,
-}
+pub use crate::topology::Role;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Snapshot {
@@ -27,8 +22,9 @@ pub struct Snapshot {
     pub taken_at: chrono::DateTime<chrono::Utc>,
     pub heartbeat: HeartbeatView,
     pub nodes: Vec<NodeView>,
-    /// Judged by the alert engine on this very snapshot (empty when built outside the store task).
-    pub alerts: crate::alerts::AlertsView,
+    /// Judged by the alert engine on this very snapshot (empty as the store builds it: the engine
+    /// fills it in before publishing).
+    pub alerts: super::alert_view::AlertsView,
     /// Test reads: recent results and a tally per strategy and replica.
     #[serde(default)]
     pub probes: crate::probe::ProbesView,

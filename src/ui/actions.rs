@@ -240,8 +240,8 @@ mod tests {
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
     use super::*;
-    use crate::alerts::testkit::Topo;
     use crate::probe::{ProbeDefaults, ProbeSettings, Strategy};
+    use crate::store::testkit::Topo;
     use crate::ui::state::ProbeChoice;
 
     fn press(state: &mut UiState, c: char, snapshot: &Snapshot) -> Outcome {

@@ -439,7 +439,7 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::alerts::testkit::Topo;
+    use crate::store::testkit::Topo;
     use crate::ui::{Ctx, Theme, UiState};
 
     fn press(c: char) -> KeyEvent {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use super::keys::{REPLAY_SEEK, ReplayKey};
-use crate::poll::Engine;
+use crate::engine::Engine;
 use crate::record::{Player, ReplayStatus};
 use crate::store::Snapshot;
 
@@ -128,8 +128,8 @@ mod tests {
     use ratatui::backend::TestBackend;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-    use crate::alerts::testkit::Topo;
     use crate::record::ReplayStatus;
+    use crate::store::testkit::Topo;
     use crate::ui::actions::{Outcome, READ_ONLY, apply};
     use crate::ui::keys::{Action, KeyMap, ReplayKey};
     use crate::ui::panels::footer::replay_text;

@@ -160,8 +160,8 @@ impl Drop for TestSandbox {
 pub fn engine_spec(
     t: &TestSandbox,
     nodes: &[(&str, rwtop::store::Role)],
-) -> rwtop::poll::EngineSpec {
-    rwtop::poll::EngineSpec {
+) -> rwtop::engine::EngineSpec {
+    rwtop::engine::EngineSpec {
         nodes: nodes
             .iter()
             .map(|(n, role)| {
@@ -206,7 +206,7 @@ pub async fn eventually<T>(
 }
 
 /// The engine spec of the sandbox's primary and the named replicas.
-pub fn primary_and(t: &TestSandbox, replicas: &[&str]) -> rwtop::poll::EngineSpec {
+pub fn primary_and(t: &TestSandbox, replicas: &[&str]) -> rwtop::engine::EngineSpec {
     let mut nodes = vec![("primary", rwtop::store::Role::Primary)];
     nodes.extend(replicas.iter().map(|r| (*r, rwtop::store::Role::Replica)));
     engine_spec(t, &nodes)
@@ -236,7 +236,7 @@ pub fn evidence<'a>(a: &'a rwtop::alerts::Alert, name: &str) -> &'a str {
 /// Waits, up to `deadline`, for an engine snapshot that `check` accepts; returns what `check`
 /// found and how long it took.
 pub async fn until_snapshot<T>(
-    engine: &rwtop::poll::Engine,
+    engine: &rwtop::engine::Engine,
     what: &str,
     deadline: Duration,
     mut check: impl FnMut(&rwtop::store::Snapshot) -> Option<T>,

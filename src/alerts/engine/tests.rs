@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use crate::alerts::testkit::{Topo, find, secs};
+use crate::alerts::testkit::Judge;
+
 use crate::alerts::{AlertEngine, AlertKind, AlertSettings, Severity};
 use crate::gtid::GtidSet;
 use crate::mysql::{IoRunning, ThreadError};
@@ -10,6 +11,7 @@ use crate::poll::ConnState;
 use crate::store::Role;
 use crate::store::backlog::GtidBacklog;
 use crate::store::lag::Lag;
+use crate::store::testkit::{Topo, find, secs};
 use crate::store::windows::{Window, WindowStats};
 
 fn error(errno: u32, message: &str) -> ThreadError {

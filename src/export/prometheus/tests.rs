@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ALERT_KINDS, CONTENT_TYPE, render};
-use crate::alerts::testkit::{Topo, secs};
 use crate::alerts::{Alert, AlertKind};
 use crate::mysql::{IoRunning, ThreadError};
 use crate::poll::ConnState;
 use crate::store::Snapshot;
 use crate::store::lag::Lag;
+use crate::store::testkit::{Topo, secs};
 
 fn text(s: &Snapshot) -> String {
     render(&Arc::new(s.clone()))

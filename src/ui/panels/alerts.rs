@@ -236,9 +236,9 @@ mod tests {
     use ratatui::style::Color;
 
     use super::*;
-    use crate::alerts::testkit::Topo;
     use crate::alerts::{AlertEngine, AlertKind, AlertSettings, AlertsView};
     use crate::store::Snapshot;
+    use crate::store::testkit::Topo;
     use crate::ui::UiState;
 
     fn draw(snapshot: &Snapshot, width: u16, height: u16) -> Buffer {

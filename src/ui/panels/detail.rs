@@ -590,10 +590,10 @@ mod tests {
     use ratatui::style::Color;
 
     use super::*;
-    use crate::alerts::testkit::{Topo, mariadb_gtid, mysql_gtid};
     use crate::alerts::{Alert, Severity};
     use crate::store::Snapshot;
     use crate::store::series::Point;
+    use crate::store::testkit::{Topo, mariadb_gtid, mysql_gtid};
     use crate::ui::UiState;
 
     const UUID_A: &str = "3e11fa47-71ca-11e1-9e33-c80aa9429562";

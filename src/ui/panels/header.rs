@@ -220,9 +220,9 @@ pub(crate) mod tests {
     use ratatui::style::Style;
 
     use super::*;
-    use crate::alerts::testkit::{Topo, ddl, secs};
     use crate::store::Snapshot;
     use crate::store::lag::Lag;
+    use crate::store::testkit::{Topo, ddl, secs};
     use crate::ui::{Theme, UiState};
 
     /// Renders one panel over the whole `width`×`height` test terminal.

@@ -225,8 +225,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::alerts::testkit::Topo;
     use crate::probe::{ProbeBook, ProbeDefaults};
+    use crate::store::testkit::Topo;
     use crate::ui::UiState;
     use crate::ui::panels::header::tests::{buffer_text, draw, has_all, lines, style_of};
 

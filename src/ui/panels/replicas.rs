@@ -312,8 +312,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::testkit::{Topo, secs};
     use crate::store::Snapshot;
+    use crate::store::testkit::{Topo, secs};
     use crate::ui::UiState;
     use crate::ui::panels::header::tests::{draw, has_all, lines, style_of, troubled};
     use crate::ui::panels::{header, topology};

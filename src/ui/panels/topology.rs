@@ -274,7 +274,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::testkit::Topo;
+    use crate::store::testkit::Topo;
     use crate::ui::UiState;
     use crate::ui::panels::header::tests::{draw, has_all, lines, style_of, troubled};
 

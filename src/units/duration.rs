@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::de::{self, Deserializer, Visitor};
 
-use super::location::quoted;
+use super::quote::quoted;
 
 /// The accepted forms, quoted by every duration error so the fix is in the message.
 pub const EXPECTED: &str = concat!(
@@ -32,7 +32,7 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// parameter finer than a millisecond.
 ///
 /// The error is the reason alone (no key, no file): callers know where the text came from and
-/// wrap it in a [`super::ConfigError::BadDuration`].
+/// wrap it in their own error (the config's `ConfigError::BadDuration`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
     // Quoted in every refusal, cut: a value can be any length, a message must not be.

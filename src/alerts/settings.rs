@@ -1,0 +1,129 @@
+//! What the rules judge by: the configured thresholds (`[thresholds]` in the config, defaults
+//! from DESIGN.md §5) and the engine's timing.
+
+use std::time::Duration;
+
+/// The thresholds an operator may configure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub sbm_disagree_seconds: f64,
+    pub lag_p99_seconds: f64,
+    pub gtid_backlog: u64,
+    pub routing_max_lag_seconds: f64,
+    /// Clock difference between a replica and its source that raises `clock_skew`.
+    pub clock_skew_ms: u64,
+    /// Consecutive bad samples before an alert is raised, clean ones before it clears.
+    pub raise_after: u32,
+    pub clear_after: u32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            sbm_disagree_seconds: 1.0,
+            lag_p99_seconds: 1.0,
+            gtid_backlog: 1000,
+            routing_max_lag_seconds: 1.0,
+            clock_skew_ms: 500,
+            raise_after: 2,
+            clear_after: 3,
+        }
+    }
+}
+
+/// Thresholds and timing the rules judge by; defaults follow DESIGN.md §5.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertSettings {
+    /// Consecutive bad samples before an alert is raised.
+    pub raise_after: u32,
+    /// Consecutive clean samples before a raised alert clears.
+    pub clear_after: u32,
+    /// One sample per this much uptime for global rules and for nodes that do not answer.
+    pub poll_interval: Duration,
+    /// The heartbeat's resolution: lag differences below two intervals are noise.
+    pub heartbeat_interval: Duration,
+    pub sbm_disagree_seconds: f64,
+    pub lag_p99_seconds: f64,
+    pub gtid_backlog: u64,
+    pub routing_max_lag_seconds: f64,
+    pub clock_skew_ms: i64,
+    /// Entries the in-memory alert log keeps; the oldest go first.
+    pub log_capacity: usize,
+}
+
+impl Default for AlertSettings {
+    fn default() -> Self {
+        Self::from_thresholds(
+            &Thresholds::default(),
+            Duration::from_secs(1),
+            Duration::from_millis(250),
+        )
+    }
+}
+
+impl AlertSettings {
+    /// The configured thresholds; the rest (hysteresis, clock skew, log size) are not in the
+    /// config file yet and take their defaults.
+    #[must_use]
+    pub fn from_thresholds(
+        t: &Thresholds,
+        poll_interval: Duration,
+        heartbeat_interval: Duration,
+    ) -> Self {
+        Self {
+            raise_after: t.raise_after.max(1),
+            clear_after: t.clear_after.max(1),
+            poll_interval,
+            heartbeat_interval,
+            sbm_disagree_seconds: t.sbm_disagree_seconds,
+            lag_p99_seconds: t.lag_p99_seconds,
+            gtid_backlog: t.gtid_backlog,
+            routing_max_lag_seconds: t.routing_max_lag_seconds,
+            clock_skew_ms: i64::try_from(t.clock_skew_ms).unwrap_or(i64::MAX),
+            log_capacity: 1000,
+        }
+    }
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use std::time::Duration;
+
+    use super::{AlertSettings, Thresholds};
+
+    #[test]
+    fn settings_take_every_configured_threshold() {
+        let t = Thresholds {
+            sbm_disagree_seconds: 2.5,
+            lag_p99_seconds: 3.0,
+            gtid_backlog: 7,
+            routing_max_lag_seconds: 4.0,
+            clock_skew_ms: 900,
+            raise_after: 4,
+            clear_after: 6,
+        };
+        let s =
+            AlertSettings::from_thresholds(&t, Duration::from_secs(2), Duration::from_millis(500));
+        assert_eq!(
+            (
+                s.raise_after,
+                s.clear_after,
+                s.clock_skew_ms,
+                s.gtid_backlog
+            ),
+            (4, 6, 900, 7)
+        );
+        assert_eq!(
+            (
+                s.sbm_disagree_seconds,
+                s.lag_p99_seconds,
+                s.routing_max_lag_seconds
+            ),
+            (2.5, 3.0, 4.0)
+        );
+        assert_eq!(
+            (s.poll_interval, s.heartbeat_interval),
+            (Duration::from_secs(2), Duration::from_millis(500))
+        );
+    }
+}

@@ -1,0 +1,97 @@
+//! What the engine is asked to run, whatever it came from (config file, flags, tests), and the
+//! task specs derived from it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::alerts::{AlertSettings, Thresholds};
+use crate::config::Config;
+use crate::drain::DrainSpec;
+use crate::mysql::{Endpoint, Timeouts};
+use crate::poll::READ_BUDGET;
+use crate::probe::ProbeSpec;
+use crate::topology::Role;
+
+/// Everything the engine needs, independent of where it came from.
+#[derive(Debug, Clone)]
+pub struct EngineSpec {
+    /// Primary first.
+    pub nodes: Vec<(String, Endpoint, Role)>,
+    pub timeouts: Timeouts,
+    pub interval: Duration,
+    pub heartbeat_interval: Duration,
+    pub read_interval: Duration,
+    /// Heartbeat reads a second for all nodes together, read less often beyond it; `None` reads
+    /// every node every `read_interval` (set explicitly).
+    pub read_budget: Option<u32>,
+    pub writer_id: String,
+    pub discovery: bool,
+    /// Write nothing (no heartbeat writer); lag comes from `pt_table`.
+    pub read_only: bool,
+    pub pt_table: String,
+    pub thresholds: Thresholds,
+    /// The load balancer drains go through; `None` without one.
+    pub drain: Option<DrainSpec>,
+}
+
+impl EngineSpec {
+    #[must_use]
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            nodes: config
+                .nodes
+                .iter()
+                .map(|n| (n.name.clone(), n.endpoint.clone(), n.role))
+                .collect(),
+            timeouts: config.timeouts,
+            interval: config.interval,
+            heartbeat_interval: config.heartbeat.interval,
+            read_interval: config.heartbeat.read_interval,
+            read_budget: (!config.heartbeat.read_interval_set).then_some(READ_BUDGET),
+            writer_id: config.heartbeat.writer_id.clone(),
+            discovery: config.discovery,
+            read_only: config.read_only,
+            pt_table: config.heartbeat.pt_table.clone(),
+            thresholds: config.thresholds,
+            drain: config.drain.clone(),
+        }
+    }
+
+    /// The configured primary, if there is one.
+    #[must_use]
+    pub fn primary(&self) -> Option<(&str, &Endpoint)> {
+        self.nodes
+            .iter()
+            .find(|(_, _, role)| *role == Role::Primary)
+            .map(|(name, endpoint, _)| (name.as_str(), endpoint))
+    }
+
+    /// Every configured node's endpoint but `name`'s, by name.
+    #[must_use]
+    pub fn endpoints_except(&self, name: &str) -> BTreeMap<String, Endpoint> {
+        self.nodes
+            .iter()
+            .filter(|(other, _, _)| other != name)
+            .map(|(other, endpoint, _)| (other.clone(), endpoint.clone()))
+            .collect()
+    }
+
+    /// What the prober needs; `None` without a primary.
+    #[must_use]
+    pub fn probe_spec(&self) -> Option<ProbeSpec> {
+        let (name, endpoint) = self.primary()?;
+        Some(ProbeSpec {
+            primary: (name.to_owned(), endpoint.clone()),
+            endpoints: self.endpoints_except(name),
+            timeouts: self.timeouts,
+            token_prefix: self.writer_id.clone(),
+            read_only: self.read_only,
+        })
+    }
+
+    /// The alert rules' settings: the configured thresholds at this engine's intervals.
+    #[must_use]
+    pub fn alert_settings(&self) -> AlertSettings {
+        AlertSettings::from_thresholds(&self.thresholds, self.interval, self.heartbeat_interval)
+    }
+}

@@ -1,0 +1,118 @@
+//! The alerts a snapshot carries, as every output shows them. The rules that raise them live in
+//! `alerts`; these are the published view types.
+
+use serde::{Deserialize, Serialize};
+
+/// What an alert is about. The `snake_case` names are part of the JSON schema: never rename one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    SbmUnderstatesLag,
+    SbmOverstatesLag,
+    IoThreadStopped,
+    SqlThreadStopped,
+    ReplicationError,
+    HeartbeatStale,
+    LagP99High,
+    GtidBacklogHigh,
+    ErrantTransactions,
+    NodeDown,
+    ClockSkew,
+    TopologyChanged,
+    WritableReplica,
+    AllReplicasLagging,
+    DdlInFlight,
+}
+
+impl AlertKind {
+    /// The JSON name, for text that must match the schema (logs, summaries).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SbmUnderstatesLag => "sbm_understates_lag",
+            Self::SbmOverstatesLag => "sbm_overstates_lag",
+            Self::IoThreadStopped => "io_thread_stopped",
+            Self::SqlThreadStopped => "sql_thread_stopped",
+            Self::ReplicationError => "replication_error",
+            Self::HeartbeatStale => "heartbeat_stale",
+            Self::LagP99High => "lag_p99_high",
+            Self::GtidBacklogHigh => "gtid_backlog_high",
+            Self::ErrantTransactions => "errant_transactions",
+            Self::NodeDown => "node_down",
+            Self::ClockSkew => "clock_skew",
+            Self::TopologyChanged => "topology_changed",
+            Self::WritableReplica => "writable_replica",
+            Self::AllReplicasLagging => "all_replicas_lagging",
+            Self::DdlInFlight => "ddl_in_flight",
+        }
+    }
+
+    /// Critical means replication is broken or reads/failover are at risk now (a replica
+    /// silently behind while SBM says 0 serves stale reads that every SBM-based check passes);
+    /// warning means something is off and worth a look.
+    #[must_use]
+    pub fn severity(self) -> Severity {
+        match self {
+            Self::IoThreadStopped
+            | Self::SqlThreadStopped
+            | Self::ReplicationError
+            | Self::SbmUnderstatesLag
+            | Self::HeartbeatStale
+            | Self::ErrantTransactions
+            | Self::NodeDown
+            | Self::AllReplicasLagging => Severity::Critical,
+            Self::SbmOverstatesLag
+            | Self::LagP99High
+            | Self::GtidBacklogHigh
+            | Self::ClockSkew
+            | Self::TopologyChanged
+            | Self::WritableReplica
+            | Self::DdlInFlight => Severity::Warning,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Critical,
+}
+
+/// A raised alert, as shown until it clears.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Alert {
+    pub kind: AlertKind,
+    /// `None` for alerts about the whole topology.
+    pub node: Option<String>,
+    pub severity: Severity,
+    /// When the condition was first seen in the run of samples that raised it.
+    pub since: chrono::DateTime<chrono::Utc>,
+    /// The newest sample on which the condition held.
+    pub last_seen: chrono::DateTime<chrono::Utc>,
+    /// Samples on which it held.
+    pub count: u64,
+    /// The numbers that disagree, in display order, as text an operator reads ("12.40 s").
+    pub evidence: Vec<(String, String)>,
+    /// One line: the likeliest explanation given the evidence.
+    pub cause: String,
+}
+
+/// One raise or clear, for the alert log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub raised: bool,
+    pub kind: AlertKind,
+    pub node: Option<String>,
+    pub summary: String,
+}
+
+/// What the outputs show: the active alerts and the log.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AlertsView {
+    /// Critical first, then oldest first.
+    pub active: Vec<Alert>,
+    /// Newest first.
+    pub log: Vec<LogEntry>,
+}

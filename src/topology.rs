@@ -1,0 +1,67 @@
+//! What the tasks that talk to servers may know of the topology, and nothing more.
+//!
+//! The prober routes test reads by measured lag, the drain task finds its targets and the
+//! heartbeat writer follows a failover: each needs a little of what the store knows. They sit
+//! below the store, so they ask through [`Topology`], which the store's snapshot implements; a
+//! task never sees a snapshot's type, and the store is free to change its views.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A node's part in replication: the configured one, or what the node showed after a
+/// switchover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Primary,
+    Replica,
+}
+
+/// One node as the tasks see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Member<'a> {
+    pub name: &'a str,
+    /// `host:port`, as rwtop connects to it.
+    pub address: &'a str,
+    pub role: Role,
+    /// The node it replicates from, when that node is known.
+    pub source: Option<&'a str>,
+}
+
+/// A replica's health as a router judges it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Health {
+    /// Both replication threads run.
+    pub running: bool,
+    /// The lag a routing decision may rely on: an exact figure or the upper bound of an
+    /// at-least; `None` when not known.
+    pub lag: Option<Duration>,
+    /// Lag P99 over the last five minutes, when there are samples.
+    pub lag_p99_5m: Option<Duration>,
+}
+
+/// The topology as the latest snapshot shows it.
+pub trait Topology: Send + Sync + 'static {
+    /// Every node, in display order.
+    fn members(&self) -> Vec<Member<'_>>;
+
+    fn member(&self, name: &str) -> Option<Member<'_>> {
+        self.members().into_iter().find(|m| m.name == name)
+    }
+
+    /// `None` for a node with no replication status (a primary, or one not yet polled).
+    fn health(&self, name: &str) -> Option<Health>;
+
+    /// Whether rwtop drained the node from the read pool.
+    fn is_drained(&self, name: &str) -> bool;
+
+    /// The heartbeat's write interval: the resolution of every lag figure.
+    fn heartbeat_interval(&self) -> Duration;
+
+    /// The node the heartbeat writer writes to now; `None` when rwtop writes nothing.
+    fn writer_node(&self) -> Option<&str>;
+
+    /// The node that took over from `name` as primary, when the topology proves one did.
+    fn successor_of(&self, name: &str) -> Option<Member<'_>>;
+}
