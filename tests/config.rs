@@ -147,7 +147,7 @@ fn sandbox_printed_config_loads_with_its_password_file() {
     }
     let cli = config_file(&dir, "rwtop.toml", &text);
     let config = load(&cli, None).expect("the sandbox config loads");
-    assert_eq!(config.source, cli.config);
+    assert_eq!(config.file, cli.config);
     let expected = [
         "primary Primary 127.0.0.1:13301",
         "r1 Replica 127.0.0.1:13302",
@@ -453,7 +453,7 @@ fn implicit_configs_are_searched_in_order_and_may_be_missing() {
     let cli = nodes(Some("mysql://rwtop@db1"), &[]);
     let env = || Some(PASSWORD.to_owned());
     let load = || Config::load_from(&cli, &implicit, env(), &mut no_prompt);
-    let found = || load().map(|c| (c.source, c.interval.as_secs())).ok();
+    let found = || load().map(|c| (c.file, c.interval.as_secs())).ok();
     assert_eq!(found(), Some((None, 1)));
     fs::write(&second, "interval = \"3s\"\n").expect("write");
     assert_eq!(found(), Some((Some(second), 3)));

@@ -12,7 +12,7 @@ pub fn run(target: &TargetArgs, action: Action, replica: &str) -> anyhow::Result
     let config = Config::load(&target.overrides())?;
     let Some(spec) = config.drain.clone() else {
         return Err(ConfigError::Invalid {
-            at: config.source.clone().map_or_else(
+            at: config.file.clone().map_or_else(
                 || Origin::Flag("--config".into()),
                 |path| Origin::File {
                     path,

@@ -26,7 +26,7 @@ pub fn run(
     let theme = theme(theme_spec.or(config.theme.as_deref()))?;
     super::warn(&config);
     let origin = config
-        .source
+        .file
         .as_ref()
         .map_or_else(|| "rwtop.toml".to_owned(), |p| p.display().to_string());
     let keys = KeyMap::with_overrides(

@@ -76,7 +76,7 @@ impl Default for HeartbeatConfig {
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The file the settings came from, if any.
-    pub source: Option<PathBuf>,
+    pub file: Option<PathBuf>,
     /// The primary first, if there is one.
     pub nodes: Vec<NodeConfig>,
     pub interval: Duration,
@@ -242,7 +242,7 @@ impl Config {
         };
         let password_file = settings.password_file.clone();
         let mut config = Self::from_settings(cli, settings)?;
-        config.source = found.map(|(path, _)| path);
+        config.file = found.map(|(path, _)| path);
 
         let cli_nodes = dsn::cli_node_specs(cli);
         let specs = if cli_nodes.is_empty() {
@@ -259,7 +259,7 @@ impl Config {
         }
 
         if let Some(first) = nodes.iter().find(|n| n.endpoint.password.is_none()) {
-            let file = match (&cli.password_file, password_file, &config.source) {
+            let file = match (&cli.password_file, password_file, &config.file) {
                 (Some(path), _, _) => Some((path.clone(), Origin::Flag("--password-file".into()))),
                 (None, Some(path), Some(source)) => Some((
                     path,
@@ -271,12 +271,12 @@ impl Config {
                 )),
                 _ => None,
             };
-            let sources = password::Sources {
+            let inputs = password::Inputs {
                 env: env_password,
                 file,
             };
             let user = first.endpoint.user.clone();
-            let shared = password::resolve(sources, &user, prompt, &mut config.warnings)?;
+            let shared = password::resolve(inputs, &user, prompt, &mut config.warnings)?;
             for node in nodes.iter_mut().filter(|n| n.endpoint.password.is_none()) {
                 node.endpoint.password = Some(shared.clone());
             }
@@ -301,7 +301,7 @@ impl Config {
             None => settings.interval,
         };
         Ok(Self {
-            source: None,
+            file: None,
             nodes: Vec::new(),
             interval,
             timeouts: settings.timeouts,

@@ -14,7 +14,7 @@ use crate::mysql::Secret;
 pub const ENV_VAR: &str = crate::mysql::PASSWORD_ENV_VAR;
 
 /// Where the shared password may come from, apart from the prompt.
-pub struct Sources {
+pub struct Inputs {
     /// An empty value counts as unset: `RWTOP_PASSWORD= rwtop` is how a shell clears it.
     pub env: Option<String>,
     /// The file and where it was named (the flag or the config key).
@@ -23,15 +23,15 @@ pub struct Sources {
 
 /// The password shared by all nodes without an inline one.
 pub fn resolve(
-    sources: Sources,
+    inputs: Inputs,
     user: &str,
     prompt: &mut dyn FnMut(&str) -> io::Result<String>,
     warnings: &mut Vec<String>,
 ) -> Result<Secret, ConfigError> {
-    if let Some(env) = sources.env.filter(|value| !value.is_empty()) {
+    if let Some(env) = inputs.env.filter(|value| !value.is_empty()) {
         return Ok(Secret::new(env));
     }
-    if let Some((path, at)) = sources.file {
+    if let Some((path, at)) = inputs.file {
         return read_file(&path, &at, warnings);
     }
     let text = format!(

@@ -20,7 +20,7 @@ use crate::alerts::AlertEngine;
 use crate::drain::{DrainEvent, DrainRequest};
 use crate::mysql::Endpoint;
 use crate::poll::heartbeat::{self, WriterSpec};
-use crate::poll::node_poller::{self, HeartbeatSource, PollerSpec};
+use crate::poll::node_poller::{self, HeartbeatTable, PollerSpec};
 use crate::poll::{PollEvent, ReadPace, WriterState};
 use crate::probe::{ProbeEvent, ProbeRequest, Prober};
 use crate::store::{Discovered, Snapshot, Store, StoreSettings};
@@ -108,11 +108,11 @@ impl Engine {
             pace: Arc::clone(&pace),
             discovery: spec.discovery,
             heartbeat: if spec.read_only {
-                HeartbeatSource::Pt {
+                HeartbeatTable::Pt {
                     table: spec.pt_table.clone(),
                 }
             } else {
-                HeartbeatSource::Own {
+                HeartbeatTable::Own {
                     writer_id: spec.writer_id.clone(),
                 }
             },

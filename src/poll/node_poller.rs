@@ -64,14 +64,14 @@ pub struct PollerSpec {
     /// How often the heartbeat is read: `read_interval`, spread in a large topology.
     pub pace: std::sync::Arc<super::ReadPace>,
     pub discovery: bool,
-    pub heartbeat: HeartbeatSource,
+    pub heartbeat: HeartbeatTable,
     /// Notified to poll now instead of at the next interval (the operator's force-probe).
     pub nudge: std::sync::Arc<tokio::sync::Notify>,
 }
 
 /// Where lag comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeartbeatSource {
+pub enum HeartbeatTable {
     /// rwtop's own row, written by this or another rwtop.
     Own { writer_id: String },
     /// An existing pt-heartbeat table (read-only mode): read on every node, the primary's row
@@ -271,15 +271,15 @@ async fn heartbeat(
 ) -> Result<Option<PollEvent>, SqlError> {
     let node = spec.name.clone();
     Ok(match &spec.heartbeat {
-        HeartbeatSource::Own { writer_id } if is_replica => Some(PollEvent::Heartbeat {
+        HeartbeatTable::Own { writer_id } if is_replica => Some(PollEvent::Heartbeat {
             node,
             read: read_heartbeat(conn, writer_id).await?,
         }),
-        HeartbeatSource::Pt { table } => Some(PollEvent::PtHeartbeat {
+        HeartbeatTable::Pt { table } => Some(PollEvent::PtHeartbeat {
             node,
             read: pt_heartbeat::read(conn, table).await?,
         }),
-        HeartbeatSource::Own { .. } => None,
+        HeartbeatTable::Own { .. } => None,
     })
 }
 
