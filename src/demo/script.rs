@@ -444,11 +444,9 @@ async fn stall_link(ctx: &Ctx, stop: &mut Stop) -> Result<(), Stopped> {
 /// (b) The IO thread stopped: SBM goes NULL, the received-GTID backlog grows, and c1 (fed by
 /// r1) falls behind with it.
 async fn io_thread_stopped(ctx: &Ctx, stop: &mut Stop) -> Result<(), Stopped> {
-    if ctx
-        .admin(stop, "r1", "STOP SLAVE IO_THREAD")
-        .await?
-        .is_none()
-    {
+    let flavor = &ctx.sandbox.binaries().flavor;
+    let (stop_io, start_io) = (flavor.stop_io_thread_sql(), flavor.start_io_thread_sql());
+    if ctx.admin(stop, "r1", stop_io).await?.is_none() {
         return Ok(());
     }
     ctx.say("incident: r1's IO thread stopped; SBM is NULL, the GTID backlog grows, c1 falls behind too");
@@ -456,14 +454,10 @@ async fn io_thread_stopped(ctx: &Ctx, stop: &mut Stop) -> Result<(), Stopped> {
     // Restarted even when stopping: a replica left without its IO thread is not what anyone
     // asked for if the sandbox outlives the script.
     if held.is_err() {
-        ctx.undo_in_background("r1", "START SLAVE IO_THREAD".to_owned());
+        ctx.undo_in_background("r1", start_io.to_owned());
         return Err(Stopped);
     }
-    if ctx
-        .admin(stop, "r1", "START SLAVE IO_THREAD")
-        .await?
-        .is_some()
-    {
+    if ctx.admin(stop, "r1", start_io).await?.is_some() {
         ctx.say("resolved: r1's IO thread is running again; r1 and c1 catch up");
     }
     Ok(())
@@ -473,13 +467,21 @@ async fn io_thread_stopped(ctx: &Ctx, stop: &mut Stop) -> Result<(), Stopped> {
 /// SBM and the heartbeat (and inherited by c1).
 async fn delayed_replica(ctx: &Ctx, stop: &mut Stop) -> Result<(), Stopped> {
     let n = ctx.timeline.master_delay_secs;
-    let set =
-        |delay: u32| format!("STOP SLAVE; CHANGE MASTER TO MASTER_DELAY={delay}; START SLAVE");
+    let flavor = &ctx.sandbox.binaries().flavor;
+    let option = flavor.source_delay_option();
+    let set = |delay: u32| {
+        format!(
+            "{}; {}; {}",
+            flavor.stop_replica_sql(),
+            flavor.source_delay_sql(delay),
+            flavor.start_replica_sql()
+        )
+    };
     if ctx.admin(stop, "r1", &set(n)).await?.is_none() {
         return Ok(());
     }
     ctx.say(format!(
-        "incident: r1 runs with MASTER_DELAY={n}; a deliberate {n} s lag that SBM and the heartbeat agree on (c1 inherits it)"
+        "incident: r1 runs with {option}={n}; a deliberate {n} s lag that SBM and the heartbeat agree on (c1 inherits it)"
     ));
     let held = stop.sleep(ctx.timeline.delay).await;
     if held.is_err() {
@@ -487,7 +489,9 @@ async fn delayed_replica(ctx: &Ctx, stop: &mut Stop) -> Result<(), Stopped> {
         return Err(Stopped);
     }
     if ctx.admin(stop, "r1", &set(0)).await?.is_some() {
-        ctx.say("resolved: r1's MASTER_DELAY is back to 0; r1 and c1 catch up");
+        ctx.say(format!(
+            "resolved: r1's {option} is back to 0; r1 and c1 catch up"
+        ));
     }
     Ok(())
 }
