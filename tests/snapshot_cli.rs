@@ -212,6 +212,53 @@ fn probe_json_is_documented(config: &Path, documented: &str) {
     );
 }
 
+/// Issue 13: with a wrong password every node is down, and the text output says why (the same
+/// detail as the JSON's `state_detail`); a snapshot in which every node refused rwtop's login
+/// observed nothing, so it exits 1, while the same snapshot with the right password exits 0.
+#[test]
+fn live_snapshot_text_says_why_each_node_is_down_and_a_refused_login_exits_1() {
+    let t = TestSandbox::start(1, false);
+    let config = t.sandbox().dir().join("rwtop.toml");
+    let snapshot = |password: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rwtop"));
+        cmd.args(["--config", config.to_str().unwrap()])
+            .args(["snapshot", "--duration", "2s"])
+            .env_remove("RWTOP_PASSWORD");
+        if let Some(password) = password {
+            cmd.env("RWTOP_PASSWORD", password);
+        }
+        let out = cmd.output().expect("running rwtop");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+
+    let (code, stdout, stderr) = snapshot(Some("not-the-password"));
+    for node in ["primary", "r1"] {
+        let why = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{node} is ")))
+            .unwrap_or_else(|| panic!("no line says why {node} is down:\n{stdout}"));
+        assert!(
+            why.contains("Access denied") && why.contains("check the DSN user and RWTOP_PASSWORD"),
+            "{why}"
+        );
+    }
+    assert!(!stdout.contains("not-the-password"), "{stdout}");
+    assert_eq!(code, Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stderr.contains("every node refused rwtop's login"),
+        "{stderr}"
+    );
+
+    // The right password (the sandbox's password file): every node up, nothing to explain.
+    let (code, stdout, stderr) = snapshot(None);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        !stdout.contains(" is down") && !stdout.contains(" is retrying"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn bad_config_exits_2_naming_the_file_and_key() {
     let file = concat!(
