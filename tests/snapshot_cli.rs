@@ -114,7 +114,8 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
         "the password never appears in the output"
     );
 
-    // Only the primary named: discovery finds the replicas, and the cascaded one under r1.
+    // Only the primary named: discovery finds the replicas, and the cascaded one under r1, each
+    // named by the host it reports (the sandbox's `report_host`), reached at the primary's host.
     let addr = |n: &str| format!("127.0.0.1:{}", t.sandbox().port(n).unwrap());
     let primary_dsn = format!("mysql://rwtop@{}", addr("primary"));
     let password_file = dir.join("monitor.password");
@@ -131,9 +132,11 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    for (replica, source) in [("r1", "primary"), ("r2", "primary"), ("c1", "r1")] {
-        let found = node(&doc, &addr(replica));
-        assert_eq!(found["source"], addr(source), "{replica}");
+    let primary = addr("primary");
+    for (replica, source) in [("r1", &*primary), ("r2", &primary), ("c1", "r1")] {
+        let found = node(&doc, replica);
+        assert_eq!(found["address"], addr(replica), "{replica}");
+        assert_eq!(found["source"], source, "{replica}");
         assert_eq!(found["heartbeat_lag_seconds"]["kind"], "exact", "{replica}");
     }
 

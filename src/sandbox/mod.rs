@@ -330,6 +330,7 @@ impl Sandbox {
                 .map_err(|e| SandboxError::io(format!("creating {}", dirs.tmp.display()), e))?;
             let cnf = mycnf::render(&mycnf::CnfParams {
                 node: &dirs,
+                name: &node.name,
                 port: node.port,
                 server_id: node.server_id,
                 is_replica: node.source.is_some(),
