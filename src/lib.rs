@@ -1,7 +1,10 @@
-//! rwtop's model: everything that is not the terminal.
+//! rwtop's library: everything but the command line.
 //!
-//! The model never imports ratatui: parsing, GTID arithmetic, the SQL layer and the sandbox know
-//! nothing of how they are shown.
+//! The modules stand on floors, each importing only the floors below it (`docs/architecture.md`,
+//! held by `tests/layers.rs`): `gtid` and `units` → `mysql` → `topology` → the tasks that talk to
+//! servers (`poll`, `probe`, `drain`) → `store` → `alerts` → `config` → `engine` → the outputs
+//! (`export`, `record`, `ui`) → the tools over them (`sandbox`, `demo`). Only `ui` names ratatui
+//! or crossterm; every floor below it is model and knows nothing of the terminal.
 
 pub mod alerts;
 pub mod config;

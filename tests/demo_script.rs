@@ -212,9 +212,15 @@ fn engine_saw_it(demo: &Demo, engine: &Engine) {
         "{:#?}",
         s.alerts.log
     );
-    let c1 = format!("127.0.0.1:{}", demo.sandbox().port("c1").unwrap());
-    let c1 = s.node(&c1).unwrap_or_else(|| panic!("{c1} not discovered"));
+    // Named c1 as the narration calls it (its `report_host`), reached at its own port.
+    let c1 = s
+        .node("c1")
+        .unwrap_or_else(|| panic!("c1 not discovered: {:?}", s.nodes));
     assert!(!c1.configured);
+    assert_eq!(
+        c1.address,
+        format!("127.0.0.1:{}", demo.sandbox().port("c1").unwrap())
+    );
     assert_eq!(c1.source.as_deref(), Some("r1"));
 }
 

@@ -399,12 +399,12 @@ fn switch_over_to_r1(t: &TestSandbox, writer_id: &str) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nodes() {
     let t = TestSandbox::start(2, false);
-    // Only the primary is configured: discovery finds the replicas, as with `--primary`.
+    // Only the primary is configured: discovery finds the replicas, as with `--primary`, named
+    // by the `report_host` each sandbox replica reports.
     let mut spec = spec(&t, &[]);
     spec.discovery = true;
     let writer_id = spec.writer_id.clone();
-    let name = |node: &str| format!("127.0.0.1:{}", t.sandbox().port(node).unwrap());
-    let (r1, r2) = (name("r1"), name("r2"));
+    let (r1, r2) = ("r1".to_owned(), "r2".to_owned());
     let engine = Engine::start(&spec);
     let _load = Load::start(&t).await;
     until(&engine, "both replicas discovered under the primary", |s| {

@@ -138,11 +138,11 @@ async fn live_primary_reports_binlog_hosts_and_semisync_off() {
         .collect();
     want.sort_unstable();
     assert_eq!(ports, want);
-    assert!(
-        hosts
-            .iter()
-            .all(|h| h.host == "127.0.0.1" && h.source_id == 1 && h.uuid.is_none())
-    );
+    // Each replica reports its sandbox name (`report_host`) and its own port (`report_port`).
+    for h in &hosts {
+        assert_eq!(t.sandbox().port(&h.host), Some(h.port), "{h:?}");
+        assert!(h.source_id == 1 && h.uuid.is_none(), "{h:?}");
+    }
 
     let semi = primary.semisync().await.unwrap();
     assert_eq!(semi.source_enabled, Some(false), "built in, but off");

@@ -114,7 +114,8 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
         "the password never appears in the output"
     );
 
-    // Only the primary named: discovery finds the replicas, and the cascaded one under r1.
+    // Only the primary named: discovery finds the replicas, and the cascaded one under r1, each
+    // named by the host it reports (the sandbox's `report_host`), reached at the primary's host.
     let addr = |n: &str| format!("127.0.0.1:{}", t.sandbox().port(n).unwrap());
     let primary_dsn = format!("mysql://rwtop@{}", addr("primary"));
     let password_file = dir.join("monitor.password");
@@ -131,9 +132,11 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    for (replica, source) in [("r1", "primary"), ("r2", "primary"), ("c1", "r1")] {
-        let found = node(&doc, &addr(replica));
-        assert_eq!(found["source"], addr(source), "{replica}");
+    let primary = addr("primary");
+    for (replica, source) in [("r1", &*primary), ("r2", &primary), ("c1", "r1")] {
+        let found = node(&doc, replica);
+        assert_eq!(found["address"], addr(replica), "{replica}");
+        assert_eq!(found["source"], source, "{replica}");
         assert_eq!(found["heartbeat_lag_seconds"]["kind"], "exact", "{replica}");
     }
 
@@ -209,6 +212,53 @@ fn probe_json_is_documented(config: &Path, documented: &str) {
     assert!(
         err.contains("every probe ended in error: refused: read-only"),
         "{err}"
+    );
+}
+
+/// Issue 13: with a wrong password every node is down, and the text output says why (the same
+/// detail as the JSON's `state_detail`); a snapshot in which every node refused rwtop's login
+/// observed nothing, so it exits 1, while the same snapshot with the right password exits 0.
+#[test]
+fn live_snapshot_text_says_why_each_node_is_down_and_a_refused_login_exits_1() {
+    let t = TestSandbox::start(1, false);
+    let config = t.sandbox().dir().join("rwtop.toml");
+    let snapshot = |password: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rwtop"));
+        cmd.args(["--config", config.to_str().unwrap()])
+            .args(["snapshot", "--duration", "2s"])
+            .env_remove("RWTOP_PASSWORD");
+        if let Some(password) = password {
+            cmd.env("RWTOP_PASSWORD", password);
+        }
+        let out = cmd.output().expect("running rwtop");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+
+    let (code, stdout, stderr) = snapshot(Some("not-the-password"));
+    for node in ["primary", "r1"] {
+        let why = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{node} is ")))
+            .unwrap_or_else(|| panic!("no line says why {node} is down:\n{stdout}"));
+        assert!(
+            why.contains("Access denied") && why.contains("check the DSN user and RWTOP_PASSWORD"),
+            "{why}"
+        );
+    }
+    assert!(!stdout.contains("not-the-password"), "{stdout}");
+    assert_eq!(code, Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stderr.contains("every node refused rwtop's login"),
+        "{stderr}"
+    );
+
+    // The right password (the sandbox's password file): every node up, nothing to explain.
+    let (code, stdout, stderr) = snapshot(None);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        !stdout.contains(" is down") && !stdout.contains(" is retrying"),
+        "{stdout}"
     );
 }
 

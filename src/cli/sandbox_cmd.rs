@@ -88,10 +88,11 @@ fn client_hint(sandbox: &Sandbox) -> String {
     let port = replica.map_or(0, |r| r.port);
     let password = layout::password_file(sandbox.dir());
     format!(
-        "MYSQL_PWD=$(cat {}) {} -h 127.0.0.1 -P {port} -u {} -e 'SHOW SLAVE STATUS\\G'",
+        "MYSQL_PWD=$(cat {}) {} -h 127.0.0.1 -P {port} -u {} -e '{}\\G'",
         password.display(),
         client_name(sandbox.binaries().client.as_path()),
-        sandbox.state().monitor_user
+        sandbox.state().monitor_user,
+        sandbox.binaries().flavor.replica_status_sql()
     )
 }
 

@@ -29,9 +29,53 @@ pub fn run(target: &TargetArgs, as_json: bool, duration: Duration) -> anyhow::Re
         text.push('\n');
         text
     } else {
-        table(&snapshot)
+        let mut text = table(&snapshot);
+        let why = why_not_up(&snapshot);
+        if !why.is_empty() {
+            text.push('\n');
+            text.push_str(&why);
+        }
+        text
     };
-    Ok(emit(&text)?)
+    emit(&text)?;
+    every_login_refused(&snapshot)
+}
+
+/// Why each node that is not up is not: its last error, the JSON's `state_detail`.
+fn why_not_up(s: &Snapshot) -> String {
+    let mut out = String::new();
+    for n in &s.nodes {
+        if let Some(cause) = conn_cause(&n.conn) {
+            let _ = writeln!(out, "{} is {}: {cause}", n.name, n.conn.name());
+        }
+    }
+    out
+}
+
+fn conn_cause(conn: &rwtop::poll::ConnState) -> Option<&str> {
+    use rwtop::poll::ConnState;
+    match conn {
+        ConnState::Retrying { cause, .. } | ConnState::Down { cause, .. } => Some(cause),
+        ConnState::Connecting | ConnState::Up => None,
+    }
+}
+
+/// A down node is an observation, and its snapshot a success (exit 0). But when every node
+/// refused rwtop's login, the servers answered and rwtop saw nothing of them: the snapshot (still
+/// printed) describes rwtop's credentials, not the topology, so a script must hear of it (exit 1).
+fn every_login_refused(s: &Snapshot) -> anyhow::Result<()> {
+    let refused = s
+        .nodes
+        .iter()
+        .filter(|n| conn_cause(&n.conn).is_some_and(rwtop::mysql::conn::is_login_refused))
+        .count();
+    if refused > 0 && refused == s.nodes.len() {
+        anyhow::bail!(
+            "every node refused rwtop's login ({refused} of {refused}): nothing was observed; \
+             check the DSN user and RWTOP_PASSWORD / password file"
+        );
+    }
+    Ok(())
 }
 
 fn seconds(d: Option<Duration>) -> String {

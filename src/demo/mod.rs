@@ -26,7 +26,10 @@
 //! # Ok(()) }
 //! ```
 
+mod director;
 mod script;
+mod stop;
+mod timeline;
 
 use std::fs;
 use std::io::Read as _;
@@ -37,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
-pub use script::Timeline;
+pub use timeline::Timeline;
 
 use crate::engine::EngineSpec;
 use crate::mysql::{Endpoint, Secret, Timeouts};
@@ -195,14 +198,14 @@ impl Demo {
         events: mpsc::Sender<String>,
         stop: watch::Receiver<bool>,
     ) -> impl Future<Output = ()> + Send + 'static {
-        let ctx = script::Ctx {
+        let director = director::Director {
             sandbox: Arc::clone(&self.sandbox),
             app: self.app.clone(),
             timeline,
             events,
         };
-        let stop = script::Stop::new(stop, self.stop.subscribe());
-        script::run(ctx, stop)
+        let stop = stop::Stop::new(stop, self.stop.subscribe());
+        script::run(director, stop)
     }
 
     /// [`Self::run_script`], spawned on the current runtime.

@@ -164,12 +164,21 @@ fn connect_hint(code: Option<u16>, message: &str) -> &'static str {
     }
 }
 
+/// The hint a refused login (server error 1045) carries.
+const LOGIN_REFUSED_HINT: &str =
+    " (wrong user or password: check the DSN user and RWTOP_PASSWORD / password file)";
+
+/// Whether a connection failure, as text (a node's connection state keeps only that), is the
+/// server refusing rwtop's user and password: a node that answers, not one that is down.
+#[must_use]
+pub fn is_login_refused(cause: &str) -> bool {
+    cause.contains(LOGIN_REFUSED_HINT)
+}
+
 /// What to do about the server errors an operator can fix.
 fn hint(code: Option<u16>) -> &'static str {
     match code {
-        Some(1045) => {
-            " (wrong user or password: check the DSN user and RWTOP_PASSWORD / password file)"
-        }
+        Some(1045) => LOGIN_REFUSED_HINT,
         Some(1044 | 1142 | 1227 | 1370) => {
             " (missing privilege: grant what README.md lists under 'Grants' to the monitor user)"
         }
@@ -499,4 +508,35 @@ fn raw_row(row: Row) -> RawRow {
         })
         .collect();
     RawRow::new(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_login_is_told_from_other_failures_by_its_text() {
+        let refused = SqlError::Connect {
+            addr: "127.0.0.1:3306".into(),
+            code: Some(1045),
+            message: "Access denied for user 'rwtop'@'127.0.0.1' (using password: YES)".into(),
+        };
+        assert!(is_login_refused(&refused.to_string()), "{refused}");
+        let closed = SqlError::Connect {
+            addr: "127.0.0.1:1".into(),
+            code: None,
+            message: "Connection refused (os error 111)".into(),
+        };
+        let no_grant = SqlError::Server {
+            addr: "127.0.0.1:3306".into(),
+            sql: "SHOW SLAVE HOSTS".into(),
+            code: 1227,
+            message: "Access denied; you need (at least one of) the REPLICATION MASTER ADMIN \
+                      privilege(s) for this operation"
+                .into(),
+        };
+        for other in [closed, no_grant] {
+            assert!(!is_login_refused(&other.to_string()), "{other}");
+        }
+    }
 }

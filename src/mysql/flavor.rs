@@ -1,9 +1,18 @@
 //! Which server we talk to, detected once at connect; every statement that differs between
 //! flavors and versions is chosen here, so the rest of the code asks the flavor, never the version.
+//!
+//! The monitor's reads are below; the wait functions of the read-after-write strategies are in
+//! `waits`, and the statements that change replication (sandbox, demo) in `control`.
+
+mod control;
+mod waits;
 
 use std::fmt;
 
 use serde::Serialize;
+
+pub use control::SourceLink;
+pub use waits::{GtidWaitOutcome, WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -174,25 +183,6 @@ impl Flavor {
     #[must_use]
     pub fn semisync_status_sql(&self) -> &'static str {
         "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'"
-    }
-
-    /// The function that waits for the SQL thread to reach a source binlog position.
-    #[must_use]
-    pub fn pos_wait_function(&self) -> &'static str {
-        if self.mysql_at_least(8, 0, 26) {
-            "SOURCE_POS_WAIT"
-        } else {
-            "MASTER_POS_WAIT"
-        }
-    }
-
-    /// The function that waits for a GTID to be applied.
-    #[must_use]
-    pub fn gtid_wait_function(&self) -> &'static str {
-        match self.family {
-            Family::Mariadb => "MASTER_GTID_WAIT",
-            Family::Mysql => "WAIT_FOR_EXECUTED_GTID_SET",
-        }
     }
 }
 

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::runner::{Attempt, ProbeError, Prober};
 use super::{Strategy, short_duration};
-use crate::mysql::{BinlogPos, Family, GtidState, NodeState, ReplicaStatus, literal};
+use crate::mysql::flavor::{WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
+use crate::mysql::{BinlogPos, GtidState, GtidWaitOutcome, NodeState, ReplicaStatus};
 use crate::topology::{Role, Topology};
 
 /// Where the read goes once the strategy has waited.
@@ -246,11 +247,7 @@ impl Prober {
                 short_duration(timeout)
             ));
         }
-        let sql = format!(
-            "SELECT {function}({}, {}, {secs}) AS r",
-            literal(&pos.file),
-            pos.pos
-        );
+        let sql = self.conn(target).await?.flavor().pos_wait_sql(pos, secs);
         let within = Duration::from_secs(secs) + self.spec.timeouts.query;
         let start = Instant::now();
         let rows = self.query_within(a, target, &sql, within).await?;
@@ -286,23 +283,20 @@ impl Prober {
         timeout: Duration,
     ) -> Result<Route, ProbeError> {
         let primary = self.spec.primary.0.clone();
-        let family = self.conn(&primary).await?.flavor().family;
-        let capture = match family {
-            Family::Mariadb => "SELECT @@last_gtid AS g",
-            Family::Mysql => {
-                a.note = Some(
-                    "MySQL: the driver cannot read the write's own GTID (no session tracking), \
-                     so the probe waits for the primary's whole gtid_executed: it may over-wait, \
-                     never under-wait"
-                        .into(),
-                );
-                "SELECT @@global.gtid_executed AS g"
-            }
-        };
+        let on_primary = self.conn(&primary).await?.flavor();
+        let capture = on_primary.written_gtids_sql();
+        if !on_primary.written_gtids_are_the_writes_own() {
+            a.note = Some(
+                "MySQL: the driver cannot read the write's own GTID (no session tracking), \
+                 so the probe waits for the primary's whole gtid_executed: it may over-wait, \
+                 never under-wait"
+                    .into(),
+            );
+        }
         let rows = self.query(a, &primary, capture).await?;
         let gtid = rows
             .first()
-            .and_then(|r| r.optional_text(&["g"]))
+            .and_then(|r| r.optional_text(&[WRITTEN_GTIDS_COLUMN]))
             .unwrap_or_default()
             .to_owned();
         if gtid.is_empty() {
@@ -310,22 +304,19 @@ impl Prober {
                 "{primary} reports no GTID for the write: is binary logging on?"
             )));
         }
-        let target_family = self.conn(target).await?.flavor().family;
-        let function = self.conn(target).await?.flavor().gtid_wait_function();
-        let sql = format!(
-            "SELECT {function}({}, {:.3}) AS r",
-            literal(&gtid),
-            timeout.as_secs_f64()
-        );
+        let on_target = self.conn(target).await?.flavor().clone();
+        let function = on_target.gtid_wait_function();
+        let sql = on_target.gtid_wait_sql(&gtid, timeout);
         let within = timeout + self.spec.timeouts.query;
         let start = Instant::now();
         let rows = self.query_within(a, target, &sql, within).await?;
         a.waited = start.elapsed();
-        match (target_family, wait_result(&rows)?) {
-            (_, Some(0)) => return Ok(Route::Replica(target.to_owned())),
-            (Family::Mariadb, Some(-1)) | (Family::Mysql, Some(1)) => {}
-            (_, other) => {
-                let got = other.map_or_else(|| "NULL".to_owned(), |n| n.to_string());
+        let value = wait_result(&rows)?;
+        match on_target.gtid_wait_outcome(value) {
+            GtidWaitOutcome::Reached => return Ok(Route::Replica(target.to_owned())),
+            GtidWaitOutcome::TimedOut => {}
+            GtidWaitOutcome::Unexpected => {
+                let got = value.map_or_else(|| "NULL".to_owned(), |n| n.to_string());
                 return Ok(Route::FallBack(format!("{function} returned {got}")));
             }
         }
@@ -345,7 +336,9 @@ impl Prober {
 
 /// The single integer a wait function returns, `None` for NULL.
 fn wait_result(rows: &[crate::mysql::RawRow]) -> Result<Option<i64>, ProbeError> {
-    let text = rows.first().and_then(|r| r.optional_text(&["r"]));
+    let text = rows
+        .first()
+        .and_then(|r| r.optional_text(&[WAIT_RESULT_COLUMN]));
     text.map(|t| {
         t.trim()
             .parse::<i64>()

@@ -8,9 +8,12 @@
 //! [`Relay`] that a test can stall, reproducing a network that goes silent without closing.
 
 mod admin;
+mod catch_up;
 mod error;
 pub mod layout;
+mod links;
 mod mycnf;
+mod ports;
 mod process;
 pub mod relay;
 mod server;
@@ -26,6 +29,7 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 pub use error::SandboxError;
+pub use ports::Ports;
 pub use relay::Relay;
 pub use server::Binaries;
 pub use state::{NodeSpec, SandboxState};
@@ -41,14 +45,6 @@ const START_DEADLINE: Duration = Duration::from_secs(60);
 pub const DEFAULT_BASE_PORT: u16 = 13306;
 pub const MONITOR_USER: &str = "rwtop";
 const REPL_USER: &str = "repl";
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ports {
-    /// Consecutive ports from this one: primary, r1, r2, ...
-    Base(u16),
-    /// Whatever the kernel hands out, for tests running side by side.
-    Free,
-}
 
 #[derive(Debug, Clone)]
 #[allow(
@@ -150,7 +146,7 @@ impl Sandbox {
 
     fn create(spec: &SandboxSpec, binaries: Binaries) -> Result<Self, SandboxError> {
         let cascaded = usize::from(spec.cascade && spec.replicas > 0);
-        let ports = choose_ports(&spec.ports, spec.replicas + 1 + cascaded)?;
+        let ports = ports::choose_ports(&spec.ports, spec.replicas + 1 + cascaded)?;
         let mut nodes = vec![NodeSpec {
             name: "primary".to_owned(),
             port: ports[0],
@@ -258,65 +254,6 @@ impl Sandbox {
         Ok(sandbox)
     }
 
-    /// Starts one relay per replica, forwarding to that replica's source.
-    fn start_relays(&mut self) -> Result<(), SandboxError> {
-        for node in self.state.replicas() {
-            let source = node.source.as_deref().unwrap_or("primary");
-            let port = self.port(source).ok_or_else(|| SandboxError::UnknownNode {
-                node: source.to_owned(),
-            })?;
-            let relay = Relay::start(port).map_err(|e| {
-                SandboxError::io(
-                    format!("starting the relay from {} to {source}", node.name),
-                    e,
-                )
-            })?;
-            self.relays.push((node.name.clone(), relay));
-        }
-        Ok(())
-    }
-
-    /// The port a replica should replicate from: its relay's when it has one, else its source's.
-    ///
-    /// With a relay, the replica's `Master_Port` shows the relay port, which matches no node's
-    /// address; rwtop's topology still finds the source by `Master_Server_Id`
-    /// (`store::Store::source_of` falls back to it).
-    fn link_port(&self, replica: &str) -> Option<u16> {
-        if let Some(relay) = self.relay(replica) {
-            return Some(relay.port());
-        }
-        let node = self.state.nodes.iter().find(|n| n.name == replica)?;
-        self.port(node.source.as_deref()?)
-    }
-
-    /// On a restart, points each replica whose configured source port is not the one it should
-    /// use now: a sandbox created with relays by a process that has exited points at dead relay
-    /// ports, and one reopened with relays must go through the new ones. A replica already
-    /// right is not touched, so `up` on a healthy sandbox stays harmless. (A second process
-    /// running `up` on a sandbox whose relays another process still holds re-points it too.)
-    fn repoint_replicas(&self) -> Result<(), SandboxError> {
-        for node in self.state.replicas() {
-            let Some(want) = self.link_port(&node.name) else {
-                continue;
-            };
-            let current = self.replica_status(&node.name)?.map(|s| s.source_port);
-            if current.is_some_and(|port| port != want) {
-                wiring::repoint(self, &node.name, want)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The relay carrying a replica's link, when the sandbox was started with relays (see
-    /// [`SandboxSpec::relay`]); a test stalls and resumes the link through it.
-    #[must_use]
-    pub fn relay(&self, replica: &str) -> Option<&Relay> {
-        self.relays
-            .iter()
-            .find(|(name, _)| name == replica)
-            .map(|(_, relay)| relay)
-    }
-
     /// Initializes every node's data folder, in parallel.
     fn init_nodes(&self) -> Result<(), SandboxError> {
         for node in &self.state.nodes {
@@ -330,6 +267,7 @@ impl Sandbox {
                 .map_err(|e| SandboxError::io(format!("creating {}", dirs.tmp.display()), e))?;
             let cnf = mycnf::render(&mycnf::CnfParams {
                 node: &dirs,
+                name: &node.name,
                 port: node.port,
                 server_id: node.server_id,
                 is_replica: node.source.is_some(),
@@ -423,59 +361,6 @@ impl Sandbox {
             }
             std::thread::sleep(Duration::from_millis(25));
         }
-    }
-
-    /// Waits until every replica runs both threads and has applied everything its primary has.
-    pub fn wait_replicating(&self, deadline: Duration) -> Result<(), SandboxError> {
-        let start = Instant::now();
-        loop {
-            let behind = self.first_replica_behind();
-            match behind {
-                None => return Ok(()),
-                Some(detail) if start.elapsed() > deadline => {
-                    return Err(SandboxError::NotReplicating { detail });
-                }
-                Some(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-    }
-
-    /// `None` when all replicas are caught up, else what the first one lacks.
-    fn first_replica_behind(&self) -> Option<String> {
-        for node in self.state.replicas() {
-            let source = node.source.as_deref().unwrap_or("primary");
-            let status = match self.replica_status(&node.name) {
-                Ok(Some(status)) => status,
-                Ok(None) => return Some(format!("{}: replication is not configured", node.name)),
-                Err(e) => return Some(e.to_string()),
-            };
-            let errors = [&status.last_io_error, &status.last_sql_error];
-            if let Some(err) = errors.into_iter().flatten().next() {
-                return Some(format!(
-                    "{}: error {}: {}",
-                    node.name, err.errno, err.message
-                ));
-            }
-            if status.io_running != crate::mysql::IoRunning::Yes || !status.sql_running {
-                return Some(format!(
-                    "{}: replication threads not both running",
-                    node.name
-                ));
-            }
-            // Replica first, then its source: read the other way round, a busy source makes the
-            // replica look ahead.
-            let (Ok(mine), Ok(theirs)) = (self.node_state(&node.name), self.node_state(source))
-            else {
-                return Some(format!("{}: cannot read GTID state", node.name));
-            };
-            if !mine.has_applied_all_of(&theirs) {
-                return Some(format!(
-                    "{}: still applying {source}'s transactions",
-                    node.name
-                ));
-            }
-        }
-        None
     }
 
     /// Stops every server of the sandbox in `dir` (replicas first) and deletes the folder.
@@ -643,36 +528,5 @@ impl Drop for Sandbox {
             let _ = child.wait();
         }
         let _ = fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn choose_ports(ports: &Ports, count: usize) -> Result<Vec<u16>, SandboxError> {
-    match ports {
-        Ports::Base(base) => (0..count)
-            .map(|i| {
-                u16::try_from(i)
-                    .ok()
-                    .and_then(|i| base.checked_add(i))
-                    .ok_or(SandboxError::PortTaken {
-                        port: *base,
-                        node: format!("node {i} (port range overflows 65535)"),
-                    })
-            })
-            .collect(),
-        Ports::Free => {
-            // Hold all listeners until every port is chosen so none repeats.
-            let listeners: Vec<TcpListener> = (0..count)
-                .map(|_| TcpListener::bind(("127.0.0.1", 0)))
-                .collect::<Result<_, _>>()
-                .map_err(|e| SandboxError::io("finding free ports".to_owned(), e))?;
-            listeners
-                .iter()
-                .map(|l| {
-                    l.local_addr()
-                        .map(|a| a.port())
-                        .map_err(|e| SandboxError::io("finding free ports".to_owned(), e))
-                })
-                .collect()
-        }
     }
 }

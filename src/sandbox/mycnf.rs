@@ -7,6 +7,9 @@ use crate::mysql::{Family, Flavor};
 
 pub struct CnfParams<'a> {
     pub node: &'a NodeDir,
+    /// The node's name, which it reports to its source as `report_host` (`SHOW SLAVE HOSTS`), so
+    /// rwtop's discovery names it as the sandbox does; the port it reports is its own.
+    pub name: &'a str,
     pub port: u16,
     pub server_id: u32,
     pub is_replica: bool,
@@ -25,7 +28,7 @@ pub fn render(p: &CnfParams<'_>) -> String {
     let mut cnf = format!(
         "# Written by `rwtop sandbox up`; the sandbox owns this file.\n[{section}]\n\
          datadir={data}\ntmpdir={tmp}\nsocket={socket}\npid-file={pid}\nlog-error={log}\n\
-         port={port}\nbind-address=127.0.0.1\nserver_id={id}\nreport_host=127.0.0.1\n\
+         port={port}\nbind-address=127.0.0.1\nserver_id={id}\nreport_host={name}\n\
          report_port={port}\nlog_bin=binlog\nbinlog_format=ROW\nskip-name-resolve\n\
          innodb_buffer_pool_size=64M\ninnodb_log_file_size=32M\n\
          innodb_flush_log_at_trx_commit=2\nsync_binlog=0\nperformance_schema=OFF\n\
@@ -37,6 +40,7 @@ pub fn render(p: &CnfParams<'_>) -> String {
         log = p.node.error_log.display(),
         port = p.port,
         id = p.server_id,
+        name = p.name,
     );
     if p.as_root {
         cnf.push_str("user=root\n");

@@ -12,7 +12,7 @@ use super::layout::{NodeDir, password_file};
 use super::process::run_with_deadline;
 use super::server::{self, Binaries};
 use super::{Sandbox, SandboxError};
-use crate::mysql::{Family, grants::monitor_grants};
+use crate::mysql::{Flavor, SourceLink, grants::monitor_grants};
 
 fn repl_password_file(dir: &Path) -> PathBuf {
     dir.join("repl.password")
@@ -102,7 +102,7 @@ pub fn init_datadir(bin: &Binaries, node: &str, dirs: &NodeDir) -> Result<(), Sa
 /// replica pointed at its source with GTID auto-positioning.
 pub fn wire(sandbox: &Sandbox) -> Result<(), SandboxError> {
     let state = sandbox.state();
-    let family = sandbox.binaries().flavor.family;
+    let flavor = &sandbox.binaries().flavor;
     let monitor_password = read_secret(&password_file(sandbox.dir()))?;
     let repl_password = read_secret(&repl_password_file(sandbox.dir()))?;
     let monitor = format!("'{}'@'127.0.0.1'", state.monitor_user);
@@ -113,15 +113,18 @@ pub fn wire(sandbox: &Sandbox) -> Result<(), SandboxError> {
         format!("GRANT REPLICATION SLAVE ON *.* TO {repl}"),
         format!("CREATE USER {monitor} IDENTIFIED BY '{monitor_password}'"),
     ];
-    sql.extend(monitor_grants(family, &monitor));
+    sql.extend(monitor_grants(flavor.family, &monitor));
     let primary = state.primary().map(|p| p.name.clone()).unwrap_or_default();
     sandbox.admin(&primary, &sql.join(";\n"))?;
 
     for node in state.replicas() {
         // The relay's port when the link goes through one (the relay forwards to the source).
         let port = sandbox.link_port(&node.name).unwrap_or_default();
-        let change = change_source_sql(family, port, &state.repl_user, &repl_password);
-        sandbox.admin(&node.name, &format!("{change}; {}", start_sql(family)))?;
+        let change = change_source_sql(flavor, port, &state.repl_user, &repl_password);
+        sandbox.admin(
+            &node.name,
+            &format!("{change}; {}", flavor.start_replica_sql()),
+        )?;
     }
     Ok(())
 }
@@ -129,35 +132,26 @@ pub fn wire(sandbox: &Sandbox) -> Result<(), SandboxError> {
 /// Points a replicating node at another port of 127.0.0.1 (its source directly, or a relay),
 /// keeping GTID auto-positioning so it resumes exactly where it stopped.
 pub fn repoint(sandbox: &Sandbox, replica: &str, port: u16) -> Result<(), SandboxError> {
-    let family = sandbox.binaries().flavor.family;
+    let flavor = &sandbox.binaries().flavor;
     let repl_password = read_secret(&repl_password_file(sandbox.dir()))?;
-    let change = change_source_sql(family, port, &sandbox.state().repl_user, &repl_password);
-    let stop = match family {
-        Family::Mariadb => "STOP SLAVE",
-        Family::Mysql => "STOP REPLICA",
-    };
-    sandbox.admin(replica, &format!("{stop}; {change}; {}", start_sql(family)))?;
+    let change = change_source_sql(flavor, port, &sandbox.state().repl_user, &repl_password);
+    sandbox.admin(
+        replica,
+        &format!(
+            "{}; {change}; {}",
+            flavor.stop_replica_sql(),
+            flavor.start_replica_sql()
+        ),
+    )?;
     Ok(())
 }
 
-fn start_sql(family: Family) -> &'static str {
-    match family {
-        Family::Mariadb => "START SLAVE",
-        Family::Mysql => "START REPLICA",
-    }
-}
-
-fn change_source_sql(family: Family, port: u16, user: &str, repl_password: &str) -> String {
-    match family {
-        Family::Mariadb => format!(
-            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, \
-             MASTER_USER='{user}', MASTER_PASSWORD='{repl_password}', \
-             MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1"
-        ),
-        Family::Mysql => format!(
-            "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={port}, \
-             SOURCE_USER='{user}', SOURCE_PASSWORD='{repl_password}', \
-             SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1"
-        ),
-    }
+/// Every sandbox link is to a port of 127.0.0.1, as the replication account.
+fn change_source_sql(flavor: &Flavor, port: u16, user: &str, repl_password: &str) -> String {
+    flavor.change_source_sql(&SourceLink {
+        host: "127.0.0.1",
+        port,
+        user,
+        password: repl_password,
+    })
 }

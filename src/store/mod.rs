@@ -4,6 +4,7 @@
 
 pub mod alert_view;
 pub mod backlog;
+mod discovery;
 mod failover;
 pub mod histogram;
 pub mod lag;
@@ -317,6 +318,9 @@ impl Store {
         }
     }
 
+    /// Nodes to poll among the replicas a node reports: named by the host name they report
+    /// when they report one, reached where [`discovery`] says. A replica already polled (by
+    /// server id, reported address, or name and port) is skipped before any name is resolved.
     fn discover(&mut self, hosts: &[ReplicaHost]) -> Vec<Discovered> {
         let Some(template) = self
             .settings
@@ -328,16 +332,33 @@ impl Store {
         };
         let mut found = Vec::new();
         for host in hosts.iter().filter(|h| !h.host.is_empty()) {
-            let address = format!("{}:{}", host.host, host.port);
+            let port = format!(":{}", host.port);
+            let polled = self.nodes.iter().any(|(name, n)| {
+                n.identity
+                    .as_ref()
+                    .is_some_and(|i| i.server_id == host.server_id)
+                    || n.address == format!("{}{port}", host.host)
+                    || (*name == host.host && n.address.ends_with(&port))
+            });
+            if polled {
+                continue;
+            }
+            let connect =
+                discovery::connect_host(&host.host, host.port, &template.host, discovery::resolves);
+            let address = format!("{connect}{port}");
             if self.nodes.values().any(|n| n.address == address) {
                 continue;
             }
-            let name = address.clone();
+            let name =
+                discovery::node_name(&host.host, &address, |name| self.nodes.contains_key(name));
+            if self.nodes.contains_key(&name) {
+                continue;
+            }
             self.add(&name, address, None, false);
             found.push(Discovered {
                 name,
                 endpoint: Endpoint {
-                    host: host.host.clone(),
+                    host: connect,
                     port: host.port,
                     ..template.clone()
                 },

@@ -1,0 +1,195 @@
+//! The wait functions a read-after-write strategy runs on a replica, and what their answers mean
+//! on each flavor. Callers build no wait SQL themselves and read no return value raw.
+
+use std::time::Duration;
+
+use super::{Family, Flavor};
+use crate::mysql::{BinlogPos, literal};
+
+/// The column every wait statement returns its value in.
+pub const WAIT_RESULT_COLUMN: &str = "r";
+/// The column [`Flavor::written_gtids_sql`] returns the GTIDs in.
+pub const WRITTEN_GTIDS_COLUMN: &str = "g";
+
+/// What a GTID wait function's answer means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GtidWaitOutcome {
+    /// The replica has applied the GTIDs.
+    Reached,
+    /// The timeout passed first; the replica may be slow or stopped (the function cannot tell).
+    TimedOut,
+    /// `NULL`, or a value the function is not documented to return here.
+    Unexpected,
+}
+
+impl Flavor {
+    /// The function that waits for the SQL thread to reach a source binlog position:
+    /// `SOURCE_POS_WAIT` on `MySQL` 8.0.26+ (where `MASTER_POS_WAIT` is deprecated, and gone in
+    /// 8.4), `MASTER_POS_WAIT` everywhere else. It counts whole seconds and answers `-1` on a
+    /// timeout, `NULL` when it cannot compare (SQL thread stopped, bad file name) on every flavor.
+    #[must_use]
+    pub fn pos_wait_function(&self) -> &'static str {
+        if self.mysql_at_least(8, 0, 26) {
+            "SOURCE_POS_WAIT"
+        } else {
+            "MASTER_POS_WAIT"
+        }
+    }
+
+    /// Waits up to `timeout_secs` whole seconds (0 would wait forever: callers round up) for the
+    /// replica's SQL thread to reach `pos`; the answer is in [`WAIT_RESULT_COLUMN`].
+    #[must_use]
+    pub fn pos_wait_sql(&self, pos: &BinlogPos, timeout_secs: u64) -> String {
+        format!(
+            "SELECT {}({}, {}, {timeout_secs}) AS {WAIT_RESULT_COLUMN}",
+            self.pos_wait_function(),
+            literal(&pos.file),
+            pos.pos
+        )
+    }
+
+    /// The function that waits for GTIDs to be applied: `MariaDB`'s `MASTER_GTID_WAIT` compares
+    /// with `@@gtid_slave_pos`, `MySQL`'s `WAIT_FOR_EXECUTED_GTID_SET` with `@@gtid_executed`.
+    #[must_use]
+    pub fn gtid_wait_function(&self) -> &'static str {
+        match self.family {
+            Family::Mariadb => "MASTER_GTID_WAIT",
+            Family::Mysql => "WAIT_FOR_EXECUTED_GTID_SET",
+        }
+    }
+
+    /// Waits up to `timeout` (to the millisecond: both functions take fractional seconds) for the
+    /// replica to have applied `gtids`; the answer is in [`WAIT_RESULT_COLUMN`] and means what
+    /// [`Self::gtid_wait_outcome`] says.
+    #[must_use]
+    pub fn gtid_wait_sql(&self, gtids: &str, timeout: Duration) -> String {
+        format!(
+            "SELECT {}({}, {:.3}) AS {WAIT_RESULT_COLUMN}",
+            self.gtid_wait_function(),
+            literal(gtids),
+            timeout.as_secs_f64()
+        )
+    }
+
+    /// `0` is success on both; a timeout is `-1` from `MASTER_GTID_WAIT` but `1` from
+    /// `WAIT_FOR_EXECUTED_GTID_SET`, so the same number means opposite things across flavors.
+    #[must_use]
+    pub fn gtid_wait_outcome(&self, value: Option<i64>) -> GtidWaitOutcome {
+        match (self.family, value) {
+            (_, Some(0)) => GtidWaitOutcome::Reached,
+            (Family::Mariadb, Some(-1)) | (Family::Mysql, Some(1)) => GtidWaitOutcome::TimedOut,
+            _ => GtidWaitOutcome::Unexpected,
+        }
+    }
+
+    /// Read on the primary's connection right after a write: the GTIDs a replica must have
+    /// applied to have that write, in [`WRITTEN_GTIDS_COLUMN`]. `MariaDB` gives the write's own
+    /// GTID (`@@last_gtid`, per session); on `MySQL` the driver cannot read the session's own
+    /// GTID, so it is the primary's whole executed set, which may over-wait but never under-wait
+    /// (see [`Self::written_gtids_are_the_writes_own`]).
+    #[must_use]
+    pub fn written_gtids_sql(&self) -> &'static str {
+        match self.family {
+            Family::Mariadb => "SELECT @@last_gtid AS g",
+            Family::Mysql => "SELECT @@global.gtid_executed AS g",
+        }
+    }
+
+    /// Whether [`Self::written_gtids_sql`] names only the write itself (else more: the wait may
+    /// last longer than the write needs).
+    #[must_use]
+    pub fn written_gtids_are_the_writes_own(&self) -> bool {
+        self.family == Family::Mariadb
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flavor(version: &str, comment: &str) -> Flavor {
+        Flavor::detect(version, comment).unwrap()
+    }
+
+    fn mysql_57() -> Flavor {
+        flavor("5.7.44-log", "MySQL Community Server (GPL)")
+    }
+    fn mysql_80_old() -> Flavor {
+        flavor("8.0.25", "MySQL Community Server - GPL")
+    }
+    fn mysql_80() -> Flavor {
+        flavor("8.0.36", "MySQL Community Server - GPL")
+    }
+    fn mysql_84() -> Flavor {
+        flavor("8.4.3", "MySQL Community Server - GPL")
+    }
+    fn mariadb() -> Flavor {
+        flavor("10.11.19-MariaDB-0+deb12u1-log", "Debian 12")
+    }
+
+    #[test]
+    fn pos_wait_is_source_pos_wait_from_mysql_8_0_26() {
+        let pos = BinlogPos::new("binlog.000003", 1234);
+        let cases = [
+            (
+                mysql_57(),
+                "SELECT MASTER_POS_WAIT('binlog.000003', 1234, 2) AS r",
+            ),
+            (
+                mysql_80_old(),
+                "SELECT MASTER_POS_WAIT('binlog.000003', 1234, 2) AS r",
+            ),
+            (
+                mysql_80(),
+                "SELECT SOURCE_POS_WAIT('binlog.000003', 1234, 2) AS r",
+            ),
+            (
+                mysql_84(),
+                "SELECT SOURCE_POS_WAIT('binlog.000003', 1234, 2) AS r",
+            ),
+            (
+                mariadb(),
+                "SELECT MASTER_POS_WAIT('binlog.000003', 1234, 2) AS r",
+            ),
+        ];
+        for (f, sql) in cases {
+            assert_eq!(f.pos_wait_sql(&pos, 2), sql, "{f}");
+        }
+        // The file name comes from a server: quoted, never trusted.
+        let odd = BinlogPos::new("b'in", 4);
+        assert_eq!(
+            mariadb().pos_wait_sql(&odd, 1),
+            "SELECT MASTER_POS_WAIT('b''in', 4, 1) AS r"
+        );
+    }
+
+    #[test]
+    fn gtid_wait_and_its_answers_follow_the_family() {
+        let wait = Duration::from_millis(1500);
+        let uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5";
+        for f in [mysql_57(), mysql_80(), mysql_84()] {
+            assert_eq!(
+                f.gtid_wait_sql(uuid, wait),
+                format!("SELECT WAIT_FOR_EXECUTED_GTID_SET('{uuid}', 1.500) AS r"),
+                "{f}"
+            );
+            assert_eq!(f.written_gtids_sql(), "SELECT @@global.gtid_executed AS g");
+            assert!(!f.written_gtids_are_the_writes_own());
+            assert_eq!(f.gtid_wait_outcome(Some(0)), GtidWaitOutcome::Reached);
+            assert_eq!(f.gtid_wait_outcome(Some(1)), GtidWaitOutcome::TimedOut);
+            assert_eq!(f.gtid_wait_outcome(Some(-1)), GtidWaitOutcome::Unexpected);
+            assert_eq!(f.gtid_wait_outcome(None), GtidWaitOutcome::Unexpected);
+        }
+        let m = mariadb();
+        assert_eq!(
+            m.gtid_wait_sql("0-1-56187", wait),
+            "SELECT MASTER_GTID_WAIT('0-1-56187', 1.500) AS r"
+        );
+        assert_eq!(m.written_gtids_sql(), "SELECT @@last_gtid AS g");
+        assert!(m.written_gtids_are_the_writes_own());
+        assert_eq!(m.gtid_wait_outcome(Some(0)), GtidWaitOutcome::Reached);
+        assert_eq!(m.gtid_wait_outcome(Some(-1)), GtidWaitOutcome::TimedOut);
+        assert_eq!(m.gtid_wait_outcome(Some(1)), GtidWaitOutcome::Unexpected);
+        assert_eq!(m.gtid_wait_outcome(None), GtidWaitOutcome::Unexpected);
+    }
+}

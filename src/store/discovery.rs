@@ -1,0 +1,193 @@
+//! How a replica that another node reports (`SHOW SLAVE HOSTS` / `SHOW REPLICAS`) is named and
+//! reached.
+//!
+//! The report carries only the replica's `report_host` and `report_port`. `report_host` is often
+//! a host name people know the server by (`c1`, `db2.example.com`), which makes a better name
+//! than an address; but it is free text, so it may not resolve from where rwtop runs. Then the
+//! replica is reached at the configured primary's host with the reported port: right when the
+//! servers share a host (the sandbox, the demo, containers on one machine), and only a guess
+//! otherwise, which the node's connection state then shows failing.
+
+use std::net::{IpAddr, ToSocketAddrs};
+
+/// An address rather than a name: an IP, or `localhost`, which names no particular server.
+pub(super) fn is_address(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok()
+}
+
+/// Whether `host` resolves from here. Blocking (the system resolver); the store asks only for a
+/// host name it has not seen before, once.
+pub(super) fn resolves(host: &str, port: u16) -> bool {
+    (host, port)
+        .to_socket_addrs()
+        .is_ok_and(|mut addrs| addrs.next().is_some())
+}
+
+/// The host to connect to: the reported one when it is an address or a name that resolves, else
+/// `fallback` (the configured primary's host).
+pub(super) fn connect_host(
+    reported: &str,
+    port: u16,
+    fallback: &str,
+    resolves: impl FnOnce(&str, u16) -> bool,
+) -> String {
+    if is_address(reported) || resolves(reported, port) {
+        reported.to_owned()
+    } else {
+        fallback.to_owned()
+    }
+}
+
+/// The node's name: the reported host name, unless it is an address or another node already
+/// has that name; then the address it is reached at.
+pub(super) fn node_name(reported: &str, address: &str, taken: impl Fn(&str) -> bool) -> String {
+    if is_address(reported) || taken(reported) {
+        address.to_owned()
+    } else {
+        reported.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::mysql::{Endpoint, Identity, ReplicaHost};
+    use crate::poll::PollEvent;
+    use crate::store::{Role, Store, StoreSettings};
+
+    #[test]
+    fn names_are_kept_and_addresses_stay_connectable() {
+        let never = |_: &str, _: u16| false;
+        let always = |_: &str, _: u16| true;
+        assert_eq!(connect_host("c1", 3307, "10.0.0.1", never), "10.0.0.1");
+        assert_eq!(
+            connect_host("db2.example", 3306, "10.0.0.1", always),
+            "db2.example"
+        );
+        assert_eq!(
+            connect_host("10.0.0.7", 3306, "10.0.0.1", never),
+            "10.0.0.7"
+        );
+        assert_eq!(connect_host("::1", 3306, "10.0.0.1", never), "::1");
+        assert_eq!(
+            connect_host("localhost", 3306, "10.0.0.1", never),
+            "localhost"
+        );
+
+        let free = |_: &str| false;
+        assert_eq!(node_name("c1", "127.0.0.1:3307", free), "c1");
+        assert_eq!(
+            node_name("127.0.0.1", "127.0.0.1:3307", free),
+            "127.0.0.1:3307"
+        );
+        assert_eq!(
+            node_name("LocalHost", "localhost:3307", free),
+            "localhost:3307"
+        );
+        assert_eq!(
+            node_name("c1", "127.0.0.1:3307", |n| n == "c1"),
+            "127.0.0.1:3307"
+        );
+        assert!(resolves("127.0.0.1", 3306));
+        assert!(!resolves("no-such-host.invalid", 3306));
+    }
+
+    fn host(name: &str, port: u16, server_id: u32) -> ReplicaHost {
+        ReplicaHost {
+            server_id,
+            host: name.to_owned(),
+            port,
+            source_id: 1,
+            uuid: None,
+        }
+    }
+
+    fn store(configured: &[(&str, u16)]) -> Store {
+        let endpoint = |port| Endpoint {
+            host: "127.0.0.1".to_owned(),
+            port,
+            user: "rwtop".to_owned(),
+            password: None,
+            tls: crate::mysql::Tls::default(),
+        };
+        let nodes: Vec<(String, Endpoint, Role)> = configured
+            .iter()
+            .enumerate()
+            .map(|(i, (name, port))| {
+                let role = if i == 0 { Role::Primary } else { Role::Replica };
+                ((*name).to_owned(), endpoint(*port), role)
+            })
+            .collect();
+        let (interval, heartbeat) = (Duration::from_secs(1), Duration::from_millis(250));
+        let settings = StoreSettings {
+            read_pace: None,
+            heartbeat_interval: heartbeat,
+            poll_interval: interval,
+            discovery: true,
+            template: Some(endpoint(configured[0].1)),
+            pt_table: None,
+            drain_backend: None,
+            drain_detail: None,
+        };
+        Store::new(settings, &nodes)
+    }
+
+    fn found(store: &mut Store, hosts: &[ReplicaHost]) -> Vec<(String, String)> {
+        store
+            .discover(hosts)
+            .into_iter()
+            .map(|d| (d.name, d.endpoint.address()))
+            .collect()
+    }
+
+    #[test]
+    fn a_replica_reporting_a_name_is_named_by_it_and_reached_at_the_primarys_host() {
+        let mut s = store(&[("primary", 13306), ("r1", 13307)]);
+        // `.invalid` never resolves (RFC 2606): the primary's host is used with its port.
+        let c1 = host("c1.invalid", 13309, 4);
+        let by_ip = host("127.0.0.1", 13310, 5);
+        assert_eq!(
+            found(&mut s, &[c1.clone(), by_ip.clone(), host("", 13311, 6)]),
+            [
+                ("c1.invalid".to_owned(), "127.0.0.1:13309".to_owned()),
+                ("127.0.0.1:13310".to_owned(), "127.0.0.1:13310".to_owned()),
+            ],
+            "an empty host is not reachable; an IP names the node by its address"
+        );
+        // Reported again: already polled, under its name or its address.
+        assert!(found(&mut s, &[c1, by_ip]).is_empty());
+        // r1 itself reports a name now: it is polled already, at that address.
+        assert!(found(&mut s, &[host("r1", 13307, 2)]).is_empty());
+    }
+
+    #[test]
+    fn a_name_another_node_has_falls_back_to_the_address() {
+        let mut s = store(&[("primary", 13306), ("c1.invalid", 13307)]);
+        assert_eq!(
+            found(&mut s, &[host("c1.invalid", 13309, 4)]),
+            [("127.0.0.1:13309".to_owned(), "127.0.0.1:13309".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_node_known_by_its_server_id_is_not_discovered_twice() {
+        let mut s = store(&[("primary", 13306), ("db2", 13307)]);
+        let identity = Identity {
+            server_id: 2,
+            log_bin: true,
+            server_uuid: None,
+            gtid_mode: None,
+            gtid_domain_id: Some(0),
+            gtid_strict_mode: Some(true),
+        };
+        s.apply(PollEvent::Connected {
+            node: "db2".to_owned(),
+            flavor: crate::mysql::Flavor::detect("10.11.19-MariaDB", "").unwrap(),
+            identity,
+        });
+        // The same server reported under a name and port the config does not use.
+        assert!(found(&mut s, &[host("db2.invalid", 3306, 2)]).is_empty());
+    }
+}
