@@ -2,21 +2,24 @@
 //! reads it back following one read-after-write strategy, reporting fresh, stale, fell back or
 //! error with the time waited and the queries spent. A bake-off runs every strategy N times.
 
+mod attempt;
 pub mod bakeoff;
 pub mod book;
 mod marker;
 pub mod outcome;
 mod route;
 mod runner;
+mod session;
 pub mod strategy;
 pub mod task;
 
 use std::collections::BTreeMap;
 
+pub use attempt::ProbeError;
 pub use bakeoff::BakeoffPlan;
 pub use book::{ProbeBook, ProbesView};
 pub use outcome::{Outcome, ProbeResult, Tally, TallyView, WaitMs};
-pub use runner::{ProbeError, Prober};
+pub use runner::Prober;
 pub use strategy::{CATALOGUE, ProbeDefaults, Strategy, short_duration};
 pub use task::{ProbeEvent, ProbeRequest};
 

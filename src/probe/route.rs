@@ -7,7 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::runner::{Attempt, ProbeError, Prober};
+use super::attempt::{Attempt, ProbeError};
+use super::session::Session;
 use super::{Strategy, short_duration};
 use crate::mysql::flavor::{WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
 use crate::mysql::{BinlogPos, GtidState, GtidWaitOutcome, NodeState, ReplicaStatus};
@@ -35,7 +36,7 @@ enum Until<'a> {
     Gtids(&'a NodeState),
 }
 
-impl Prober {
+impl Session {
     /// Checks a strategy needs before a marker is written, so a refusal costs the primary no
     /// write. Returns the note to attach.
     pub(super) async fn before_write(
