@@ -7,46 +7,46 @@
 
 use super::eta::{self, Eta};
 use super::format;
-use super::rules::{Ctx, Verdict, ev};
+use super::rules::{RuleInputs, Verdict, fact};
 use crate::mysql::DdlStatement;
 use crate::poll::ConnState;
 use crate::store::{NodeView, ReplicaView, Role};
 
 pub use super::eta::DdlMemory;
 
-pub fn verdict(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
+pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     let Some(ddl) = node.ddl.iter().max_by_key(|d| d.elapsed_s) else {
         return Verdict::Clean;
     };
     let mut evidence = vec![
-        ev("statement", format::quote(&ddl.statement)),
-        ev("elapsed", format::clock(ddl.elapsed_s)),
+        fact("statement", format::quote(&ddl.statement)),
+        fact("elapsed", format::clock(ddl.elapsed_s)),
     ];
     if let Some(progress) = ddl.progress {
-        evidence.push(ev("progress", format!("{progress:.1} %")));
+        evidence.push(fact("progress", format!("{progress:.1} %")));
     }
     let run_by = if ddl.applier {
         "replication applier"
     } else {
         "client"
     };
-    evidence.push(ev("run_by", run_by));
+    evidence.push(fact("run_by", run_by));
     if node.ddl.len() > 1 {
-        evidence.push(ev("ddl_statements", node.ddl.len().to_string()));
+        evidence.push(fact("ddl_statements", node.ddl.len().to_string()));
     }
 
-    let lagging = lagging_replicas(ctx, node);
+    let lagging = lagging_replicas(inputs, node);
     let etas: Vec<(&str, Eta)> = lagging
         .iter()
         .map(|(n, r)| {
             (
                 n.name.as_str(),
-                eta::catch_up(ctx.ddl, ctx.snapshot.uptime, n, r),
+                eta::catch_up(inputs.ddl, inputs.snapshot.uptime, n, r),
             )
         })
         .collect();
     for (name, eta) in &etas {
-        evidence.push(ev(&format!("eta_{name}"), eta.explained()));
+        evidence.push(fact(&format!("eta_{name}"), eta.explained()));
     }
 
     let verb = if ddl.applier { "applying" } else { "running" };
@@ -84,11 +84,11 @@ pub fn verdict(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
 /// The replicas an ETA is owed: the node itself when it is a lagging replica; for a primary,
 /// every lagging replica that answers.
 fn lagging_replicas<'a>(
-    ctx: &'a Ctx<'_>,
+    inputs: &'a RuleInputs<'_>,
     node: &'a NodeView,
 ) -> Vec<(&'a NodeView, &'a ReplicaView)> {
     if let Some(r) = &node.replica {
-        return if ctx.is_lagging(r) {
+        return if inputs.is_lagging(r) {
             vec![(node, r)]
         } else {
             Vec::new()
@@ -97,12 +97,13 @@ fn lagging_replicas<'a>(
     if node.role != Role::Primary {
         return Vec::new();
     }
-    ctx.snapshot
+    inputs
+        .snapshot
         .nodes
         .iter()
         .filter(|n| n.conn == ConnState::Up)
         .filter_map(|n| Some((n, n.replica.as_ref()?)))
-        .filter(|(_, r)| ctx.is_lagging(r))
+        .filter(|(_, r)| inputs.is_lagging(r))
         .collect()
 }
 
@@ -159,12 +160,12 @@ mod tests {
         assert!(
             alert
                 .evidence
-                .contains(&ev("run_by", "replication applier"))
+                .contains(&fact("run_by", "replication applier"))
         );
         assert!(
             alert
                 .evidence
-                .contains(&ev("eta_r2", "~2 min (the primary ran it for 02:40)"))
+                .contains(&fact("eta_r2", "~2 min (the primary ran it for 02:40)"))
         );
     }
 
@@ -182,7 +183,7 @@ mod tests {
             alert.cause,
             "db1 running OPTIMIZE for 01:15 (38 %); lagging: r1 ETA unknown"
         );
-        assert!(alert.evidence.contains(&ev("progress", "37.5 %")));
+        assert!(alert.evidence.contains(&fact("progress", "37.5 %")));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use super::ddl::DdlMemory;
 use super::hysteresis::{Tracker, Transition};
 use super::log::AlertLog;
-use super::rules::{Ctx, Verdict, node_verdicts};
+use super::rules::{RuleInputs, Verdict, node_verdicts};
 use super::topology::TopologyMemory;
 use super::{AlertKind, AlertSettings, AlertsView, Severity, global};
 use crate::poll::ConnState;
@@ -69,9 +69,9 @@ impl AlertEngine {
 
         let mut verdicts: Vec<(AlertKind, Option<String>, Verdict)> = Vec::new();
         {
-            let ctx = Ctx::new(snapshot, &self.settings, &self.ddl, &self.topology);
+            let inputs = RuleInputs::new(snapshot, &self.settings, &self.ddl, &self.topology);
             for node in &due {
-                for (kind, verdict) in node_verdicts(&ctx, node) {
+                for (kind, verdict) in node_verdicts(&inputs, node) {
                     verdicts.push((kind, Some(node.name.clone()), verdict));
                 }
             }
@@ -80,12 +80,12 @@ impl AlertEngine {
                     (
                         AlertKind::HeartbeatStale,
                         None,
-                        global::heartbeat_stale(&ctx),
+                        global::heartbeat_stale(&inputs),
                     ),
                     (
                         AlertKind::AllReplicasLagging,
                         None,
-                        global::all_replicas_lagging(&ctx),
+                        global::all_replicas_lagging(&inputs),
                     ),
                     (
                         AlertKind::TopologyChanged,

@@ -11,19 +11,19 @@
 use std::collections::HashSet;
 
 use super::format;
-use super::rules::{Ctx, Verdict, ev};
+use super::rules::{RuleInputs, Verdict, fact};
 use crate::gtid::{DomainGtid, GtidList, GtidSet, ServerUuid};
 use crate::mysql::GtidState;
 use crate::store::{NodeView, Role};
 
-pub fn verdict(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
+pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     if node.role != Role::Replica {
         return Verdict::Clean;
     }
-    let Some(source) = ctx.source_of(node) else {
+    let Some(source) = inputs.source_of(node) else {
         return Verdict::Unknown;
     };
-    let upstream = upstream(ctx, source);
+    let upstream = upstream(inputs, source);
     let (errant, count) = match (&node.gtid, &source.gtid) {
         (
             Some(GtidState::Mysql { executed: mine }),
@@ -76,9 +76,9 @@ pub fn verdict(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
         _ => format!("{count} trx"),
     };
     let evidence = vec![
-        ev("errant_gtids", errant.clone()),
-        ev("count", family_count),
-        ev("source", source.name.clone()),
+        fact("errant_gtids", errant.clone()),
+        fact("count", family_count),
+        fact("source", source.name.clone()),
     ];
     let cause = format!(
         "{} executed {} that {} never had: the next failover will break or diverge",
@@ -90,10 +90,10 @@ pub fn verdict(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
 }
 
 /// The source and every node above it, stopping at a loop.
-fn upstream<'a>(ctx: &'a Ctx<'_>, source: &'a NodeView) -> Vec<&'a NodeView> {
+fn upstream<'a>(inputs: &'a RuleInputs<'_>, source: &'a NodeView) -> Vec<&'a NodeView> {
     let mut chain = vec![source];
     let mut at = source;
-    while let Some(next) = ctx.source_of(at) {
+    while let Some(next) = inputs.source_of(at) {
         if chain.iter().any(|n| n.name == next.name) {
             break;
         }
@@ -183,8 +183,8 @@ mod tests {
             n.gtid = Some(mysql_gtid(&format!("{SRC}:1-100,{R1}:1-3")));
         });
         let alert = topo.raise(KIND, Some("r1"));
-        assert_eq!(alert.evidence[0], ev("errant_gtids", format!("{R1}:1-3")));
-        assert_eq!(alert.evidence[1], ev("count", "3 trx"));
+        assert_eq!(alert.evidence[0], fact("errant_gtids", format!("{R1}:1-3")));
+        assert_eq!(alert.evidence[1], fact("count", "3 trx"));
         assert!(alert.cause.contains("failover"), "{}", alert.cause);
     }
 
@@ -201,8 +201,8 @@ mod tests {
         let mut topo = Topo::new();
         topo.node_mut("r2", |n| n.gtid = Some(mariadb_gtid("0-1-100,1-3-7")));
         let alert = topo.raise(KIND, Some("r2"));
-        assert_eq!(alert.evidence[0], ev("errant_gtids", "1-3-7"));
-        assert_eq!(alert.evidence[1], ev("count", "1 domain"));
+        assert_eq!(alert.evidence[0], fact("errant_gtids", "1-3-7"));
+        assert_eq!(alert.evidence[1], fact("count", "1 domain"));
     }
 
     #[test]
@@ -227,7 +227,7 @@ mod tests {
             });
         });
         let alert = topo.raise(KIND, Some("r1"));
-        assert_eq!(alert.evidence[0], ev("errant_gtids", "0-2-102"));
+        assert_eq!(alert.evidence[0], fact("errant_gtids", "0-2-102"));
         // A replica that once was the primary: its old write is the source's latest too.
         topo.node_mut("db1", |n| n.gtid = Some(mariadb_gtid("0-1-100,1-2-50")));
         topo.node_mut("r1", |n| {

@@ -2,21 +2,21 @@
 //! rests on, and whether reads still have a replica to go to.
 
 use super::format;
-use super::rules::{Ctx, Verdict, ev};
+use super::rules::{RuleInputs, Verdict, fact};
 use crate::poll::{ConnState, WriterState};
 use crate::store::Role;
 
-pub fn heartbeat_stale(ctx: &Ctx<'_>) -> Verdict {
-    let hb = &ctx.snapshot.heartbeat;
+pub fn heartbeat_stale(inputs: &RuleInputs<'_>) -> Verdict {
+    let hb = &inputs.snapshot.heartbeat;
     if !hb.stale {
         return Verdict::Clean;
     }
-    let mut evidence = vec![ev("writer", writer_name(&hb.writer))];
+    let mut evidence = vec![fact("writer", writer_name(&hb.writer))];
     if let Some(seq) = hb.last_seq {
-        evidence.push(ev("last_seq", seq.to_string()));
+        evidence.push(fact("last_seq", seq.to_string()));
     }
     if let Some(age) = hb.last_ack_age {
-        evidence.push(ev("last_ack_age", format::secs(age)));
+        evidence.push(fact("last_ack_age", format::secs(age)));
     }
     let cause = match &hb.writer {
         WriterState::Failing { cause } => {
@@ -44,11 +44,11 @@ fn writer_name(writer: &WriterState) -> &'static str {
 /// Every replica that answers is beyond the routing threshold, so a router that honours it
 /// sends every read to the primary. A replica whose lag is unknown is not counted as lagging:
 /// this alert claims a fact, so it needs the numbers.
-pub fn all_replicas_lagging(ctx: &Ctx<'_>) -> Verdict {
-    let limit = ctx.settings.routing_max_lag_seconds;
+pub fn all_replicas_lagging(inputs: &RuleInputs<'_>) -> Verdict {
+    let limit = inputs.settings.routing_max_lag_seconds;
     let mut lags = Vec::new();
     let mut unknown = false;
-    for node in &ctx.snapshot.nodes {
+    for node in &inputs.snapshot.nodes {
         if node.role != Role::Replica || node.conn != ConnState::Up {
             continue;
         }
@@ -64,10 +64,10 @@ pub fn all_replicas_lagging(ctx: &Ctx<'_>) -> Verdict {
     if lags.is_empty() {
         return Verdict::Clean;
     }
-    let mut evidence = vec![ev("threshold", format::secs_f64(limit))];
+    let mut evidence = vec![fact("threshold", format::secs_f64(limit))];
     for node in &lags {
         if let Some(r) = &node.replica {
-            evidence.push(ev(
+            evidence.push(fact(
                 &format!("lag_{}", node.name),
                 format::lag(&r.heartbeat_lag),
             ));
@@ -101,7 +101,7 @@ mod tests {
             alert.cause,
             "heartbeat writer failing: ERROR 1290: read-only"
         );
-        assert_eq!(alert.evidence[0], ev("writer", "failing"));
+        assert_eq!(alert.evidence[0], fact("writer", "failing"));
     }
 
     #[test]
@@ -121,7 +121,7 @@ mod tests {
                 .cause
                 .ends_with("reads would all fall back to the primary")
         );
-        assert_eq!(alert.evidence[2], ev("lag_r2", "≥ 5.00 s"));
+        assert_eq!(alert.evidence[2], fact("lag_r2", "≥ 5.00 s"));
     }
 
     #[test]

@@ -37,13 +37,14 @@ impl Verdict {
     }
 }
 
-/// A piece of evidence.
-pub fn ev(name: &str, value: impl Into<String>) -> (String, String) {
+/// One piece of an alert's evidence: a named fact, as the alert shows it.
+pub fn fact(name: &str, value: impl Into<String>) -> (String, String) {
     (name.to_owned(), value.into())
 }
 
-/// What every rule may read. Memories are the engine's; rules only read them.
-pub struct Ctx<'a> {
+/// What every rule may read: the snapshot judged, the thresholds, and the engine's memories
+/// (rules only read them).
+pub struct RuleInputs<'a> {
     pub snapshot: &'a Snapshot,
     pub settings: &'a AlertSettings,
     pub ddl: &'a DdlMemory,
@@ -52,7 +53,7 @@ pub struct Ctx<'a> {
     pub by_name: std::collections::HashMap<&'a str, &'a NodeView>,
 }
 
-impl<'a> Ctx<'a> {
+impl<'a> RuleInputs<'a> {
     pub fn new(
         snapshot: &'a Snapshot,
         settings: &'a AlertSettings,
@@ -90,7 +91,7 @@ impl<'a> Ctx<'a> {
 
 /// Every node-scoped rule's verdict on a new sample of `node`. A node that does not answer is
 /// judged only on that: the rest of its data is its last sample's, already judged.
-pub fn node_verdicts(ctx: &Ctx<'_>, node: &NodeView) -> Vec<(AlertKind, Verdict)> {
+pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<(AlertKind, Verdict)> {
     let mut out = vec![(AlertKind::NodeDown, node_down(node))];
     if node.conn != ConnState::Up {
         return out;
@@ -107,31 +108,31 @@ pub fn node_verdicts(ctx: &Ctx<'_>, node: &NodeView) -> Vec<(AlertKind, Verdict)
         ),
         (
             AlertKind::SbmUnderstatesLag,
-            super::sbm::understates(ctx, node),
+            super::sbm::understates(inputs, node),
         ),
         (
             AlertKind::SbmOverstatesLag,
-            super::sbm::overstates(ctx, node),
+            super::sbm::overstates(inputs, node),
         ),
         (
             AlertKind::LagP99High,
-            with_replica(node, |r| lag_p99_high(ctx.settings, r)),
+            with_replica(node, |r| lag_p99_high(inputs.settings, r)),
         ),
         (
             AlertKind::GtidBacklogHigh,
-            with_replica(node, |r| gtid_backlog_high(ctx.settings, r)),
+            with_replica(node, |r| gtid_backlog_high(inputs.settings, r)),
         ),
         (
             AlertKind::ErrantTransactions,
-            super::errant::verdict(ctx, node),
+            super::errant::verdict(inputs, node),
         ),
-        (AlertKind::ClockSkew, clock_skew(ctx, node)),
+        (AlertKind::ClockSkew, clock_skew(inputs, node)),
         (
             AlertKind::TopologyChanged,
-            ctx.topology.source_verdict(node),
+            inputs.topology.source_verdict(node),
         ),
         (AlertKind::WritableReplica, writable_replica(node)),
-        (AlertKind::DdlInFlight, super::ddl::verdict(ctx, node)),
+        (AlertKind::DdlInFlight, super::ddl::verdict(inputs, node)),
     ]);
     out
 }
@@ -150,12 +151,12 @@ fn node_down(node: &NodeView) -> Verdict {
         ConnState::Up => Verdict::Clean,
         ConnState::Down { next, cause } => {
             let mut evidence = vec![
-                ev("conn", "down"),
-                ev("error", format::quote(cause)),
-                ev("next_retry", format::secs(*next)),
+                fact("conn", "down"),
+                fact("error", format::quote(cause)),
+                fact("next_retry", format::secs(*next)),
             ];
             if let Some(age) = node.sample_age {
-                evidence.push(ev("last_sample_age", format::secs(age)));
+                evidence.push(fact("last_sample_age", format::secs(age)));
             }
             let cause = format!("rwtop cannot poll {}: {}", node.name, format::quote(cause));
             Verdict::bad(evidence, cause)
@@ -169,7 +170,7 @@ fn io_thread_stopped(node: &NodeView) -> Verdict {
     let Some(r) = &node.replica else {
         // A replica by configuration that reports no replication channel at all.
         if node.role == Role::Replica && node.sample_seq > 0 {
-            let evidence = vec![ev("replica_status", "empty")];
+            let evidence = vec![fact("replica_status", "empty")];
             return Verdict::bad(
                 evidence,
                 "no replication configured (replica status is empty): RESET REPLICA ALL?",
@@ -181,18 +182,18 @@ fn io_thread_stopped(node: &NodeView) -> Verdict {
         return Verdict::Clean;
     }
     let mut evidence = vec![
-        ev(
+        fact(
             "seconds_behind_source",
             format::sbm(r.seconds_behind_source),
         ),
-        ev("heartbeat_lag", format::lag(&r.heartbeat_lag)),
-        ev("io_running", format::io_running(r.io_running)),
+        fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+        fact("io_running", format::io_running(r.io_running)),
     ];
     if !r.io_state.is_empty() {
-        evidence.push(ev("io_state", r.io_state.clone()));
+        evidence.push(fact("io_state", r.io_state.clone()));
     }
     if let Some(e) = &r.last_io_error {
-        evidence.push(ev("last_io_error", format::thread_error(e)));
+        evidence.push(fact("last_io_error", format::thread_error(e)));
     }
     let why = r
         .last_io_error
@@ -211,16 +212,16 @@ fn sql_thread_stopped(r: &ReplicaView) -> Verdict {
         return Verdict::Clean;
     }
     let mut evidence = vec![
-        ev(
+        fact(
             "seconds_behind_source",
             format::sbm(r.seconds_behind_source),
         ),
-        ev("sql_running", "No"),
-        ev("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+        fact("sql_running", "No"),
+        fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
     ];
     let cause = match &r.last_sql_error {
         Some(e) => {
-            evidence.push(ev("last_sql_error", format::thread_error(e)));
+            evidence.push(fact("last_sql_error", format::thread_error(e)));
             format!(
                 "SQL thread stopped on error {}: {}",
                 e.errno,
@@ -240,10 +241,10 @@ fn replication_error(r: &ReplicaView) -> Verdict {
     }
     let mut evidence = Vec::new();
     if let Some(e) = &r.last_io_error {
-        evidence.push(ev("last_io_error", format::thread_error(e)));
+        evidence.push(fact("last_io_error", format::thread_error(e)));
     }
     if let Some(e) = &r.last_sql_error {
-        evidence.push(ev("last_sql_error", format::thread_error(e)));
+        evidence.push(fact("last_sql_error", format::thread_error(e)));
     }
     // The SQL error first: it means data did not apply, an IO error only that it did not arrive.
     let cause = match (&r.last_sql_error, &r.last_io_error) {
@@ -268,11 +269,11 @@ fn lag_p99_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
         return Verdict::Clean;
     }
     let evidence = vec![
-        ev("lag_p99_1m", format::secs(stats.p99)),
-        ev("threshold", format::secs_f64(limit)),
-        ev("lag_p50_1m", format::secs(stats.p50)),
-        ev("lag_max_1m", format::secs(stats.max)),
-        ev("samples", stats.samples.to_string()),
+        fact("lag_p99_1m", format::secs(stats.p99)),
+        fact("threshold", format::secs_f64(limit)),
+        fact("lag_p50_1m", format::secs(stats.p50)),
+        fact("lag_max_1m", format::secs(stats.max)),
+        fact("samples", stats.samples.to_string()),
     ];
     let cause = if stats.p50.as_secs_f64() > limit {
         "lag stayed high for most of the last minute: the replica cannot keep up with the writes"
@@ -294,10 +295,10 @@ fn gtid_backlog_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
     }
     let show = |n: Option<u64>| n.map_or_else(|| "unknown".to_owned(), format::trx);
     let evidence = vec![
-        ev("gtid_backlog", format::trx(known)),
-        ev("threshold", format::trx(settings.gtid_backlog)),
-        ev("not_received", show(backlog.not_received)),
-        ev("not_applied", show(backlog.not_applied)),
+        fact("gtid_backlog", format::trx(known)),
+        fact("threshold", format::trx(settings.gtid_backlog)),
+        fact("not_received", show(backlog.not_received)),
+        fact("not_applied", show(backlog.not_applied)),
     ];
     let cause = if backlog.not_received.unwrap_or(0) > backlog.not_applied.unwrap_or(0) {
         "most of the backlog has not been received: the link to the source is slow or stalled"
@@ -307,8 +308,8 @@ fn gtid_backlog_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
     Verdict::bad(evidence, cause)
 }
 
-fn clock_skew(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
-    let Some(source) = ctx.source_of(node) else {
+fn clock_skew(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
+    let Some(source) = inputs.source_of(node) else {
         return if node.role == Role::Primary {
             Verdict::Clean
         } else {
@@ -319,14 +320,14 @@ fn clock_skew(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
         return Verdict::Unknown;
     };
     let diff = mine.saturating_sub(theirs);
-    if diff.abs() <= ctx.settings.clock_skew_ms {
+    if diff.abs() <= inputs.settings.clock_skew_ms {
         return Verdict::Clean;
     }
     let evidence = vec![
-        ev("clock_offset", format::offset_ms(mine)),
-        ev("source_clock_offset", format::offset_ms(theirs)),
-        ev("difference", format!("{} ms", diff.abs())),
-        ev("threshold", format!("{} ms", ctx.settings.clock_skew_ms)),
+        fact("clock_offset", format::offset_ms(mine)),
+        fact("source_clock_offset", format::offset_ms(theirs)),
+        fact("difference", format!("{} ms", diff.abs())),
+        fact("threshold", format!("{} ms", inputs.settings.clock_skew_ms)),
     ];
     let direction = if diff > 0 { "ahead of" } else { "behind" };
     let cause = format!(
@@ -345,9 +346,9 @@ fn writable_replica(node: &NodeView) -> Verdict {
     }
     match node.read_only {
         Some(false) => {
-            let mut evidence = vec![ev("role", "replica"), ev("read_only", "OFF")];
+            let mut evidence = vec![fact("role", "replica"), fact("read_only", "OFF")];
             if let Some(source) = &node.source {
-                evidence.push(ev("source", source.clone()));
+                evidence.push(fact("source", source.clone()));
             }
             Verdict::bad(
                 evidence,

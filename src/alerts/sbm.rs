@@ -9,20 +9,20 @@
 use std::time::Duration;
 
 use super::format;
-use super::rules::{Ctx, Verdict, ev, with_replica};
+use super::rules::{RuleInputs, Verdict, fact, with_replica};
 use crate::mysql::IoRunning;
 use crate::store::NodeView;
 use crate::store::lag::Lag;
 
 /// The smallest disagreement worth a word: two heartbeat intervals (the heartbeat's
 /// resolution) and one second (SBM's). A configured threshold can only widen it.
-fn understate_margin(ctx: &Ctx<'_>) -> f64 {
-    (2.0 * ctx.settings.heartbeat_interval.as_secs_f64())
+fn understate_margin(inputs: &RuleInputs<'_>) -> f64 {
+    (2.0 * inputs.settings.heartbeat_interval.as_secs_f64())
         .max(1.0)
-        .max(ctx.settings.sbm_disagree_seconds)
+        .max(inputs.settings.sbm_disagree_seconds)
 }
 
-pub fn understates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
+pub fn understates(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     with_replica(node, |r| {
         let Some(sbm) = r.seconds_behind_source else {
             return Verdict::Clean;
@@ -31,7 +31,7 @@ pub fn understates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
         let Some(lag) = r.heartbeat_lag.value() else {
             return Verdict::Unknown;
         };
-        let margin = understate_margin(ctx);
+        let margin = understate_margin(inputs);
         let lag_s = lag.as_secs_f64();
         #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
         let sbm_s = sbm as f64;
@@ -39,8 +39,8 @@ pub fn understates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
             return Verdict::Clean;
         }
         let mut evidence = vec![
-            ev("seconds_behind_source", format::sbm(Some(sbm))),
-            ev("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+            fact("seconds_behind_source", format::sbm(Some(sbm))),
+            fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
         ];
         let backlog = r.gtid_backlog;
         let cause = if r.io_running == IoRunning::Yes {
@@ -48,15 +48,15 @@ pub fn understates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
             let bytes_io = r.bytes_behind.io.filter(|n| *n > 0);
             if not_received.is_some() || bytes_io.is_some() {
                 if let Some(n) = not_received {
-                    evidence.push(ev("not_received", format::trx(n)));
+                    evidence.push(fact("not_received", format::trx(n)));
                 }
                 if let Some(n) = bytes_io {
-                    evidence.push(ev("bytes_behind_io", format::bytes(n)));
+                    evidence.push(fact("bytes_behind_io", format::bytes(n)));
                 }
                 "source link stalled: the source has transactions this replica has not \
                  received, and SBM only counts what arrived"
             } else if let Some(n) = backlog.not_applied.filter(|n| *n > 0) {
-                evidence.push(ev("not_applied", format::trx(n)));
+                evidence.push(fact("not_applied", format::trx(n)));
                 "relay-log backlog not reflected in SBM (idle-then-burst): SBM restarts from \
                  the first event applied after an idle spell"
             } else {
@@ -64,7 +64,7 @@ pub fn understates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
                  timestamps, which reset when the relay log is re-fetched or the source idles"
             }
         } else {
-            evidence.push(ev("io_running", format::io_running(r.io_running)));
+            evidence.push(fact("io_running", format::io_running(r.io_running)));
             "IO thread not connected: SBM only counts what was received before the link dropped"
         };
         Verdict::bad(evidence, cause)
@@ -81,7 +81,7 @@ fn lag_ceiling(lag: &Lag) -> Option<Duration> {
     }
 }
 
-pub fn overstates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
+pub fn overstates(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     with_replica(node, |r| {
         let Some(sbm) = r.seconds_behind_source else {
             return Verdict::Clean;
@@ -89,17 +89,17 @@ pub fn overstates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
         let Some(lag) = lag_ceiling(&r.heartbeat_lag) else {
             return Verdict::Unknown;
         };
-        let margin = (2.0 * ctx.settings.sbm_disagree_seconds).max(2.0);
+        let margin = (2.0 * inputs.settings.sbm_disagree_seconds).max(2.0);
         #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
         let sbm_s = sbm as f64;
         if sbm_s < lag.as_secs_f64() + margin {
             return Verdict::Clean;
         }
         let mut evidence = vec![
-            ev("seconds_behind_source", format::sbm(Some(sbm))),
-            ev("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+            fact("seconds_behind_source", format::sbm(Some(sbm))),
+            fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
         ];
-        let skew = ctx.source_of(node).and_then(|source| {
+        let skew = inputs.source_of(node).and_then(|source| {
             let diff = node
                 .clock_offset_ms?
                 .saturating_sub(source.clock_offset_ms?);
@@ -107,11 +107,11 @@ pub fn overstates(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
         });
         let cause = match (r.sql_delay.filter(|d| *d > 0), skew) {
             (Some(delay), _) => {
-                evidence.push(ev("sql_delay", format!("{delay} s")));
+                evidence.push(fact("sql_delay", format!("{delay} s")));
                 "SQL_Delay configured: SBM includes the intended delay".to_owned()
             }
-            (None, Some((source, diff))) if diff.abs() > ctx.settings.clock_skew_ms => {
-                evidence.push(ev("clock_difference", format::offset_ms(diff)));
+            (None, Some((source, diff))) if diff.abs() > inputs.settings.clock_skew_ms => {
+                evidence.push(fact("clock_difference", format::offset_ms(diff)));
                 format!(
                     "clock skew: {}'s clock differs from {}'s by {} ms, and SBM subtracts one \
                      from the other",
@@ -150,9 +150,9 @@ mod tests {
             r.gtid_backlog.not_received = Some(40);
         });
         let alert = topo.raise(KIND, Some("r1"));
-        assert_eq!(alert.evidence[0], ev("seconds_behind_source", "0 s"));
-        assert_eq!(alert.evidence[1], ev("heartbeat_lag", "12.40 s"));
-        assert_eq!(alert.evidence[2], ev("not_received", "40 trx"));
+        assert_eq!(alert.evidence[0], fact("seconds_behind_source", "0 s"));
+        assert_eq!(alert.evidence[1], fact("heartbeat_lag", "12.40 s"));
+        assert_eq!(alert.evidence[2], fact("not_received", "40 trx"));
         assert!(
             alert.cause.starts_with("source link stalled"),
             "{}",
@@ -204,7 +204,7 @@ mod tests {
         topo.assert_quiet(AlertKind::SbmOverstatesLag);
         assert!(
             topo.raise(AlertKind::IoThreadStopped, Some("r1")).evidence[0]
-                == ev("seconds_behind_source", "NULL")
+                == fact("seconds_behind_source", "NULL")
         );
     }
 
@@ -234,9 +234,9 @@ mod tests {
             "{}",
             first.cause
         );
-        assert_eq!(first.evidence[2], ev("sql_delay", "300 s"));
+        assert_eq!(first.evidence[2], fact("sql_delay", "300 s"));
         assert!(second.cause.starts_with("clock skew"), "{}", second.cause);
-        assert_eq!(second.evidence[2], ev("clock_difference", "+3900 ms"));
+        assert_eq!(second.evidence[2], fact("clock_difference", "+3900 ms"));
 
         let mut topo = Topo::new();
         topo.replica_mut("r1", |r| {

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::rules::{Verdict, ev};
+use super::rules::{Verdict, fact};
 use crate::store::{NodeView, Role, Snapshot};
 
 #[derive(Debug, Default)]
@@ -48,8 +48,8 @@ impl TopologyMemory {
             return Verdict::Clean;
         }
         let evidence = vec![
-            ev("previous_source", settled.clone()),
-            ev("source", current.clone()),
+            fact("previous_source", settled.clone()),
+            fact("source", current.clone()),
         ];
         let cause = format!(
             "{} now replicates from {current} (was {settled}): failover or re-pointing",
@@ -88,8 +88,8 @@ impl TopologyMemory {
             }
         };
         let evidence = vec![
-            ev("previous_primary", list(settled)),
-            ev("primary", list(&current)),
+            fact("previous_primary", list(settled)),
+            fact("primary", list(&current)),
         ];
         let cause = match current.len() {
             1 => format!(

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::ConfigError;
-use super::file::Source;
+use super::file::FileText;
 use crate::drain::{
     AuditLog, Backend, DrainSpec, ExecConfig, HaproxyConfig, MaxscaleConfig, ProxysqlConfig,
 };
@@ -82,51 +82,54 @@ fn invalid(at: super::Origin, message: impl Into<String>) -> ConfigError {
 }
 
 impl DrainFile {
-    pub fn resolve(&self, src: &Source<'_>) -> Result<Option<DrainSpec>, ConfigError> {
+    pub fn resolve(&self, file_text: &FileText<'_>) -> Result<Option<DrainSpec>, ConfigError> {
         let Some(backend) = &self.backend else {
             return Ok(None);
         };
         let missing = |name: &str| {
             invalid(
-                src.at(backend, "drain.backend"),
+                file_text.at(backend, "drain.backend"),
                 format!(
                     "backend = \"{name}\" needs a [drain.{name}] section (see \
                      docs/rwtop.sample.toml)"
                 ),
             )
         };
-        let dir = src.path.parent().unwrap_or_else(|| Path::new(""));
+        let dir = file_text.path.parent().unwrap_or_else(|| Path::new(""));
         let backend = match backend.get_ref().as_str() {
             "haproxy" => self
                 .haproxy
                 .as_ref()
                 .ok_or_else(|| missing("haproxy"))?
-                .resolve(src)?,
+                .resolve(file_text)?,
             "proxysql" => self
                 .proxysql
                 .as_ref()
                 .ok_or_else(|| missing("proxysql"))?
-                .resolve(src, dir)?,
+                .resolve(file_text, dir)?,
             "maxscale" => self
                 .maxscale
                 .as_ref()
                 .ok_or_else(|| missing("maxscale"))?
-                .resolve(src, dir)?,
+                .resolve(file_text, dir)?,
             "exec" => self
                 .exec
                 .as_ref()
                 .ok_or_else(|| missing("exec"))?
-                .resolve(src)?,
+                .resolve(file_text)?,
             other => {
                 return Err(invalid(
-                    src.at(backend, "drain.backend"),
+                    file_text.at(backend, "drain.backend"),
                     format!("found {other:?}, expected one of haproxy, proxysql, maxscale, exec"),
                 ));
             }
         };
         let audit = match &self.audit_log {
             Some(p) if p.get_ref().trim().is_empty() => {
-                return Err(invalid(src.at(p, "drain.audit_log"), "found an empty path"));
+                return Err(invalid(
+                    file_text.at(p, "drain.audit_log"),
+                    "found an empty path",
+                ));
             }
             Some(p) => AuditLog::new(dir.join(p.get_ref())),
             None => AuditLog::new(AuditLog::default_path()),
@@ -136,13 +139,13 @@ impl DrainFile {
 }
 
 impl HaproxyFile {
-    fn resolve(&self, src: &Source<'_>) -> Result<Backend, ConfigError> {
+    fn resolve(&self, file_text: &FileText<'_>) -> Result<Backend, ConfigError> {
         for (value, key) in [
             (&self.socket, "drain.haproxy.socket"),
             (&self.backend, "drain.haproxy.backend"),
         ] {
             if value.get_ref().trim().is_empty() {
-                return Err(invalid(src.at(value, key), "found an empty value"));
+                return Err(invalid(file_text.at(value, key), "found an empty value"));
             }
         }
         Ok(Backend::Haproxy(HaproxyConfig {
@@ -154,19 +157,23 @@ impl HaproxyFile {
 }
 
 impl ProxysqlFile {
-    fn resolve(&self, src: &Source<'_>, dir: &Path) -> Result<Backend, ConfigError> {
-        let dsn = super::parse_dsn(self.admin.get_ref())
-            .map_err(|e| invalid(src.at(&self.admin, "drain.proxysql.admin"), e.to_string()))?;
+    fn resolve(&self, file_text: &FileText<'_>, dir: &Path) -> Result<Backend, ConfigError> {
+        let dsn = super::parse_dsn(self.admin.get_ref()).map_err(|e| {
+            invalid(
+                file_text.at(&self.admin, "drain.proxysql.admin"),
+                e.to_string(),
+            )
+        })?;
         if self.hostgroups.get_ref().is_empty() {
             return Err(invalid(
-                src.at(&self.hostgroups, "drain.proxysql.hostgroups"),
+                file_text.at(&self.hostgroups, "drain.proxysql.hostgroups"),
                 "found no hostgroup, expected the reader hostgroup(s), such as [20]",
             ));
         }
         let file = self.password_file.as_ref();
         let password = match dsn.password {
             Some(p) => Some(p),
-            None => password(src, dir, file, "drain.proxysql.password_file")?,
+            None => password(file_text, dir, file, "drain.proxysql.password_file")?,
         };
         Ok(Backend::Proxysql(ProxysqlConfig {
             admin: Endpoint {
@@ -182,7 +189,7 @@ impl ProxysqlFile {
 }
 
 impl MaxscaleFile {
-    fn resolve(&self, src: &Source<'_>, dir: &Path) -> Result<Backend, ConfigError> {
+    fn resolve(&self, file_text: &FileText<'_>, dir: &Path) -> Result<Backend, ConfigError> {
         let address = self.address.get_ref().trim();
         let address = address
             .strip_prefix("http://")
@@ -190,7 +197,7 @@ impl MaxscaleFile {
             .trim_end_matches('/');
         if address.starts_with("https://") || !address.contains(':') {
             return Err(invalid(
-                src.at(&self.address, "drain.maxscale.address"),
+                file_text.at(&self.address, "drain.maxscale.address"),
                 format!(
                     "found {address:?}, expected host:port of MaxScale's REST API over plain HTTP \
                      (such as \"127.0.0.1:8989\"); for HTTPS use the exec backend with maxctrl"
@@ -201,14 +208,14 @@ impl MaxscaleFile {
         Ok(Backend::Maxscale(MaxscaleConfig {
             address: address.to_owned(),
             user: self.user.clone(),
-            password: password(src, dir, file, "drain.maxscale.password_file")?,
+            password: password(file_text, dir, file, "drain.maxscale.password_file")?,
             servers: self.servers.clone(),
         }))
     }
 }
 
 impl ExecFile {
-    fn resolve(&self, src: &Source<'_>) -> Result<Backend, ConfigError> {
+    fn resolve(&self, file_text: &FileText<'_>) -> Result<Backend, ConfigError> {
         let split = |value: &Spanned<String>, key: &str| {
             let argv: Vec<String> = value
                 .get_ref()
@@ -216,7 +223,7 @@ impl ExecFile {
                 .map(str::to_owned)
                 .collect();
             if argv.is_empty() {
-                Err(invalid(src.at(value, key), "found an empty command"))
+                Err(invalid(file_text.at(value, key), "found an empty command"))
             } else {
                 Ok(argv)
             }
@@ -231,7 +238,7 @@ impl ExecFile {
 /// A load balancer's password: the named file (relative to the config), else
 /// [`LB_PASSWORD_ENV`], else none.
 fn password(
-    src: &Source<'_>,
+    file_text: &FileText<'_>,
     dir: &Path,
     file: Option<&Spanned<String>>,
     key: &str,
@@ -239,7 +246,7 @@ fn password(
     if let Some(file) = file {
         let path: PathBuf = dir.join(file.get_ref());
         let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Invalid {
-            at: src.at(file, key),
+            at: file_text.at(file, key),
             message: format!("cannot read {}: {e}", path.display()),
         })?;
         return Ok(Some(Secret::new(text.trim_end_matches(['\r', '\n']))));

@@ -66,8 +66,8 @@ impl Settings {
     /// Reads only the settings of a config file, for tools and tests that need no nodes.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = read(path, true)?;
-        let src = Source { path, text: &text };
-        src.parse()?.settings(&src)
+        let file_text = FileText { path, text: &text };
+        file_text.parse()?.settings(&file_text)
     }
 }
 
@@ -160,12 +160,12 @@ pub fn read(path: &Path, explicit: bool) -> Result<String, ConfigError> {
 }
 
 /// A config file's text, to turn byte spans into line, column and key.
-pub struct Source<'a> {
+pub struct FileText<'a> {
     pub path: &'a Path,
     pub text: &'a str,
 }
 
-impl Source<'_> {
+impl FileText<'_> {
     pub fn parse(&self) -> Result<FileConfig, ConfigError> {
         // Syntax first, on its own, so that a syntax error keeps the toml crate's full report
         // (line, column, the line itself and a caret) and is told apart from a wrong value.
@@ -258,30 +258,30 @@ impl Source<'_> {
 }
 
 impl HeartbeatFile {
-    fn resolve(&self, src: &Source<'_>) -> Result<HeartbeatConfig, ConfigError> {
+    fn resolve(&self, file_text: &FileText<'_>) -> Result<HeartbeatConfig, ConfigError> {
         let d = HeartbeatConfig::default();
         Ok(HeartbeatConfig {
-            interval: src.duration(
+            interval: file_text.duration(
                 self.interval.as_ref(),
                 "heartbeat.interval",
                 d.interval,
                 parse_interval,
             )?,
-            read_interval: src.duration(
+            read_interval: file_text.duration(
                 self.read_interval.as_ref(),
                 "heartbeat.read_interval",
                 d.read_interval,
                 parse_interval,
             )?,
             read_interval_set: self.read_interval.is_some(),
-            writer_id: src
+            writer_id: file_text
                 .checked(
                     self.writer_id.as_ref(),
                     "heartbeat.writer_id",
                     check_writer_id,
                 )?
                 .unwrap_or(d.writer_id),
-            pt_table: src
+            pt_table: file_text
                 .checked(self.pt_table.as_ref(), "heartbeat.pt_table", check_pt_table)?
                 .unwrap_or(d.pt_table),
         })
@@ -289,7 +289,7 @@ impl HeartbeatFile {
 }
 
 impl ThresholdsFile {
-    fn resolve(&self, src: &Source<'_>) -> Result<Thresholds, ConfigError> {
+    fn resolve(&self, file_text: &FileText<'_>) -> Result<Thresholds, ConfigError> {
         let d = Thresholds::default();
         // A whole number at least `min`, else a message naming the key and the expected form.
         let whole = |value: Option<&Spanned<toml::Value>>,
@@ -301,7 +301,7 @@ impl ThresholdsFile {
             count(v.get_ref())
                 .filter(|n| *n >= min)
                 .ok_or_else(|| ConfigError::Invalid {
-                    at: src.at(v, key),
+                    at: file_text.at(v, key),
                     message: format!(
                         "found {}, expected {form}",
                         excerpt(&v.get_ref().to_string())
@@ -334,19 +334,19 @@ impl ThresholdsFile {
                 Some(v) => samples(Some(v), "thresholds.clear_after")?,
                 None => d.clear_after,
             },
-            sbm_disagree_seconds: src.seconds(
+            sbm_disagree_seconds: file_text.seconds(
                 self.sbm_disagree_seconds.as_ref(),
                 "thresholds.sbm_disagree_seconds",
                 d.sbm_disagree_seconds,
             )?,
-            lag_p99_seconds: src.seconds(
+            lag_p99_seconds: file_text.seconds(
                 self.lag_p99_seconds.as_ref(),
                 "thresholds.lag_p99_seconds",
                 d.lag_p99_seconds,
             )?,
             gtid_backlog: match &self.gtid_backlog {
                 Some(n) => count(n.get_ref()).ok_or_else(|| ConfigError::Invalid {
-                    at: src.at(n, "thresholds.gtid_backlog"),
+                    at: file_text.at(n, "thresholds.gtid_backlog"),
                     message: format!(
                         "found {}, expected a number of transactions, 0 or more (such as 1000)",
                         excerpt(&n.get_ref().to_string())
@@ -354,7 +354,7 @@ impl ThresholdsFile {
                 })?,
                 None => d.gtid_backlog,
             },
-            routing_max_lag_seconds: src.seconds(
+            routing_max_lag_seconds: file_text.seconds(
                 self.routing_max_lag_seconds.as_ref(),
                 "thresholds.routing_max_lag_seconds",
                 d.routing_max_lag_seconds,
@@ -367,7 +367,7 @@ impl ProbeFile {
     /// The parameters first, then the strategy, whose bare name takes them.
     fn resolve(
         &self,
-        src: &Source<'_>,
+        file_text: &FileText<'_>,
         thresholds: &Thresholds,
     ) -> Result<ProbeSettings, ConfigError> {
         let d = ProbeSettings::default();
@@ -376,25 +376,25 @@ impl ProbeFile {
             .unwrap_or(Duration::MAX)
             .min(MAX_DURATION);
         let defaults = ProbeDefaults {
-            timeout: src.duration(
+            timeout: file_text.duration(
                 self.timeout.as_ref(),
                 "probe.timeout",
                 d.defaults.timeout,
                 parse_duration,
             )?,
-            sleep: src.duration(
+            sleep: file_text.duration(
                 self.sleep.as_ref(),
                 "probe.sleep",
                 d.defaults.sleep,
                 parse_duration,
             )?,
-            sticky_window: src.duration(
+            sticky_window: file_text.duration(
                 self.sticky_window.as_ref(),
                 "probe.sticky_window",
                 d.defaults.sticky_window,
                 parse_duration,
             )?,
-            max_lag: src.duration(
+            max_lag: file_text.duration(
                 self.max_lag.as_ref(),
                 "probe.max_lag",
                 routing,
@@ -405,7 +405,7 @@ impl ProbeFile {
             None => Strategy::GtidWait(defaults.timeout),
             Some(text) => {
                 strategy(text.get_ref(), &defaults).map_err(|message| ConfigError::Invalid {
-                    at: src.at(text, "probe.strategy"),
+                    at: file_text.at(text, "probe.strategy"),
                     message,
                 })?
             }
@@ -416,7 +416,7 @@ impl ProbeFile {
                 .filter(|n| *n >= 1)
                 .and_then(|n| u32::try_from(n).ok())
                 .ok_or_else(|| ConfigError::Invalid {
-                    at: src.at(v, "probe.count"),
+                    at: file_text.at(v, "probe.count"),
                     message: format!(
                         "found {}, expected a number of probes per strategy, 1 or more (such as 10)",
                         excerpt(&v.get_ref().to_string())
@@ -427,7 +427,7 @@ impl ProbeFile {
             defaults,
             strategy,
             count,
-            spacing: src.duration(
+            spacing: file_text.duration(
                 self.spacing.as_ref(),
                 "probe.spacing",
                 d.spacing,
@@ -452,12 +452,12 @@ fn strategy(text: &str, defaults: &ProbeDefaults) -> Result<Strategy, String> {
 }
 
 impl FileConfig {
-    pub fn settings(&self, src: &Source<'_>) -> Result<Settings, ConfigError> {
+    pub fn settings(&self, file_text: &FileText<'_>) -> Result<Settings, ConfigError> {
         let defaults = Settings::default();
         let password_file = match &self.password_file {
             Some(p) if p.get_ref().trim().is_empty() => {
                 return Err(ConfigError::Invalid {
-                    at: src.at(p, "password_file"),
+                    at: file_text.at(p, "password_file"),
                     message: "found an empty path, expected the path of a file holding the \
                               password (or leave the key out)"
                         .to_owned(),
@@ -465,7 +465,8 @@ impl FileConfig {
             }
             // Relative to the config file, so a config and its password file can move together.
             Some(p) => Some(
-                src.path
+                file_text
+                    .path
                     .parent()
                     .unwrap_or_else(|| Path::new(""))
                     .join(p.get_ref()),
@@ -474,20 +475,20 @@ impl FileConfig {
         };
         let mut settings = Settings {
             password_file,
-            interval: src.duration(
+            interval: file_text.duration(
                 self.interval.as_ref(),
                 "interval",
                 defaults.interval,
                 parse_interval,
             )?,
             timeouts: Timeouts {
-                connect: src.duration(
+                connect: file_text.duration(
                     self.connect_timeout.as_ref(),
                     "connect_timeout",
                     defaults.timeouts.connect,
                     parse_duration,
                 )?,
-                query: src.duration(
+                query: file_text.duration(
                     self.query_timeout.as_ref(),
                     "query_timeout",
                     defaults.timeouts.query,
@@ -498,23 +499,24 @@ impl FileConfig {
             read_only: self.read_only.unwrap_or(defaults.read_only),
             theme: self.theme.clone().or(defaults.theme),
             keys: self.keys.clone(),
-            heartbeat: self.heartbeat.resolve(src)?,
-            thresholds: self.thresholds.resolve(src)?,
+            heartbeat: self.heartbeat.resolve(file_text)?,
+            thresholds: self.thresholds.resolve(file_text)?,
             probe: ProbeSettings::default(),
-            drain: self.drain.resolve(src)?,
+            drain: self.drain.resolve(file_text)?,
             tls: crate::mysql::Tls {
                 mode: match &self.ssl_mode {
                     Some(m) => m
                         .get_ref()
                         .parse()
                         .map_err(|message| ConfigError::Invalid {
-                            at: src.at(m, "ssl_mode"),
+                            at: file_text.at(m, "ssl_mode"),
                             message,
                         })?,
                     None => crate::mysql::TlsMode::default(),
                 },
                 ca: self.ssl_ca.as_ref().map(|p| {
-                    src.path
+                    file_text
+                        .path
                         .parent()
                         .unwrap_or_else(|| Path::new(""))
                         .join(p.get_ref())
@@ -522,12 +524,12 @@ impl FileConfig {
             },
         };
         // After the thresholds: lag-threshold's default follows the routing threshold.
-        settings.probe = self.probe.resolve(src, &settings.thresholds)?;
+        settings.probe = self.probe.resolve(file_text, &settings.thresholds)?;
         Ok(settings)
     }
 
     /// The primary first, then the replicas in file order.
-    pub fn nodes(&self, src: &Source<'_>) -> Vec<NodeSpec> {
+    pub fn nodes(&self, file_text: &FileText<'_>) -> Vec<NodeSpec> {
         let primary = self.primary.iter().map(|n| (Role::Primary, "primary", n));
         let replicas = self.replicas.iter().map(|n| (Role::Replica, "replicas", n));
         primary
@@ -537,11 +539,11 @@ impl FileConfig {
                 name: node.name.as_ref().map(|name| {
                     (
                         name.get_ref().clone(),
-                        src.at(name, &format!("{table}.name")),
+                        file_text.at(name, &format!("{table}.name")),
                     )
                 }),
                 dsn: node.dsn.get_ref().clone(),
-                origin: src.at(&node.dsn, &format!("{table}.dsn")),
+                origin: file_text.at(&node.dsn, &format!("{table}.dsn")),
             })
             .collect()
     }

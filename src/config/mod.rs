@@ -234,9 +234,9 @@ impl Config {
         };
         let (settings, file_nodes) = match &found {
             Some((path, text)) => {
-                let src = file::Source { path, text };
-                let raw = src.parse()?;
-                (raw.settings(&src)?, raw.nodes(&src))
+                let file_text = file::FileText { path, text };
+                let raw = file_text.parse()?;
+                (raw.settings(&file_text)?, raw.nodes(&file_text))
             }
             None => (Settings::default(), Vec::new()),
         };
