@@ -331,3 +331,44 @@ fn the_checker_catches_planted_breaches() {
     edges.insert(("alerts".to_owned(), "store".to_owned()), 1);
     assert!(find_cycle(&edges).is_some());
 }
+
+/// `docs/architecture.md` accounts for every file under `src/`: each file's name stands in the
+/// section of its top-level module (a `mod.rs` only declares, and needs no mention).
+#[test]
+fn the_architecture_page_names_every_source_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/architecture.md"))
+        .expect("docs/architecture.md is readable");
+    let src = root.join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut missing = Vec::new();
+    for file in &files {
+        let module = module_of(&src, file);
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name == "mod.rs" {
+            continue;
+        }
+        let heading = format!("`{module}`");
+        let section = page
+            .split("\n### ")
+            .skip(1)
+            .find(|s| s.lines().next().is_some_and(|h| h.contains(&heading)))
+            .unwrap_or("");
+        let needle = name;
+        if !section.contains(&needle) {
+            missing.push(format!(
+                "{} (add `{needle}` under ### `{module}`)",
+                file.strip_prefix(root).unwrap_or(file).display()
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md does not name:\n{}",
+        missing.join("\n")
+    );
+}
