@@ -47,11 +47,19 @@ pub struct NodeSample {
     /// Refreshed every few polls; `None` when not read this time.
     pub binlog_files: Option<Vec<BinlogFile>>,
     /// Read when discovery is on, every few polls.
-    pub replica_hosts: Option<Vec<ReplicaHost>>,
+    pub replica_hosts: Option<Vec<ReportedReplica>>,
     /// Every few polls; `None` when not read this time or not permitted (no PROCESS grant).
     pub processes: Option<Processlist>,
     /// Wall time the poll took (all statements), for the cost display.
     pub took: Duration,
+}
+
+/// A replica another node reports, and whether its reported host resolves from here: the
+/// poller asks the resolver (asynchronously, with a deadline), so the store never waits on one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportedReplica {
+    pub host: ReplicaHost,
+    pub resolves: bool,
 }
 
 /// One read of rwtop's heartbeat row on a replica.

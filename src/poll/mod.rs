@@ -7,5 +7,7 @@ pub mod node_poller;
 mod pace;
 pub mod pt_heartbeat;
 
-pub use events::{ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, WriterState};
+pub use events::{
+    ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica, WriterState,
+};
 pub use pace::{READ_BUDGET, ReadPace};

@@ -4,11 +4,12 @@
 //! A hung or dead node only ever delays its own task: every statement runs under a timeout, and a
 //! connection whose statement timed out is dropped and reopened with capped back-off.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
-use super::events::{ConnState, HeartbeatRead, NodeSample, PollEvent};
+use super::events::{ConnState, HeartbeatRead, NodeSample, PollEvent, ReportedReplica};
 use super::heartbeat::heartbeat_read_sql;
 use super::pt_heartbeat;
 use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts};
@@ -166,6 +167,8 @@ async fn poll_connected(
     let mut last_read: Option<tokio::time::Instant> = None;
     let mut polls: u64 = 0;
     let mut is_replica = false;
+    // Which reported host names resolve, looked up once per connection.
+    let mut resolved: HashMap<String, bool> = HashMap::new();
     // While a DDL runs, its progress is read every poll.
     let mut ddl_running = false;
     loop {
@@ -191,7 +194,10 @@ async fn poll_connected(
             parts.processes |= ddl_running;
             polls += 1;
             match poll_status(&mut conn, parts).await {
-                Ok(sample) => {
+                Ok(mut sample) => {
+                    if let Some(hosts) = &mut sample.replica_hosts {
+                        resolve(hosts, &mut resolved).await;
+                    }
                     statuses = statuses.saturating_add(1);
                     if statuses == 1 {
                         let _ = send(PollEvent::Conn {
@@ -283,6 +289,31 @@ async fn heartbeat(
     })
 }
 
+/// How long a reported host name may take to resolve before it counts as not resolving.
+const RESOLVE_WITHIN: Duration = Duration::from_secs(1);
+
+/// Marks the reported replicas whose host resolves from here; an address counts as resolving.
+async fn resolve(hosts: &mut [ReportedReplica], known: &mut HashMap<String, bool>) {
+    for reported in hosts {
+        let host = &reported.host.host;
+        if host.parse::<std::net::IpAddr>().is_ok() {
+            reported.resolves = true;
+            continue;
+        }
+        if let Some(&resolves) = known.get(host) {
+            reported.resolves = resolves;
+            continue;
+        }
+        let lookup = tokio::net::lookup_host((host.as_str(), reported.host.port));
+        let resolves = match tokio::time::timeout(RESOLVE_WITHIN, lookup).await {
+            Ok(Ok(mut addrs)) => addrs.next().is_some(),
+            _ => false,
+        };
+        known.insert(host.clone(), resolves);
+        reported.resolves = resolves;
+    }
+}
+
 /// Replica first, then the node's own state and binlog: a replica's GTID state read after its
 /// replication status can only be newer, never make it look behind what it reported.
 pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSample, SqlError> {
@@ -301,7 +332,15 @@ pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSa
     };
     let replica_hosts = if parts.replica_hosts {
         match conn.replica_hosts().await {
-            Ok(hosts) => Some(hosts),
+            Ok(hosts) => Some(
+                hosts
+                    .into_iter()
+                    .map(|host| ReportedReplica {
+                        host,
+                        resolves: false,
+                    })
+                    .collect(),
+            ),
             // Discovery is optional: a missing grant must not take the node's monitoring down.
             Err(SqlError::Server { .. }) => None,
             Err(other) => return Err(other),

@@ -8,30 +8,17 @@
 //! servers share a host (the sandbox, the demo, containers on one machine), and only a guess
 //! otherwise, which the node's connection state then shows failing.
 
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::IpAddr;
 
 /// An address rather than a name: an IP, or `localhost`, which names no particular server.
 pub(super) fn is_address(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok()
 }
 
-/// Whether `host` resolves from here. Blocking (the system resolver); the store asks only for a
-/// host name it has not seen before, once.
-pub(super) fn resolves(host: &str, port: u16) -> bool {
-    (host, port)
-        .to_socket_addrs()
-        .is_ok_and(|mut addrs| addrs.next().is_some())
-}
-
-/// The host to connect to: the reported one when it is an address or a name that resolves, else
-/// `fallback` (the configured primary's host).
-pub(super) fn connect_host(
-    reported: &str,
-    port: u16,
-    fallback: &str,
-    resolves: impl FnOnce(&str, u16) -> bool,
-) -> String {
-    if is_address(reported) || resolves(reported, port) {
+/// The host to connect to: the reported one when it is an address or a name that resolves (the
+/// poller looked it up), else `fallback` (the configured primary's host).
+pub(super) fn connect_host(reported: &str, fallback: &str, resolves: bool) -> String {
+    if is_address(reported) || resolves {
         reported.to_owned()
     } else {
         fallback.to_owned()
@@ -54,27 +41,20 @@ mod tests {
 
     use super::*;
     use crate::mysql::{Endpoint, Identity, ReplicaHost};
-    use crate::poll::PollEvent;
+    use crate::poll::{PollEvent, ReportedReplica};
     use crate::store::{Role, Store, StoreSettings};
 
     #[test]
     fn names_are_kept_and_addresses_stay_connectable() {
-        let never = |_: &str, _: u16| false;
-        let always = |_: &str, _: u16| true;
-        assert_eq!(connect_host("c1", 3307, "10.0.0.1", never), "10.0.0.1");
+        let (never, always) = (false, true);
+        assert_eq!(connect_host("c1", "10.0.0.1", never), "10.0.0.1");
         assert_eq!(
-            connect_host("db2.example", 3306, "10.0.0.1", always),
+            connect_host("db2.example", "10.0.0.1", always),
             "db2.example"
         );
-        assert_eq!(
-            connect_host("10.0.0.7", 3306, "10.0.0.1", never),
-            "10.0.0.7"
-        );
-        assert_eq!(connect_host("::1", 3306, "10.0.0.1", never), "::1");
-        assert_eq!(
-            connect_host("localhost", 3306, "10.0.0.1", never),
-            "localhost"
-        );
+        assert_eq!(connect_host("10.0.0.7", "10.0.0.1", never), "10.0.0.7");
+        assert_eq!(connect_host("::1", "10.0.0.1", never), "::1");
+        assert_eq!(connect_host("localhost", "10.0.0.1", never), "localhost");
 
         let free = |_: &str| false;
         assert_eq!(node_name("c1", "127.0.0.1:3307", free), "c1");
@@ -90,17 +70,19 @@ mod tests {
             node_name("c1", "127.0.0.1:3307", |n| n == "c1"),
             "127.0.0.1:3307"
         );
-        assert!(resolves("127.0.0.1", 3306));
-        assert!(!resolves("no-such-host.invalid", 3306));
     }
 
-    fn host(name: &str, port: u16, server_id: u32) -> ReplicaHost {
-        ReplicaHost {
-            server_id,
-            host: name.to_owned(),
-            port,
-            source_id: 1,
-            uuid: None,
+    /// A reported replica whose name does not resolve (as the poller found).
+    fn host(name: &str, port: u16, server_id: u32) -> ReportedReplica {
+        ReportedReplica {
+            host: ReplicaHost {
+                server_id,
+                host: name.to_owned(),
+                port,
+                source_id: 1,
+                uuid: None,
+            },
+            resolves: false,
         }
     }
 
@@ -134,7 +116,7 @@ mod tests {
         Store::new(settings, &nodes)
     }
 
-    fn found(store: &mut Store, hosts: &[ReplicaHost]) -> Vec<(String, String)> {
+    fn found(store: &mut Store, hosts: &[ReportedReplica]) -> Vec<(String, String)> {
         store
             .discover(hosts)
             .into_iter()
@@ -145,7 +127,7 @@ mod tests {
     #[test]
     fn a_replica_reporting_a_name_is_named_by_it_and_reached_at_the_primarys_host() {
         let mut s = store(&[("primary", 13306), ("r1", 13307)]);
-        // `.invalid` never resolves (RFC 2606): the primary's host is used with its port.
+        // A name that does not resolve: the primary's host is used with its port.
         let c1 = host("c1.invalid", 13309, 4);
         let by_ip = host("127.0.0.1", 13310, 5);
         assert_eq!(
@@ -160,6 +142,13 @@ mod tests {
         assert!(found(&mut s, &[c1, by_ip]).is_empty());
         // r1 itself reports a name now: it is polled already, at that address.
         assert!(found(&mut s, &[host("r1", 13307, 2)]).is_empty());
+        // A name that resolves is connected to by that name.
+        let mut db3 = host("db3.example", 13312, 7);
+        db3.resolves = true;
+        assert_eq!(
+            found(&mut s, &[db3]),
+            [("db3.example".to_owned(), "db3.example:13312".to_owned())]
+        );
     }
 
     #[test]

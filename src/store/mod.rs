@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use crate::drain::DrainEvent;
-use crate::mysql::{Endpoint, ReplicaHost};
-use crate::poll::{PollEvent, WriterState};
+use crate::mysql::Endpoint;
+use crate::poll::{PollEvent, ReportedReplica, WriterState};
 use crate::probe::ProbeEvent;
 use lag::Acks;
 use node::NodeEntry;
@@ -321,7 +321,7 @@ impl Store {
     /// Nodes to poll among the replicas a node reports: named by the host name they report
     /// when they report one, reached where [`discovery`] says. A replica already polled (by
     /// server id, reported address, or name and port) is skipped before any name is resolved.
-    fn discover(&mut self, hosts: &[ReplicaHost]) -> Vec<Discovered> {
+    fn discover(&mut self, hosts: &[ReportedReplica]) -> Vec<Discovered> {
         let Some(template) = self
             .settings
             .template
@@ -331,7 +331,8 @@ impl Store {
             return Vec::new();
         };
         let mut found = Vec::new();
-        for host in hosts.iter().filter(|h| !h.host.is_empty()) {
+        for reported in hosts.iter().filter(|h| !h.host.host.is_empty()) {
+            let host = &reported.host;
             let port = format!(":{}", host.port);
             let polled = self.nodes.iter().any(|(name, n)| {
                 n.identity
@@ -343,8 +344,7 @@ impl Store {
             if polled {
                 continue;
             }
-            let connect =
-                discovery::connect_host(&host.host, host.port, &template.host, discovery::resolves);
+            let connect = discovery::connect_host(&host.host, &template.host, reported.resolves);
             let address = format!("{connect}{port}");
             if self.nodes.values().any(|n| n.address == address) {
                 continue;
