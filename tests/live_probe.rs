@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Load, TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec, eventually, exact, lag, until};
 use rwtop::poll::Engine;
 use rwtop::probe::{Outcome, ProbeResult, ProbeSpec, Prober, Strategy};
 use rwtop::store::{Role, Snapshot};
@@ -38,24 +38,19 @@ impl Rig {
         let engine = Engine::start(&spec);
         let prober = Prober::new(ProbeSpec::from_engine(&spec).expect("a primary"));
         let rig = Self { t, engine, prober };
-        rig.until("r1 and r2 with a measured lag", |s| {
-            ["r1", "r2"].iter().all(|n| exact_lag(s, n).is_some())
-        })
+        until(
+            &rig.engine,
+            "r1 and r2 with a measured lag",
+            DEADLINE,
+            |s| {
+                ["r1", "r2"]
+                    .iter()
+                    .all(|n| exact(s, n).is_some())
+                    .then_some(())
+            },
+        )
         .await;
         rig
-    }
-
-    async fn until(
-        &self,
-        what: &str,
-        check: impl Fn(&Snapshot) -> bool,
-    ) -> std::sync::Arc<Snapshot> {
-        let mut rx = self.engine.snapshots();
-        eventually(what, DEADLINE, async || {
-            let s = rx.borrow_and_update().clone();
-            check(&s).then_some(s)
-        })
-        .await
     }
 
     async fn probe(&mut self, strategy: &str, target: &str) -> ProbeResult {
@@ -92,17 +87,9 @@ impl Rig {
     }
 }
 
-fn exact_lag(s: &Snapshot, node: &str) -> Option<Duration> {
-    match &s.node(node)?.replica.as_ref()?.heartbeat_lag {
-        rwtop::store::lag::Lag::Exact { lag } => Some(*lag),
-        _ => None,
-    }
-}
-
 fn lag_over(s: &Snapshot, node: &str, over: Duration) -> bool {
-    s.node(node)
-        .and_then(|n| n.replica.as_ref())
-        .and_then(|r| r.heartbeat_lag.value())
+    lag(s, node)
+        .and_then(|l| l.value())
         .is_some_and(|lag| lag > over)
 }
 
@@ -120,8 +107,10 @@ async fn a_stopped_sql_thread_shows_which_strategies_hold() {
     let mut rig = Rig::start().await;
     rig.t.admin("r1", "STOP SLAVE SQL_THREAD");
     // lag-threshold routes on measured lag: wait until the store has seen r1 fall behind.
-    rig.until("r1 more than 1 s behind", |s| lag_over(s, "r1", ms(1000)))
-        .await;
+    until(&rig.engine, "r1 more than 1 s behind", DEADLINE, |s| {
+        lag_over(s, "r1", ms(1000)).then_some(())
+    })
+    .await;
 
     let r = rig.probe("none", "r1").await;
     assert_outcome(&r, Outcome::Stale, "r1");
@@ -240,13 +229,18 @@ async fn a_caught_up_replica_under_writes_reads_fresh_with_short_waits() {
         strategy,
         target: "r2".into()
     }));
-    let s = rig
-        .until("the probe's tally in a snapshot", |s| {
+    let (s, _) = until(
+        &rig.engine,
+        "the probe's tally in a snapshot",
+        DEADLINE,
+        |s| {
             s.probes
                 .for_replica("r2")
                 .any(|t| t.strategy == strategy && t.probes == 1)
-        })
-        .await;
+                .then(|| s.clone())
+        },
+    )
+    .await;
     assert_eq!(s.probes.recent[0].outcome, Outcome::Fresh);
 
     rig.assert_no_local_writes("r1");

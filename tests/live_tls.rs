@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::TestSandbox;
+use common::{TestSandbox, rwtop};
 use rwtop::mysql::{Endpoint, NodeConn, SqlError, Timeouts, Tls, TlsMode};
 
 fn endpoint(t: &TestSandbox, host: &str, mode: TlsMode, ca: Option<PathBuf>) -> Endpoint {
@@ -132,12 +132,18 @@ fn the_sandbox_config_of_a_tls_sandbox_verifies_the_identity() {
     .unwrap();
     assert_eq!(config.tls.mode, TlsMode::VerifyIdentity);
     assert!(config.nodes.iter().all(|n| n.endpoint.tls == config.tls));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args(["--config"])
-        .arg(t.sandbox().dir().join("rwtop.toml"))
-        .args(["snapshot", "--json", "--duration", "2s"])
-        .output()
-        .unwrap();
+    let config = t.sandbox().dir().join("rwtop.toml");
+    let out = rwtop(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "snapshot",
+            "--json",
+            "--duration",
+            "2s",
+        ],
+        &[],
+    );
     assert!(
         out.status.success(),
         "{}",

@@ -5,22 +5,19 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
 
-use common::TestSandbox;
+use common::{TestSandbox, rwtop};
 use serde_json::Value;
 
-fn rwtop(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args(args)
-        .env_remove("RWTOP_PASSWORD")
-        .output()
-        .expect("running rwtop")
-}
+/// Nothing from the caller's `RWTOP_PASSWORD`: each test says where the password comes from.
+const NO_PASSWORD: &[(&str, Option<&str>)] = &[("RWTOP_PASSWORD", None)];
 
 fn snapshot_json(config: &Path) -> (Value, String) {
     let config = config.to_str().unwrap();
-    let out = rwtop(&["--config", config, "snapshot", "--json", "--duration", "3s"]);
+    let out = rwtop(
+        &["--config", config, "snapshot", "--json", "--duration", "3s"],
+        NO_PASSWORD,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -124,7 +121,10 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
         "--password-file",
         password_file.to_str().unwrap(),
     ];
-    let out = rwtop(&[&flags[..], &["snapshot", "--json", "--duration", "4s"]].concat());
+    let out = rwtop(
+        &[&flags[..], &["snapshot", "--json", "--duration", "4s"]].concat(),
+        NO_PASSWORD,
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -144,6 +144,7 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
             &["--no-discovery", "snapshot", "--json", "--duration", "2s"],
         ]
         .concat(),
+        NO_PASSWORD,
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 1);
@@ -160,7 +161,10 @@ fn probe_json_is_documented(config: &Path, documented: &str) {
         "--strategy",
         "primary,gtid-wait",
     ];
-    let out = rwtop(&[&probe[..], &["--count", "2", "--spacing", "10ms", "--json"]].concat());
+    let out = rwtop(
+        &[&probe[..], &["--count", "2", "--spacing", "10ms", "--json"]].concat(),
+        NO_PASSWORD,
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("[1/4] primary on r1: fresh"), "{err}");
@@ -203,7 +207,10 @@ fn probe_json_is_documented(config: &Path, documented: &str) {
         "probe keys undocumented: {undocumented:?}"
     );
 
-    let out = rwtop(&["--config", config, "--read-only", "probe", "--count", "1"]);
+    let out = rwtop(
+        &["--config", config, "--read-only", "probe", "--count", "1"],
+        NO_PASSWORD,
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -218,7 +225,7 @@ fn bad_config_exits_2_naming_the_file_and_key() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/bad_configs/unknown_top_level_key.toml"
     );
-    let out = rwtop(&["--config", file, "snapshot"]);
+    let out = rwtop(&["--config", file, "snapshot"], NO_PASSWORD);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -233,7 +240,10 @@ fn no_nodes_exits_2_saying_how_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("rwtop.toml");
     std::fs::write(&empty, "interval = \"1s\"\n").unwrap();
-    let out = rwtop(&["--config", empty.to_str().unwrap(), "snapshot"]);
+    let out = rwtop(
+        &["--config", empty.to_str().unwrap(), "snapshot"],
+        NO_PASSWORD,
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -244,13 +254,16 @@ fn no_nodes_exits_2_saying_how_to_start() {
 
 #[test]
 fn a_dsn_with_a_password_warns_and_never_echoes_it() {
-    let out = rwtop(&[
-        "--primary",
-        "mysql://rwtop:hunter2@127.0.0.1:1",
-        "snapshot",
-        "--duration",
-        "1s",
-    ]);
+    let out = rwtop(
+        &[
+            "--primary",
+            "mysql://rwtop:hunter2@127.0.0.1:1",
+            "snapshot",
+            "--duration",
+            "1s",
+        ],
+        NO_PASSWORD,
+    );
     let all = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
