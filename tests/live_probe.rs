@@ -360,6 +360,9 @@ async fn semisync_positions_are_tried_and_explained_when_semisync_is_on() {
         },
     )
     .await;
+    // r1 receives (and acknowledges) every write but applies none: semi-sync's position says
+    // the write reached r1, which is all it promises, so the read goes to r1 and is stale.
+    t.admin("r1", "STOP SLAVE SQL_THREAD");
     let r = prober
         .run(
             Strategy::SemisyncPos(Duration::from_secs(2)),
@@ -368,7 +371,12 @@ async fn semisync_positions_are_tried_and_explained_when_semisync_is_on() {
         )
         .await;
     eprintln!("{r:?}");
-    assert_ne!(r.outcome, Outcome::Error, "{r:?}");
+    assert_outcome(&r, Outcome::Stale, "r1");
+    assert!(
+        r.waited < Duration::from_secs(2),
+        "r1 received the write before the timeout: {r:?}"
+    );
+    assert_eq!(r.primary_reads, 0, "{r:?}");
     assert!(
         r.note.as_deref().unwrap_or_default().contains("received"),
         "{r:?}"
