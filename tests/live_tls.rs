@@ -17,15 +17,24 @@ fn endpoint(t: &TestSandbox, host: &str, mode: TlsMode, ca: Option<PathBuf>) -> 
     }
 }
 
-/// The session's cipher: empty over plain TCP.
+/// The session's cipher: empty over plain TCP. The server must answer with the row and its
+/// value, so that "plain" is what the server said, not what a missing row defaulted to.
 async fn cipher(conn: &mut NodeConn) -> String {
     let rows = conn
         .query_rows("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
         .await
         .unwrap();
-    rows[0]
-        .optional_text(&["Value"])
-        .unwrap_or_default()
+    let [row] = rows.as_slice() else {
+        panic!("one Ssl_cipher row, got {rows:?}");
+    };
+    assert_eq!(
+        row.text(&["Variable_name"]).unwrap(),
+        Some("Ssl_cipher"),
+        "{row:?}"
+    );
+    row.text(&["Value"])
+        .unwrap()
+        .unwrap_or_else(|| panic!("Ssl_cipher is NULL: {row:?}"))
         .to_owned()
 }
 
