@@ -41,9 +41,6 @@ use rwtop::store::{Role, Store, StoreSettings};
 /// Measured calls per case, after `WARMUP` unmeasured ones.
 const CALLS: u32 = 2_000;
 const WARMUP: u32 = 200;
-/// The poller reads the binlog list, the processlist and (with discovery) the replica hosts on
-/// every this-many-th status poll.
-const SLOW_EVERY: u32 = 5;
 /// How long the servers' own background CPU is watched before anything is measured.
 const IDLE_WATCH: Duration = Duration::from_secs(5);
 const WRITER_ID: &str = "bench";
@@ -133,7 +130,8 @@ impl Rng {
 
 /// Feeds the store what a primary and `REPLICAS` replicas would send from `from` to `to`
 /// (simulated): an ack every 250 ms, each replica's heartbeat read right after it, and every
-/// node's status sample every second.
+/// node's status sample every second, with the parts the poller reads on that poll
+/// (`PollParts::for_poll`, discovery off as in the store's settings).
 struct Feed {
     base: Instant,
     rng: Rng,
@@ -169,15 +167,15 @@ impl Feed {
             self.heartbeat_time += apply_all(store, &mut events);
             self.heartbeats += REPLICAS as u64;
             if now_ms.is_multiple_of(POLL_MS) {
-                let slow = (now_ms / POLL_MS).is_multiple_of(u64::from(SLOW_EVERY));
+                let parts = PollParts::for_poll(now_ms / POLL_MS, false);
                 events.push(PollEvent::Sample {
                     node: "primary".to_owned(),
-                    sample: Box::new(self.sample(at, false, slow)),
+                    sample: Box::new(self.sample(at, false, parts)),
                 });
                 for i in 0..REPLICAS {
                     events.push(PollEvent::Sample {
                         node: replica_name(i),
-                        sample: Box::new(self.sample(at, true, slow)),
+                        sample: Box::new(self.sample(at, true, parts)),
                     });
                 }
                 self.sample_time += apply_all(store, &mut events);
@@ -187,7 +185,7 @@ impl Feed {
         }
     }
 
-    fn sample(&self, at: Instant, replica: bool, slow: bool) -> NodeSample {
+    fn sample(&self, at: Instant, replica: bool, parts: PollParts) -> NodeSample {
         let f = &self.fixtures;
         NodeSample {
             at: at + Duration::from_millis(5),
@@ -202,9 +200,9 @@ impl Feed {
                 f.primary_state.clone()
             },
             binlog: Some(f.binlog.clone()),
-            binlog_files: slow.then(|| f.files.clone()),
+            binlog_files: parts.binlog_files.then(|| f.files.clone()),
             replica_hosts: None,
-            processes: slow.then(Processlist::default),
+            processes: parts.processes.then(Processlist::default),
             took: Duration::from_micros(900),
         }
     }
@@ -352,10 +350,10 @@ fn time_snapshots(store: &Store, now: Instant, label: &str) {
 // ---------------------------------------------------------------------------------------------
 // The live poll path.
 
-/// Which status polls are slow (binlog list, processlist, replica hosts).
+/// Which status polls read the occasional statements (binlog list, processlist, replica hosts).
 #[derive(Clone, Copy)]
 enum Mix {
-    /// Every fifth, as the poller does.
+    /// Those `PollParts::for_poll` picks for the nth poll, as the poller does.
     AsPoller,
     Fast,
     Slow,
@@ -574,11 +572,31 @@ fn live_poll_path() -> Result<()> {
         Ok::<(), anyhow::Error>(())
     })?;
     println!(
-        "# {CALLS} calls per case after {WARMUP} warm-up calls; poll mix as the poller's \
-         (PollParts::for_poll: binlog list + discovery every 5th, processlist every 10th)"
+        "# {CALLS} calls per case after {WARMUP} warm-up calls; poll mix as the poller's ({})",
+        poll_mix()
     );
     drop(sandbox);
     Ok(())
+}
+
+/// The poller's cadence as `PollParts::for_poll` has it, counted over many polls rather than
+/// restated here: how many status polls there are per read of each occasional part.
+fn poll_mix() -> String {
+    const POLLS: u64 = 10_000;
+    let one_in = |part: fn(PollParts) -> bool| {
+        let hits = (0..POLLS)
+            .filter(|&n| part(PollParts::for_poll(n, true)))
+            .count();
+        (POLLS as f64 / hits.max(1) as f64).round()
+    };
+    format!(
+        "PollParts::for_poll, 1 poll in N: binlog list {}, clock sample {}, discovery {}, \
+         processlist {}",
+        one_in(|p| p.binlog_files),
+        one_in(|p| p.clock),
+        one_in(|p| p.replica_hosts),
+        one_in(|p| p.processes)
+    )
 }
 
 /// Waits until the heartbeat row has replicated to the replica.

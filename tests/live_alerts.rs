@@ -5,11 +5,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, alert, evidence, primary_and};
+use common::{Load, TestSandbox, alert, evidence, exact, primary_and, until};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::mysql::{NodeConn, Timeouts};
-use rwtop::store::Snapshot;
 use rwtop::store::lag::Lag;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -21,20 +20,9 @@ fn spec(t: &TestSandbox, replicas: &[&str]) -> EngineSpec {
     primary_and(t, replicas)
 }
 
-/// Waits for a snapshot satisfying `check`, returning it and how long it took.
-async fn until<T>(
-    engine: &Engine,
-    what: &str,
-    check: impl FnMut(&Snapshot) -> Option<T>,
-) -> (T, Duration) {
-    common::until_snapshot(engine, what, DEADLINE, check).await
-}
-
 async fn healthy(engine: &Engine, replicas: &[&str]) {
-    until(engine, "caught up and no alerts", |s| {
-        let caught_up = replicas.iter().all(|r| {
-            matches!(s.node(r).and_then(|n| n.replica.as_ref()).map(|r| &r.heartbeat_lag), Some(Lag::Exact { lag }) if lag.is_zero())
-        });
+    until(engine, "caught up and no alerts", DEADLINE, |s| {
+        let caught_up = replicas.iter().all(|r| exact(s, r) == Some(Duration::ZERO));
         (caught_up && s.alerts.active.is_empty()).then_some(())
     })
     .await;
@@ -47,7 +35,7 @@ async fn live_io_thread_stopped_raises_with_evidence_and_clears() {
     let _load = Load::start(&t).await;
     healthy(&engine, &["r1"]).await;
     t.admin("r1", "STOP SLAVE IO_THREAD");
-    let (a, took) = until(&engine, "io_thread_stopped", |s| {
+    let (a, took) = until(&engine, "io_thread_stopped", DEADLINE, |s| {
         alert(s, AlertKind::IoThreadStopped, Some("r1"))
     })
     .await;
@@ -56,7 +44,7 @@ async fn live_io_thread_stopped_raises_with_evidence_and_clears() {
     assert_eq!(evidence(&a, "seconds_behind_source"), "NULL");
     assert!(evidence(&a, "heartbeat_lag").ends_with(" s"), "{a:?}");
     t.admin("r1", "START SLAVE IO_THREAD");
-    until(&engine, "cleared after catch-up", |s| {
+    until(&engine, "cleared after catch-up", DEADLINE, |s| {
         alert(s, AlertKind::IoThreadStopped, Some("r1"))
             .is_none()
             .then_some(())
@@ -71,7 +59,7 @@ async fn live_sql_thread_stopped_raises_within_three_intervals() {
     let engine = Engine::start(&spec(&t, &["r1"]));
     healthy(&engine, &["r1"]).await;
     t.admin("r1", "STOP SLAVE SQL_THREAD");
-    let (a, took) = until(&engine, "sql_thread_stopped", |s| {
+    let (a, took) = until(&engine, "sql_thread_stopped", DEADLINE, |s| {
         alert(s, AlertKind::SqlThreadStopped, Some("r1"))
     })
     .await;
@@ -87,13 +75,13 @@ async fn live_a_single_bad_sample_raises_nothing() {
     healthy(&engine, &["r1"]).await;
     t.admin("r1", "STOP SLAVE SQL_THREAD");
     // One sample sees it stopped; it runs again before the next.
-    let (seq, _) = until(&engine, "one sample of the stopped thread", |s| {
+    let (seq, _) = until(&engine, "one sample of the stopped thread", DEADLINE, |s| {
         let n = s.node("r1")?;
         (!n.replica.as_ref()?.sql_running).then_some(n.sample_seq)
     })
     .await;
     t.admin("r1", "START SLAVE SQL_THREAD");
-    let (s, _) = until(&engine, "three more samples", |s| {
+    let (s, _) = until(&engine, "three more samples", DEADLINE, |s| {
         (s.node("r1")?.sample_seq >= seq + 3).then(|| s.clone())
     })
     .await;
@@ -115,7 +103,7 @@ async fn live_stalled_source_link_is_caught_while_sbm_says_zero() {
     let _load = Load::start(&t).await;
     healthy(&engine, &["r1"]).await;
     t.relay("r1").stall();
-    let (a, took) = until(&engine, "sbm_understates_lag", |s| {
+    let (a, took) = until(&engine, "sbm_understates_lag", DEADLINE, |s| {
         alert(s, AlertKind::SbmUnderstatesLag, Some("r1"))
     })
     .await;
@@ -134,7 +122,7 @@ async fn live_stalled_source_link_is_caught_while_sbm_says_zero() {
     assert_eq!(evidence(&a, "seconds_behind_source"), "0 s");
     assert!(a.cause.contains("source link stalled"), "{}", a.cause);
     t.relay("r1").resume();
-    until(&engine, "cleared after the link resumes", |s| {
+    until(&engine, "cleared after the link resumes", DEADLINE, |s| {
         alert(s, AlertKind::SbmUnderstatesLag, Some("r1"))
             .is_none()
             .then_some(())
@@ -181,7 +169,7 @@ async fn live_stopped_heartbeat_writer_is_stale_and_shows_no_current_lag() {
     healthy(&engine, &["r1"]).await;
     // The primary made read_only: the writer must stop writing (and says why).
     t.admin("primary", "SET GLOBAL read_only = ON");
-    let (s, _) = until(&engine, "heartbeat_stale", |s| {
+    let (s, _) = until(&engine, "heartbeat_stale", DEADLINE, |s| {
         alert(s, AlertKind::HeartbeatStale, None).map(|_| s.clone())
     })
     .await;
@@ -210,11 +198,16 @@ async fn live_write_on_a_replica_is_errant_and_writable() {
         .unwrap()
         .unwrap()
         .to_owned();
-    let (s, _) = until(&engine, "errant_transactions and writable_replica", |s| {
-        (alert(s, AlertKind::ErrantTransactions, Some("r1")).is_some()
-            && alert(s, AlertKind::WritableReplica, Some("r1")).is_some())
-        .then(|| s.clone())
-    })
+    let (s, _) = until(
+        &engine,
+        "errant_transactions and writable_replica",
+        DEADLINE,
+        |s| {
+            (alert(s, AlertKind::ErrantTransactions, Some("r1")).is_some()
+                && alert(s, AlertKind::WritableReplica, Some("r1")).is_some())
+            .then(|| s.clone())
+        },
+    )
     .await;
     let errant = alert(&s, AlertKind::ErrantTransactions, Some("r1")).unwrap();
     let listed: String = errant
@@ -268,7 +261,7 @@ async fn live_rebuilding_alter_is_in_flight_on_primary_then_replicas_and_clears(
                 .unwrap();
         })
     };
-    let (on_primary, _) = until(&engine, "ddl_in_flight on the primary", |s| {
+    let (on_primary, _) = until(&engine, "ddl_in_flight on the primary", DEADLINE, |s| {
         alert(s, AlertKind::DdlInFlight, Some("primary"))
     })
     .await;
@@ -278,14 +271,14 @@ async fn live_rebuilding_alter_is_in_flight_on_primary_then_replicas_and_clears(
     );
     alter.await.unwrap();
     for r in ["r1", "r2"] {
-        let (a, _) = until(&engine, "ddl_in_flight on a replica", |s| {
+        let (a, _) = until(&engine, "ddl_in_flight on a replica", DEADLINE, |s| {
             alert(s, AlertKind::DdlInFlight, Some(r))
         })
         .await;
         eprintln!("{r}: {a:?}");
         assert!(a.cause.contains("ALTER"), "{a:?}");
     }
-    let (s, _) = until(&engine, "a lagging replica with an ETA", |s| {
+    let (s, _) = until(&engine, "a lagging replica with an ETA", DEADLINE, |s| {
         ["r1", "r2"].iter().find_map(|r| {
             alert(s, AlertKind::DdlInFlight, Some(r))
                 .filter(|a| a.cause.contains('~'))
@@ -299,7 +292,7 @@ async fn live_rebuilding_alter_is_in_flight_on_primary_then_replicas_and_clears(
             .and_then(|r| r.heartbeat_lag.value())
             .is_some_and(|l| l > Duration::from_secs(1))
     }));
-    until(&engine, "all clear after catch-up", |s| {
+    until(&engine, "all clear after catch-up", DEADLINE, |s| {
         s.alerts
             .active
             .iter()

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{TestSandbox, engine_spec, eventually};
+use common::{TestSandbox, engine_spec, eventually, rwtop};
 use rwtop::drain::task::{DrainSpec, act};
 use rwtop::drain::{Action, AuditLog, Backend, ExecConfig, HaproxyConfig, ServerState, Target};
 use rwtop::engine::Engine;
@@ -373,13 +373,6 @@ async fn maxscale_gets_exactly_these_requests_and_its_errors_are_shown() {
     );
 }
 
-fn rwtop(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args(args)
-        .output()
-        .expect("running rwtop")
-}
-
 #[test]
 fn rwtop_drain_and_undrain_on_the_command_line() {
     let t = TestSandbox::start(2, false);
@@ -399,7 +392,7 @@ fn rwtop_drain_and_undrain_on_the_command_line() {
     let good = config("replicas");
     let socket = haproxy.socket.clone();
 
-    let out = rwtop(&["--config", &good, "drain", "r1"]);
+    let out = rwtop(&["--config", &good, "drain", "r1"], &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -407,11 +400,11 @@ fn rwtop_drain_and_undrain_on_the_command_line() {
         "{stdout}"
     );
     assert_eq!(admin_state(&socket, "r1"), Some(8));
-    let out = rwtop(&["--config", &good, "undrain", "r1"]);
+    let out = rwtop(&["--config", &good, "undrain", "r1"], &[]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(admin_state(&socket, "r1"), Some(0));
 
-    let out = rwtop(&["--config", &config("nope"), "drain", "r2"]);
+    let out = rwtop(&["--config", &config("nope"), "drain", "r2"], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -419,7 +412,7 @@ fn rwtop_drain_and_undrain_on_the_command_line() {
         "{stderr}"
     );
 
-    let out = rwtop(&["--config", &good, "drain", "primary"]);
+    let out = rwtop(&["--config", &good, "drain", "primary"], &[]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no replica named \"primary\""));
 

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, alert, evidence, primary_and};
+use common::{Load, TestSandbox, alert, evidence, exact, lag, primary_and, until};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use rwtop::alerts::AlertKind;
@@ -50,17 +50,6 @@ fn spec(t: &TestSandbox, replicas: &[&str]) -> EngineSpec {
     }
 }
 
-fn lag(s: &Snapshot, node: &str) -> Option<Lag> {
-    Some(s.node(node)?.replica.as_ref()?.heartbeat_lag.clone())
-}
-
-fn exact(s: &Snapshot, node: &str) -> Option<Duration> {
-    match lag(s, node)? {
-        Lag::Exact { lag } => Some(lag),
-        _ => None,
-    }
-}
-
 fn cause(s: &Snapshot, node: &str) -> String {
     match &s
         .node(node)
@@ -81,18 +70,9 @@ fn quiet(s: &Snapshot) -> bool {
     s.alerts.active.iter().all(|a| AFTERMATH.contains(&a.kind))
 }
 
-/// Waits for a snapshot satisfying `check`; returns what it found and how long it took.
-async fn until<T>(
-    engine: &Engine,
-    what: &str,
-    check: impl FnMut(&Snapshot) -> Option<T>,
-) -> (T, Duration) {
-    common::until_snapshot(engine, what, DEADLINE, check).await
-}
-
 /// Every replica caught up (exact lag 0) and no alert active.
 async fn settled(engine: &Engine, replicas: &[&str]) {
-    until(engine, "replicas caught up and no alerts", |s| {
+    until(engine, "replicas caught up and no alerts", DEADLINE, |s| {
         let caught_up = replicas.iter().all(|r| exact(s, r) == Some(Duration::ZERO));
         (caught_up && s.alerts.active.is_empty()).then_some(())
     })
@@ -206,7 +186,7 @@ fn assert_no_stale_lag(s: &Snapshot, node: &str) {
 /// r1 answers again: exact lag within [`RECOVER_WITHIN`], then caught up with `node_down`
 /// cleared, the control nodes watched all along.
 async fn r1_recovers(engine: &Engine, control: &mut Control, how: &str) {
-    let ((), took) = until(engine, "r1 up with an exact lag", |s| {
+    let ((), took) = until(engine, "r1 up with an exact lag", DEADLINE, |s| {
         control.observe(s);
         assert_no_stale_lag(s, "r1");
         (s.node("r1")?.conn == ConnState::Up && exact(s, "r1").is_some()).then_some(())
@@ -214,10 +194,15 @@ async fn r1_recovers(engine: &Engine, control: &mut Control, how: &str) {
     .await;
     eprintln!("r1 {how}: exact lag again after {took:?}");
     assert!(took <= RECOVER_WITHIN, "recovered after {took:?}");
-    until(engine, "r1 caught up and node_down cleared", |s| {
-        control.observe(s);
-        (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
-    })
+    until(
+        engine,
+        "r1 caught up and node_down cleared",
+        DEADLINE,
+        |s| {
+            control.observe(s);
+            (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
+        },
+    )
     .await;
 }
 
@@ -230,7 +215,7 @@ async fn live_fault_killed_replica_is_down_without_lag_and_recovers() {
 
     kill(pid(&t, "r1"), Signal::SIGKILL).expect("SIGKILL");
     let mut control = Control::new(&["primary", "r2"]);
-    let ((a, s), took) = until(&engine, "node_down on r1", |s| {
+    let ((a, s), took) = until(&engine, "node_down on r1", DEADLINE, |s| {
         control.observe(s);
         assert_no_stale_lag(s, "r1");
         alert(s, AlertKind::NodeDown, Some("r1")).map(|a| (a, s.clone()))
@@ -267,7 +252,7 @@ async fn live_fault_frozen_replica_times_out_per_node_and_recovers() {
     // tell, and a hung query must not hold up the other pollers.
     let frozen = Frozen::new(pid(&t, "r1"));
     let mut control = Control::new(&["primary", "r2"]);
-    let (s, took) = until(&engine, "node_down on frozen r1", |s| {
+    let (s, took) = until(&engine, "node_down on frozen r1", DEADLINE, |s| {
         control.observe(s);
         assert_no_stale_lag(s, "r1");
         alert(s, AlertKind::NodeDown, Some("r1")).map(|_| s.clone())
@@ -300,6 +285,7 @@ async fn live_fault_killed_primary_stops_lag_honestly_and_recovers() {
     let (s, took) = until(
         &engine,
         "node_down, heartbeat_stale and both IO threads reconnecting",
+        DEADLINE,
         |s| {
             assert_no_stale_lag(s, "primary");
             let raised = alert(s, AlertKind::NodeDown, Some("primary")).is_some()
@@ -338,21 +324,31 @@ async fn live_fault_killed_primary_stops_lag_honestly_and_recovers() {
     );
 
     restart(&mut t);
-    let ((), took) = until(&engine, "heartbeat written and exact again", |s| {
-        let back = s.heartbeat.writer == WriterState::Writing
-            && !s.heartbeat.stale
-            && ["r1", "r2"].iter().all(|r| exact(s, r).is_some());
-        back.then_some(())
-    })
+    let ((), took) = until(
+        &engine,
+        "heartbeat written and exact again",
+        DEADLINE,
+        |s| {
+            let back = s.heartbeat.writer == WriterState::Writing
+                && !s.heartbeat.stale
+                && ["r1", "r2"].iter().all(|r| exact(s, r).is_some());
+            back.then_some(())
+        },
+    )
     .await;
     eprintln!("primary restarted: exact lag again after {took:?}");
     assert!(took <= RECOVER_WITHIN, "recovered after {took:?}");
-    until(&engine, "caught up and every alert cleared", |s| {
-        let caught_up = ["r1", "r2"]
-            .iter()
-            .all(|r| exact(s, r) == Some(Duration::ZERO));
-        (caught_up && quiet(s)).then_some(())
-    })
+    until(
+        &engine,
+        "caught up and every alert cleared",
+        DEADLINE,
+        |s| {
+            let caught_up = ["r1", "r2"]
+                .iter()
+                .all(|r| exact(s, r) == Some(Duration::ZERO));
+            (caught_up && quiet(s)).then_some(())
+        },
+    )
     .await;
     engine.shutdown().await;
 }
@@ -396,6 +392,23 @@ fn switch_over_to_r1(t: &TestSandbox, writer_id: &str) -> Option<u64> {
     last_written
 }
 
+/// Both replicas discovered under the primary, caught up, and no alert active.
+async fn discovered(engine: &Engine, replicas: [&str; 2]) {
+    until(
+        engine,
+        "both replicas discovered under the primary",
+        DEADLINE,
+        |s| {
+            let under = replicas
+                .iter()
+                .all(|r| s.node(r).and_then(|n| n.source.as_deref()) == Some("primary"));
+            let caught_up = replicas.iter().all(|r| exact(s, r) == Some(Duration::ZERO));
+            (under && caught_up && s.alerts.active.is_empty()).then_some(())
+        },
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nodes() {
     let t = TestSandbox::start(2, false);
@@ -407,27 +420,23 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
     let (r1, r2) = ("r1".to_owned(), "r2".to_owned());
     let engine = Engine::start(&spec);
     let _load = Load::start(&t).await;
-    until(&engine, "both replicas discovered under the primary", |s| {
-        let under = [&r1, &r2]
-            .iter()
-            .all(|r| s.node(r).and_then(|n| n.source.as_deref()) == Some("primary"));
-        let caught_up = [&r1, &r2]
-            .iter()
-            .all(|r| exact(s, r) == Some(Duration::ZERO));
-        (under && caught_up && s.alerts.active.is_empty()).then_some(())
-    })
-    .await;
+    discovered(&engine, [&r1, &r2]).await;
 
     let last_written = switch_over_to_r1(&t, &writer_id);
     let switched = Instant::now();
 
-    let (s, took) = until(&engine, "topology_changed for r2 and the primary", |s| {
-        let followed = s.node(&r2)?.source.as_deref() == Some(r1.as_str())
-            && s.node(&r1)?.role == Role::Primary;
-        let raised = alert(s, AlertKind::TopologyChanged, Some(&r2)).is_some()
-            && alert(s, AlertKind::TopologyChanged, None).is_some();
-        (followed && raised).then(|| s.clone())
-    })
+    let (s, took) = until(
+        &engine,
+        "topology_changed for r2 and the primary",
+        DEADLINE,
+        |s| {
+            let followed = s.node(&r2)?.source.as_deref() == Some(r1.as_str())
+                && s.node(&r1)?.role == Role::Primary;
+            let raised = alert(s, AlertKind::TopologyChanged, Some(&r2)).is_some()
+                && alert(s, AlertKind::TopologyChanged, None).is_some();
+            (followed && raised).then(|| s.clone())
+        },
+    )
     .await;
     eprintln!("failover followed after {took:?}");
     let r2_link = s.node(&r2).unwrap().replica.as_ref().unwrap();
@@ -453,12 +462,17 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
 
     // The writer refused the read-only old primary, then moved to the promoted node once r2
     // replicated from it; lag rests on the heartbeat again, now written on r1.
-    let (_, took) = until(&engine, "the writer writing on the promoted node", |s| {
-        let moved = s.heartbeat.node.as_deref() == Some(r1.as_str())
-            && s.heartbeat.writer == WriterState::Writing
-            && !s.heartbeat.stale;
-        (moved && exact(s, &r2).is_some()).then(|| s.clone())
-    })
+    let (_, took) = until(
+        &engine,
+        "the writer writing on the promoted node",
+        DEADLINE,
+        |s| {
+            let moved = s.heartbeat.node.as_deref() == Some(r1.as_str())
+                && s.heartbeat.writer == WriterState::Writing
+                && !s.heartbeat.stale;
+            (moved && exact(s, &r2).is_some()).then(|| s.clone())
+        },
+    )
     .await;
     eprintln!("writer moved {took:?} after topology_changed");
     let moved_at = heartbeat_seq(&t, "r1", &writer_id).expect("the writer's row on r1");
@@ -467,9 +481,15 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
         "r1 holds newer heartbeats ({moved_at}) than the old primary's last ({last_written:?})"
     );
     // r2 follows the new writer: its heartbeat sequence passes what it read before the move.
-    until(&engine, "r2 reads the new primary's heartbeats", |s| {
-        (heartbeat_seq(&t, "r2", &writer_id)? > moved_at && exact(s, &r2).is_some()).then_some(())
-    })
+    until(
+        &engine,
+        "r2 reads the new primary's heartbeats",
+        DEADLINE,
+        |s| {
+            (heartbeat_seq(&t, "r2", &writer_id)? > moved_at && exact(s, &r2).is_some())
+                .then_some(())
+        },
+    )
     .await;
 
     // Test reads follow the writer: the marker goes to r1, and r2 shows it.
@@ -477,7 +497,7 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
         strategy: rwtop::probe::Strategy::GtidWait(Duration::from_secs(5)),
         target: r2.clone(),
     }));
-    let (probe, _) = until(&engine, "a probe after the failover", |s| {
+    let (probe, _) = until(&engine, "a probe after the failover", DEADLINE, |s| {
         s.probes.recent.first().cloned()
     })
     .await;
@@ -489,9 +509,12 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
 
     // Nothing was written to the read-only old primary since the switchover began.
     let seen = engine.latest().node("primary").unwrap().sample_seq;
-    until(&engine, "two more samples of the old primary", |s| {
-        (s.node("primary")?.sample_seq >= seen + 2).then_some(())
-    })
+    until(
+        &engine,
+        "two more samples of the old primary",
+        DEADLINE,
+        |s| (s.node("primary")?.sample_seq >= seen + 2).then_some(()),
+    )
     .await;
     eprintln!("{:?} after the switchover began", switched.elapsed());
     assert_eq!(heartbeat_seq(&t, "primary", &writer_id), last_written);
@@ -514,18 +537,23 @@ async fn live_fault_switchover_with_configured_roles_promotes_r1_without_false_a
     // The configured replica r1 now takes writes and replicates from nobody: it is shown as a
     // primary, the writer moves to it, r2 reads exact lag again, and no `writable_replica` is
     // raised on it.
-    let (s, took) = until(&engine, "r1 a primary with the writer on it", |s| {
-        let promoted = s.node("r1")?.role == Role::Primary;
-        let writing =
-            s.heartbeat.node.as_deref() == Some("r1") && s.heartbeat.writer == WriterState::Writing;
-        (promoted && writing && exact(s, "r2").is_some()).then(|| s.clone())
-    })
+    let (s, took) = until(
+        &engine,
+        "r1 a primary with the writer on it",
+        DEADLINE,
+        |s| {
+            let promoted = s.node("r1")?.role == Role::Primary;
+            let writing = s.heartbeat.node.as_deref() == Some("r1")
+                && s.heartbeat.writer == WriterState::Writing;
+            (promoted && writing && exact(s, "r2").is_some()).then(|| s.clone())
+        },
+    )
     .await;
     eprintln!("configured roles: promotion followed after {took:?}");
     assert_eq!(s.node("r2").unwrap().source.as_deref(), Some("r1"));
     // Judged over a few more samples: a false alarm needs two to be raised.
     let seen = s.node("r1").unwrap().sample_seq;
-    let (s, _) = until(&engine, "three more samples of r1", |s| {
+    let (s, _) = until(&engine, "three more samples of r1", DEADLINE, |s| {
         (s.node("r1")?.sample_seq >= seen + 3).then(|| s.clone())
     })
     .await;
@@ -554,10 +582,15 @@ async fn split_brain_leaves_the_writer_where_it_is(
     );
     admin(t, "primary", "SET GLOBAL read_only = 0");
     let seen = engine.latest().node("primary").unwrap().sample_seq;
-    let (s, _) = until(engine, "two samples of the writable old primary", |s| {
-        let old = s.node("primary")?;
-        (old.sample_seq >= seen + 2 && old.read_only == Some(false)).then(|| s.clone())
-    })
+    let (s, _) = until(
+        engine,
+        "two samples of the writable old primary",
+        DEADLINE,
+        |s| {
+            let old = s.node("primary")?;
+            (old.sample_seq >= seen + 2 && old.read_only == Some(false)).then(|| s.clone())
+        },
+    )
     .await;
     assert_eq!(s.heartbeat.node.as_deref(), Some(promoted_name));
     assert_eq!(s.heartbeat.writer, WriterState::Writing);
@@ -611,7 +644,7 @@ async fn live_fault_writer_never_writes_to_a_read_only_primary_even_when_it_coul
 
     admin(&t, "primary", "SET GLOBAL read_only = 1");
     let made_read_only = heartbeat_seq(&t, "primary", &writer_id);
-    let (reason, took) = until(&engine, "the writer refuses", |s| {
+    let (reason, took) = until(&engine, "the writer refuses", DEADLINE, |s| {
         match &s.heartbeat.writer {
             WriterState::Refused { reason } => Some(reason.clone()),
             _ => None,
@@ -622,7 +655,7 @@ async fn live_fault_writer_never_writes_to_a_read_only_primary_even_when_it_coul
     assert!(reason.contains("read_only=ON"), "{reason}");
     // The next heartbeat (250 ms) is the one that must not be written.
     assert!(took <= Duration::from_secs(3), "refused after {took:?}");
-    let (s, _) = until(&engine, "heartbeat_stale", |s| {
+    let (s, _) = until(&engine, "heartbeat_stale", DEADLINE, |s| {
         alert(s, AlertKind::HeartbeatStale, None).map(|_| s.clone())
     })
     .await;
@@ -655,10 +688,15 @@ async fn live_fault_writer_never_writes_to_a_read_only_primary_even_when_it_coul
 
     // Writable again: the writer takes up again by itself.
     admin(&t, "primary", "SET GLOBAL read_only = 0");
-    until(&engine, "writing again, caught up, alerts cleared", |s| {
-        let writing = s.heartbeat.writer == WriterState::Writing;
-        (writing && exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
-    })
+    until(
+        &engine,
+        "writing again, caught up, alerts cleared",
+        DEADLINE,
+        |s| {
+            let writing = s.heartbeat.writer == WriterState::Writing;
+            (writing && exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
+        },
+    )
     .await;
     assert!(heartbeat_seq(&t, "primary", &writer_id) > made_read_only);
     engine.shutdown().await;
@@ -670,7 +708,7 @@ async fn one_probe(engine: &Engine, nth: usize) -> rwtop::probe::ProbeResult {
         strategy: rwtop::probe::Strategy::GtidWait(Duration::from_secs(5)),
         target: "r1".to_owned(),
     }));
-    let (result, _) = until(engine, "the test read's result", |s| {
+    let (result, _) = until(engine, "the test read's result", DEADLINE, |s| {
         (s.probes.recent.len() >= nth).then(|| s.probes.recent[0].clone())
     })
     .await;
@@ -769,7 +807,7 @@ async fn live_fault_unreachable_and_refused_nodes_are_per_node_errors() {
     }
     let engine = Engine::start(&spec);
     let mut control = Control::new(&["primary", "r1"]);
-    let (s, took) = until(&engine, "node_down on every bad node", |s| {
+    let (s, took) = until(&engine, "node_down on every bad node", DEADLINE, |s| {
         // Once the writer runs, r1 must read exact lag: the bad nodes cannot hold it up.
         if exact(s, "r1").is_some() {
             control.observe(s);
@@ -795,7 +833,7 @@ async fn live_fault_unreachable_and_refused_nodes_are_per_node_errors() {
     }
     // The good nodes kept working all along, for a while longer.
     let seen = s.node("r1").unwrap().sample_seq;
-    until(&engine, "three more samples of r1", |s| {
+    until(&engine, "three more samples of r1", DEADLINE, |s| {
         control.observe(s);
         (s.node("r1")?.sample_seq >= seen + 3).then_some(())
     })
@@ -815,13 +853,18 @@ async fn live_fault_stopped_io_thread_grows_lag_then_clears() {
     admin(&t, "r1", "STOP SLAVE IO_THREAD");
     let mut control = Control::new(&["primary", "r2"]);
     let mut lags = Vec::new();
-    let (s, took) = until(&engine, "io_thread_stopped and 2 s of lag on r1", |s| {
-        control.observe(s);
-        // Past half a second the relay log is applied: from there lag only grows.
-        lags.extend(exact(s, "r1").filter(|l| *l > Duration::from_millis(500)));
-        let grown = exact(s, "r1")? > Duration::from_secs(2);
-        (grown && alert(s, AlertKind::IoThreadStopped, Some("r1")).is_some()).then(|| s.clone())
-    })
+    let (s, took) = until(
+        &engine,
+        "io_thread_stopped and 2 s of lag on r1",
+        DEADLINE,
+        |s| {
+            control.observe(s);
+            // Past half a second the relay log is applied: from there lag only grows.
+            lags.extend(exact(s, "r1").filter(|l| *l > Duration::from_millis(500)));
+            let grown = exact(s, "r1")? > Duration::from_secs(2);
+            (grown && alert(s, AlertKind::IoThreadStopped, Some("r1")).is_some()).then(|| s.clone())
+        },
+    )
     .await;
     eprintln!("IO thread stopped: raised, lag over 2 s after {took:?}");
     let r1 = s.node("r1").unwrap().replica.as_ref().unwrap();
@@ -841,7 +884,7 @@ async fn live_fault_stopped_io_thread_grows_lag_then_clears() {
     assert!(a.cause.starts_with("IO thread stopped"), "{}", a.cause);
 
     admin(&t, "r1", "START SLAVE IO_THREAD");
-    until(&engine, "caught up and cleared", |s| {
+    until(&engine, "caught up and cleared", DEADLINE, |s| {
         control.observe(s);
         (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
     })
@@ -890,15 +933,21 @@ async fn live_fault_killed_replication_connection_reconnects_or_is_shown_connect
     admin(&t, "primary", &format!("KILL {first}"));
     let seen = engine.latest().node("r1").unwrap().sample_seq;
     let mut redumped = None;
-    until(&engine, "a new dump thread and three clean samples", |s| {
-        control.observe(s);
-        if redumped.is_none() {
-            redumped = dump_thread(&t).filter(|id| *id != first);
-        }
-        let r1 = s.node("r1")?;
-        let clean = r1.replica.as_ref()?.io_running == IoRunning::Yes && exact(s, "r1").is_some();
-        (redumped.is_some() && clean && r1.sample_seq >= seen + 3).then_some(())
-    })
+    until(
+        &engine,
+        "a new dump thread and three clean samples",
+        DEADLINE,
+        |s| {
+            control.observe(s);
+            if redumped.is_none() {
+                redumped = dump_thread(&t).filter(|id| *id != first);
+            }
+            let r1 = s.node("r1")?;
+            let clean =
+                r1.replica.as_ref()?.io_running == IoRunning::Yes && exact(s, "r1").is_some();
+            (redumped.is_some() && clean && r1.sample_seq >= seen + 3).then_some(())
+        },
+    )
     .await;
     let log = engine.latest().alerts.log.clone();
     assert!(
@@ -916,15 +965,20 @@ async fn live_fault_killed_replication_connection_reconnects_or_is_shown_connect
     let dump = dump_thread(&t).expect("r1's Binlog Dump thread");
     admin(&t, "primary", &format!("KILL {dump}"));
     let mut lags = Vec::new();
-    let (s, took) = until(&engine, "r1 connecting, alerts raised, lag over 2 s", |s| {
-        control.observe(s);
-        // Past half a second the relay log is applied: from there lag only grows.
-        lags.extend(exact(s, "r1").filter(|l| *l > Duration::from_millis(500)));
-        let grown = exact(s, "r1")? > Duration::from_secs(2);
-        let raised = alert(s, AlertKind::IoThreadStopped, Some("r1")).is_some()
-            && alert(s, AlertKind::ReplicationError, Some("r1")).is_some();
-        (grown && raised).then(|| s.clone())
-    })
+    let (s, took) = until(
+        &engine,
+        "r1 connecting, alerts raised, lag over 2 s",
+        DEADLINE,
+        |s| {
+            control.observe(s);
+            // Past half a second the relay log is applied: from there lag only grows.
+            lags.extend(exact(s, "r1").filter(|l| *l > Duration::from_millis(500)));
+            let grown = exact(s, "r1")? > Duration::from_secs(2);
+            let raised = alert(s, AlertKind::IoThreadStopped, Some("r1")).is_some()
+                && alert(s, AlertKind::ReplicationError, Some("r1")).is_some();
+            (grown && raised).then(|| s.clone())
+        },
+    )
     .await;
     eprintln!("link refused: alerts and 2 s of lag after {took:?}");
     let r1 = s.node("r1").unwrap().replica.as_ref().unwrap();
@@ -950,7 +1004,7 @@ async fn live_fault_killed_replication_connection_reconnects_or_is_shown_connect
         "primary",
         "ALTER USER 'repl_r1'@'127.0.0.1' ACCOUNT UNLOCK",
     );
-    let ((), took) = until(&engine, "reconnected, caught up, cleared", |s| {
+    let ((), took) = until(&engine, "reconnected, caught up, cleared", DEADLINE, |s| {
         control.observe(s);
         (exact(s, "r1") == Some(Duration::ZERO) && quiet(s)).then_some(())
     })

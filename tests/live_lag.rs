@@ -5,11 +5,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec, exact, lag, until};
 use rwtop::engine::{Engine, EngineSpec};
+use rwtop::store::Role;
 use rwtop::store::lag::Lag;
 use rwtop::store::windows::Window;
-use rwtop::store::{Role, Snapshot};
 
 const DEADLINE: Duration = Duration::from_secs(40);
 const INTERVAL: Duration = Duration::from_secs(1);
@@ -37,32 +37,16 @@ fn spec(t: &TestSandbox, names: &[&str]) -> EngineSpec {
     spec
 }
 
-fn lag_now(s: &Snapshot, node: &str) -> Option<Lag> {
-    s.node(node)?
-        .replica
-        .as_ref()
-        .map(|r| r.heartbeat_lag.clone())
-}
-
-fn exact(s: &Snapshot, node: &str) -> Option<Duration> {
-    match lag_now(s, node)? {
-        Lag::Exact { lag } => Some(lag),
-        _ => None,
-    }
-}
-
 /// Waits until every replica reads an exact lag of 0: the writer runs and they caught up.
 async fn settled(engine: &Engine, replicas: &[&str]) {
-    let mut rx = engine.snapshots();
-    eventually(
+    until(
+        engine,
         "replicas caught up on the heartbeat",
         DEADLINE,
-        async || {
-            let _ = rx.changed().await;
-            let s = rx.borrow().clone();
+        |s| {
             replicas
                 .iter()
-                .all(|r| exact(&s, r) == Some(Duration::ZERO))
+                .all(|r| exact(s, r) == Some(Duration::ZERO))
                 .then_some(())
         },
     )
@@ -75,18 +59,20 @@ async fn live_caught_up_replicas_read_lag_below_one_heartbeat() {
     let engine = Engine::start(&spec(&t, &["primary", "r1", "r2"]));
     let _load = Load::start(&t).await;
     settled(&engine, &["r1", "r2"]).await;
-    let mut rx = engine.snapshots();
-    let s = eventually("20 exact lag readings per replica", DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
-        let enough = ["r1", "r2"].iter().all(|r| {
-            s.node(r)
-                .and_then(|n| n.replica.as_ref())
-                .and_then(|r| r.windows[0].1)
-                .is_some_and(|w| w.samples >= 20)
-        });
-        enough.then_some(s)
-    })
+    let (s, _) = until(
+        &engine,
+        "20 exact lag readings per replica",
+        DEADLINE,
+        |s| {
+            let enough = ["r1", "r2"].iter().all(|r| {
+                s.node(r)
+                    .and_then(|n| n.replica.as_ref())
+                    .and_then(|r| r.windows[0].1)
+                    .is_some_and(|w| w.samples >= 20)
+            });
+            enough.then(|| s.clone())
+        },
+    )
     .await;
     for name in ["r1", "r2"] {
         let node = s.node(name).unwrap();
@@ -120,18 +106,16 @@ async fn live_sql_thread_stopped_for_3s_reads_3s_of_lag() {
     let engine = Engine::start(&spec(&t, &["primary", "r1"]));
     let _load = Load::start(&t).await;
     settled(&engine, &["r1"]).await;
-    let mut rx = engine.snapshots();
 
     let stop_begin = Instant::now();
     t.admin("r1", "STOP SLAVE SQL_THREAD");
     let stop_done = Instant::now();
     // While stopped: transactions are received but not applied, and SBM is NULL.
-    let during = eventually(
+    let (during, _) = until(
+        &engine,
         "backlog of received, unapplied transactions",
         DEADLINE,
-        async || {
-            let _ = rx.changed().await;
-            let s = rx.borrow().clone();
+        |s| {
             let r = s.node("r1")?.replica.clone()?;
             (r.gtid_backlog.not_applied? > 0 && !r.sql_running).then_some(r)
         },
@@ -150,11 +134,9 @@ async fn live_sql_thread_stopped_for_3s_reads_3s_of_lag() {
     let stopped_min = start_sent - stop_done;
     let stopped_max = stop_begin.elapsed();
     // The largest exact lag seen while the thread was stopped is the stop's length.
-    let max = eventually("caught up again", DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
+    let (max, _) = until(&engine, "caught up again", DEADLINE, |s| {
         let r = s.node("r1")?.replica.clone()?;
-        let caught_up = exact(&s, "r1") == Some(Duration::ZERO) && r.sql_running;
+        let caught_up = exact(s, "r1") == Some(Duration::ZERO) && r.sql_running;
         caught_up.then(|| r.windows[0].1.map(|w| w.max))?
     })
     .await;
@@ -174,14 +156,12 @@ async fn live_io_thread_stopped_grows_not_received_and_lag() {
     let _load = Load::start(&t).await;
     settled(&engine, &["r1"]).await;
     t.admin("r1", "STOP SLAVE IO_THREAD");
-    let mut rx = engine.snapshots();
     let mut seen = Vec::new();
-    let r = eventually(
+    let (r, _) = until(
+        &engine,
         "not_received growing and lag over 1.5 s",
         DEADLINE,
-        async || {
-            let _ = rx.changed().await;
-            let s = rx.borrow().clone();
+        |s| {
             let r = s.node("r1")?.replica.clone()?;
             seen.push(r.gtid_backlog.not_received?);
             let growing = seen.len() > 3 && seen.last() > seen.first();
@@ -212,16 +192,14 @@ async fn live_master_delay_2s_reads_about_2s() {
     );
     let engine = Engine::start(&spec(&t, &["primary", "r1"]));
     let _load = Load::start(&t).await;
-    let mut rx = engine.snapshots();
     let mut readings = Vec::new();
-    eventually(
+    until(
+        &engine,
         "40 exact readings from the delayed replica",
         DEADLINE,
-        async || {
-            let _ = rx.changed().await;
-            let s = rx.borrow().clone();
+        |s| {
             // Skip the start, before the delay shows in the heartbeat.
-            if let Some(lag) = exact(&s, "r1").filter(|l| *l > Duration::from_millis(500)) {
+            if let Some(lag) = exact(s, "r1").filter(|l| *l > Duration::from_millis(500)) {
                 readings.push(lag);
             }
             (readings.len() >= 40).then_some(())
@@ -240,7 +218,7 @@ async fn live_master_delay_2s_reads_about_2s() {
         median >= Duration::from_millis(1300) && median <= Duration::from_millis(2600),
         "median {median:?}"
     );
-    let s = rx.borrow().clone();
+    let s = engine.latest();
     assert_eq!(
         s.node("r1").unwrap().replica.as_ref().unwrap().sql_delay,
         Some(2)
@@ -254,7 +232,6 @@ async fn live_killed_replica_goes_down_fast_and_comes_back() {
     let engine = Engine::start(&spec(&t, &["primary", "r1", "r2"]));
     let _load = Load::start(&t).await;
     settled(&engine, &["r1", "r2"]).await;
-    let mut rx = engine.snapshots();
     let pid = t.sandbox().pid("r1").unwrap();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -262,10 +239,8 @@ async fn live_killed_replica_goes_down_fast_and_comes_back() {
     )
     .unwrap();
     let killed = Instant::now();
-    let s = eventually("r1 down", DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
-        (s.node("r1")?.conn.name() == "down").then_some(s)
+    let (s, _) = until(&engine, "r1 down", DEADLINE, |s| {
+        (s.node("r1")?.conn.name() == "down").then(|| s.clone())
     })
     .await;
     let took = killed.elapsed();
@@ -284,13 +259,11 @@ async fn live_killed_replica_goes_down_fast_and_comes_back() {
         "{:?}",
         r2.sample_age
     );
-    assert!(matches!(lag_now(&s, "r2"), Some(Lag::Exact { .. })));
+    assert!(matches!(lag(&s, "r2"), Some(Lag::Exact { .. })));
 
     t.restart_stopped();
-    eventually("r1 up again with an exact lag", DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
-        (s.node("r1")?.conn.name() == "up" && exact(&s, "r1").is_some()).then_some(())
+    until(&engine, "r1 up again with an exact lag", DEADLINE, |s| {
+        (s.node("r1")?.conn.name() == "up" && exact(s, "r1").is_some()).then_some(())
     })
     .await;
     engine.shutdown().await;
@@ -301,15 +274,12 @@ async fn live_frozen_replica_times_out_without_delaying_others() {
     let t = TestSandbox::start(2, false);
     let engine = Engine::start(&spec(&t, &["primary", "r1", "r2"]));
     settled(&engine, &["r1", "r2"]).await;
-    let mut rx = engine.snapshots();
     let pid = nix::unistd::Pid::from_raw(t.sandbox().pid("r1").unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
     let mut worst_r2_age = Duration::ZERO;
-    let s = eventually("r1 retrying or down", DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
+    let (s, _) = until(&engine, "r1 retrying or down", DEADLINE, |s| {
         worst_r2_age = worst_r2_age.max(s.node("r2")?.sample_age?);
-        matches!(s.node("r1")?.conn.name(), "retrying" | "down").then_some(s)
+        matches!(s.node("r1")?.conn.name(), "retrying" | "down").then(|| s.clone())
     })
     .await;
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
@@ -322,9 +292,7 @@ async fn live_frozen_replica_times_out_without_delaying_others() {
         worst_r2_age <= 2 * INTERVAL,
         "r2 delayed: sample age {worst_r2_age:?}"
     );
-    eventually("r1 back up", DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
+    until(&engine, "r1 back up", DEADLINE, |s| {
         (s.node("r1")?.conn.name() == "up").then_some(())
     })
     .await;

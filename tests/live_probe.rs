@@ -6,8 +6,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Load, TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec, eventually, exact, lag, until};
 use rwtop::engine::Engine;
+use rwtop::mysql::IoRunning;
 use rwtop::probe::{Outcome, ProbeResult, Prober, Strategy};
 use rwtop::store::{Role, Snapshot};
 
@@ -38,30 +39,30 @@ impl Rig {
         let engine = Engine::start(&spec);
         let prober = Prober::new(spec.probe_spec().expect("a primary"));
         let rig = Self { t, engine, prober };
-        rig.until("r1 and r2 with a measured lag", |s| {
-            ["r1", "r2"].iter().all(|n| exact_lag(s, n).is_some())
-        })
+        until(
+            &rig.engine,
+            "r1 and r2 with a measured lag",
+            DEADLINE,
+            |s| {
+                ["r1", "r2"]
+                    .iter()
+                    .all(|n| exact(s, n).is_some())
+                    .then_some(())
+            },
+        )
         .await;
         rig
     }
 
-    async fn until(
-        &self,
-        what: &str,
-        check: impl Fn(&Snapshot) -> bool,
-    ) -> std::sync::Arc<Snapshot> {
-        let mut rx = self.engine.snapshots();
-        eventually(what, DEADLINE, async || {
-            let s = rx.borrow_and_update().clone();
-            check(&s).then_some(s)
-        })
-        .await
+    async fn probe(&mut self, strategy: &str, target: &str) -> ProbeResult {
+        let view = self.engine.latest();
+        self.probe_on(strategy, target, &view).await
     }
 
-    async fn probe(&mut self, strategy: &str, target: &str) -> ProbeResult {
+    /// A probe that routes on `view`, a snapshot the test has checked, not on the latest one.
+    async fn probe_on(&mut self, strategy: &str, target: &str, view: &Snapshot) -> ProbeResult {
         let strategy: Strategy = strategy.parse().expect("a strategy");
-        let view = self.engine.latest();
-        let r = self.prober.run(strategy, target, view.as_ref()).await;
+        let r = self.prober.run(strategy, target, view).await;
         eprintln!(
             "{strategy} on {target}: {:?} via {:?}, waited {:?}, {} queries, cause {:?}, note {:?}",
             r.outcome, r.served_by, r.waited, r.queries, r.cause, r.note
@@ -92,18 +93,20 @@ impl Rig {
     }
 }
 
-fn exact_lag(s: &Snapshot, node: &str) -> Option<Duration> {
-    match &s.node(node)?.replica.as_ref()?.heartbeat_lag {
-        rwtop::store::lag::Lag::Exact { lag } => Some(*lag),
-        _ => None,
-    }
+fn lag_over(s: &Snapshot, node: &str, over: Duration) -> bool {
+    lag(s, node)
+        .and_then(|l| l.value())
+        .is_some_and(|lag| lag > over)
 }
 
-fn lag_over(s: &Snapshot, node: &str, over: Duration) -> bool {
-    s.node(node)
+/// Whether lag-threshold routing with `max` may read `node` in this snapshot: both threads
+/// running and an exact lag within `max`.
+fn routable(s: &Snapshot, node: &str, max: Duration) -> bool {
+    let running = s
+        .node(node)
         .and_then(|n| n.replica.as_ref())
-        .and_then(|r| r.heartbeat_lag.value())
-        .is_some_and(|lag| lag > over)
+        .is_some_and(|r| r.sql_running && r.io_running == IoRunning::Yes);
+    running && exact(s, node).is_some_and(|l| l <= max)
 }
 
 fn assert_outcome(r: &ProbeResult, outcome: Outcome, served_by: &str) {
@@ -120,8 +123,10 @@ async fn a_stopped_sql_thread_shows_which_strategies_hold() {
     let mut rig = Rig::start().await;
     rig.t.admin("r1", "STOP SLAVE SQL_THREAD");
     // lag-threshold routes on measured lag: wait until the store has seen r1 fall behind.
-    rig.until("r1 more than 1 s behind", |s| lag_over(s, "r1", ms(1000)))
-        .await;
+    until(&rig.engine, "r1 more than 1 s behind", DEADLINE, |s| {
+        lag_over(s, "r1", ms(1000)).then_some(())
+    })
+    .await;
 
     let r = rig.probe("none", "r1").await;
     assert_outcome(&r, Outcome::Stale, "r1");
@@ -174,23 +179,34 @@ async fn a_stopped_sql_thread_shows_which_strategies_hold() {
     assert_eq!(r.outcome, Outcome::Error);
     assert!(cause(&r).starts_with("refused: semi-sync is off"), "{r:?}");
 
-    // Lag-threshold routing never reads the stopped replica.
+    // Lag-threshold routing never reads the stopped replica. In a view where r1 is stopped and
+    // r2 runs within the threshold, the route is r2, and r2 has the marker once the router
+    // waited out r2's lag plus a heartbeat interval.
     for _ in 0..5 {
-        let r = rig.probe("lag-threshold(1s)", "r1").await;
+        let view = until(
+            &rig.engine,
+            "r1 stopped, r2 routable within 1 s",
+            DEADLINE,
+            |s| {
+                let r1_stopped = s
+                    .node("r1")
+                    .and_then(|n| n.replica.as_ref())
+                    .is_some_and(|r| !r.sql_running);
+                (r1_stopped && routable(s, "r2", ms(1000))).then(|| s.clone())
+            },
+        )
+        .await
+        .0;
+        let r = rig.probe_on("lag-threshold(1s)", "r1", &view).await;
+        assert_outcome(&r, Outcome::Fresh, "r2");
+        assert_eq!(r.primary_reads, 0, "{r:?}");
         assert!(
-            matches!(r.outcome, Outcome::Fresh | Outcome::FellBack),
-            "never stale: {r:?}"
+            r.note
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("routed to r2"),
+            "{r:?}"
         );
-        assert_ne!(r.served_by.as_deref(), Some("r1"), "{r:?}");
-        if r.outcome == Outcome::Fresh {
-            assert_eq!(r.served_by.as_deref(), Some("r2"));
-            assert!(
-                r.note
-                    .as_deref()
-                    .unwrap_or_default()
-                    .contains("routed to r2")
-            );
-        }
     }
 
     // Once r1 applies again, the markers arrive and nothing was written there by a probe.
@@ -240,13 +256,18 @@ async fn a_caught_up_replica_under_writes_reads_fresh_with_short_waits() {
         strategy,
         target: "r2".into()
     }));
-    let s = rig
-        .until("the probe's tally in a snapshot", |s| {
+    let (s, _) = until(
+        &rig.engine,
+        "the probe's tally in a snapshot",
+        DEADLINE,
+        |s| {
             s.probes
                 .for_replica("r2")
                 .any(|t| t.strategy == strategy && t.probes == 1)
-        })
-        .await;
+                .then(|| s.clone())
+        },
+    )
+    .await;
     assert_eq!(s.probes.recent[0].outcome, Outcome::Fresh);
 
     rig.assert_no_local_writes("r1");
@@ -341,6 +362,9 @@ async fn semisync_positions_are_tried_and_explained_when_semisync_is_on() {
         },
     )
     .await;
+    // r1 receives (and acknowledges) every write but applies none: semi-sync's position says
+    // the write reached r1, which is all it promises, so the read goes to r1 and is stale.
+    t.admin("r1", "STOP SLAVE SQL_THREAD");
     let r = prober
         .run(
             Strategy::SemisyncPos(Duration::from_secs(2)),
@@ -349,7 +373,12 @@ async fn semisync_positions_are_tried_and_explained_when_semisync_is_on() {
         )
         .await;
     eprintln!("{r:?}");
-    assert_ne!(r.outcome, Outcome::Error, "{r:?}");
+    assert_outcome(&r, Outcome::Stale, "r1");
+    assert!(
+        r.waited < Duration::from_secs(2),
+        "r1 received the write before the timeout: {r:?}"
+    );
+    assert_eq!(r.primary_reads, 0, "{r:?}");
     assert!(
         r.note.as_deref().unwrap_or_default().contains("received"),
         "{r:?}"

@@ -6,11 +6,11 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, engine_spec, eventually};
+use common::{TestSandbox, engine_spec, exact, until};
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::poll::WriterState;
+use rwtop::store::Role;
 use rwtop::store::lag::Lag;
-use rwtop::store::{Role, Snapshot};
 
 const DEADLINE: Duration = Duration::from_secs(40);
 
@@ -53,13 +53,6 @@ impl Drop for PtHeartbeat {
     }
 }
 
-fn exact(s: &Snapshot, node: &str) -> Option<Duration> {
-    match &s.node(node)?.replica.as_ref()?.heartbeat_lag {
-        Lag::Exact { lag } => Some(*lag),
-        _ => None,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_read_only_mode_measures_pt_heartbeat_and_writes_nothing() {
     let t = TestSandbox::start(1, false);
@@ -69,14 +62,12 @@ async fn live_read_only_mode_measures_pt_heartbeat_and_writes_nothing() {
         ..engine_spec(&t, &[("primary", Role::Primary), ("r1", Role::Replica)])
     };
     let engine = Engine::start(&spec);
-    let mut rx = engine.snapshots();
-    eventually(
+    until(
+        &engine,
         "r1 reads a small exact lag from pt-heartbeat",
         DEADLINE,
-        async || {
-            let _ = rx.changed().await;
-            let s = rx.borrow().clone();
-            exact(&s, "r1")
+        |s| {
+            exact(s, "r1")
                 .filter(|l| *l < Duration::from_millis(600))
                 .map(|_| ())
         },
@@ -89,11 +80,9 @@ async fn live_read_only_mode_measures_pt_heartbeat_and_writes_nothing() {
     tokio::time::sleep(Duration::from_secs(2)).await; // the stop is the scenario
     let stopped_for = stop_done.elapsed();
     let mut max = Duration::ZERO;
-    let s = eventually("lag reading of the stop", DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
-        max = max.max(exact(&s, "r1").unwrap_or_default());
-        (max + Duration::from_millis(600) >= stopped_for).then_some(s)
+    let (s, _) = until(&engine, "lag reading of the stop", DEADLINE, |s| {
+        max = max.max(exact(s, "r1").unwrap_or_default());
+        (max + Duration::from_millis(600) >= stopped_for).then(|| s.clone())
     })
     .await;
     t.admin("r1", "START SLAVE SQL_THREAD");
@@ -118,9 +107,7 @@ async fn live_read_only_mode_measures_pt_heartbeat_and_writes_nothing() {
     // pt-heartbeat gone: lag can no longer be known, and says so.
     let _ = pt.0.kill();
     let _ = pt.0.wait();
-    eventually("stale heartbeat, unknown lag", DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
+    until(&engine, "stale heartbeat, unknown lag", DEADLINE, |s| {
         let unknown = matches!(
             s.node("r1")?.replica.as_ref()?.heartbeat_lag,
             Lag::Unknown { .. }

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::TestSandbox;
+use common::{TestSandbox, rwtop};
 use rwtop::mysql::{Endpoint, NodeConn, SqlError, Timeouts, Tls, TlsMode};
 
 fn endpoint(t: &TestSandbox, host: &str, mode: TlsMode, ca: Option<PathBuf>) -> Endpoint {
@@ -17,15 +17,24 @@ fn endpoint(t: &TestSandbox, host: &str, mode: TlsMode, ca: Option<PathBuf>) -> 
     }
 }
 
-/// The session's cipher: empty over plain TCP.
+/// The session's cipher: empty over plain TCP. The server must answer with the row and its
+/// value, so that "plain" is what the server said, not what a missing row defaulted to.
 async fn cipher(conn: &mut NodeConn) -> String {
     let rows = conn
         .query_rows("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
         .await
         .unwrap();
-    rows[0]
-        .optional_text(&["Value"])
-        .unwrap_or_default()
+    let [row] = rows.as_slice() else {
+        panic!("one Ssl_cipher row, got {rows:?}");
+    };
+    assert_eq!(
+        row.text(&["Variable_name"]).unwrap(),
+        Some("Ssl_cipher"),
+        "{row:?}"
+    );
+    row.text(&["Value"])
+        .unwrap()
+        .unwrap_or_else(|| panic!("Ssl_cipher is NULL: {row:?}"))
         .to_owned()
 }
 
@@ -132,12 +141,18 @@ fn the_sandbox_config_of_a_tls_sandbox_verifies_the_identity() {
     .unwrap();
     assert_eq!(config.tls.mode, TlsMode::VerifyIdentity);
     assert!(config.nodes.iter().all(|n| n.endpoint.tls == config.tls));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args(["--config"])
-        .arg(t.sandbox().dir().join("rwtop.toml"))
-        .args(["snapshot", "--json", "--duration", "2s"])
-        .output()
-        .unwrap();
+    let config = t.sandbox().dir().join("rwtop.toml");
+    let out = rwtop(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "snapshot",
+            "--json",
+            "--duration",
+            "2s",
+        ],
+        &[],
+    );
     assert!(
         out.status.success(),
         "{}",

@@ -6,11 +6,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TestSandbox, engine_spec, eventually};
+use common::{TestSandbox, engine_spec, lag, until};
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::poll::WriterState;
+use rwtop::store::Role;
 use rwtop::store::lag::Lag;
-use rwtop::store::{Role, Snapshot};
 
 const DEADLINE: Duration = Duration::from_secs(40);
 
@@ -23,19 +23,13 @@ fn spec(t: &TestSandbox, nodes: &[(&str, Role)]) -> EngineSpec {
 
 const TOPOLOGY: &[(&str, Role)] = &[("primary", Role::Primary), ("r1", Role::Replica)];
 
-fn lag(s: &Snapshot, node: &str) -> Option<Lag> {
-    Some(s.node(node)?.replica.as_ref()?.heartbeat_lag.clone())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_a_replica_behind_this_process_history_is_bounded_both_ways() {
     let t = TestSandbox::start(1, false);
     // A first rwtop writes the row and the replica applies it.
     let first = Engine::start(&spec(&t, TOPOLOGY));
-    let mut rx = first.snapshots();
-    eventually("caught up under the first rwtop", DEADLINE, async || {
-        let _ = rx.changed().await;
-        matches!(lag(&rx.borrow(), "r1"), Some(Lag::Exact { lag }) if lag.is_zero()).then_some(())
+    until(&first, "caught up under the first rwtop", DEADLINE, |s| {
+        matches!(lag(s, "r1"), Some(Lag::Exact { lag }) if lag.is_zero()).then_some(())
     })
     .await;
     // The replica stops applying while the first rwtop still writes, so it misses heartbeats
@@ -44,10 +38,8 @@ async fn live_a_replica_behind_this_process_history_is_bounded_both_ways() {
     tokio::time::sleep(Duration::from_secs(2)).await; // the row on r1 ages: that is the scenario
     first.shutdown().await;
     let second = Engine::start(&spec(&t, TOPOLOGY));
-    let mut rx = second.snapshots();
-    let (lower, upper) = eventually("a bounded lag", DEADLINE, async || {
-        let _ = rx.changed().await;
-        match lag(&rx.borrow(), "r1")? {
+    let ((lower, upper), _) = until(&second, "a bounded lag", DEADLINE, |s| {
+        match lag(s, "r1")? {
             Lag::AtLeast {
                 lag,
                 upper: Some(upper),
@@ -62,9 +54,8 @@ async fn live_a_replica_behind_this_process_history_is_bounded_both_ways() {
     );
     assert!(lower < upper, "{lower:?} < {upper:?}");
     t.admin("r1", "START SLAVE SQL_THREAD");
-    eventually("exact again once applied", DEADLINE, async || {
-        let _ = rx.changed().await;
-        matches!(lag(&rx.borrow(), "r1"), Some(Lag::Exact { .. })).then_some(())
+    until(&second, "exact again once applied", DEADLINE, |s| {
+        matches!(lag(s, "r1"), Some(Lag::Exact { .. })).then_some(())
     })
     .await;
     second.shutdown().await;
@@ -75,10 +66,8 @@ async fn live_writer_refuses_a_read_only_primary_and_says_why() {
     let t = TestSandbox::start(1, false);
     // Point rwtop at the replica as if it were the primary: it is read_only=ON.
     let engine = Engine::start(&spec(&t, &[("r1", Role::Primary)]));
-    let mut rx = engine.snapshots();
-    let reason = eventually("the writer refuses", DEADLINE, async || {
-        let _ = rx.changed().await;
-        match &rx.borrow().heartbeat.writer {
+    let (reason, _) = until(&engine, "the writer refuses", DEADLINE, |s| {
+        match &s.heartbeat.writer {
             WriterState::Refused { reason } => Some(reason.clone()),
             _ => None,
         }
@@ -101,22 +90,18 @@ async fn live_writer_refuses_a_read_only_primary_and_says_why() {
 async fn live_second_rwtop_observes_instead_of_writing_twice() {
     let t = TestSandbox::start(1, false);
     let first = Engine::start(&spec(&t, TOPOLOGY));
-    let mut first_rx = first.snapshots();
-    eventually("first writes", DEADLINE, async || {
-        let _ = first_rx.changed().await;
-        (first_rx.borrow().heartbeat.writer == WriterState::Writing).then_some(())
+    until(&first, "first writes", DEADLINE, |s| {
+        (s.heartbeat.writer == WriterState::Writing).then_some(())
     })
     .await;
     let second = Engine::start(&spec(&t, TOPOLOGY));
-    let mut rx = second.snapshots();
-    let s = eventually(
+    let (s, _) = until(
+        &second,
         "second observes and still measures lag",
         DEADLINE,
-        async || {
-            let _ = rx.changed().await;
-            let s = rx.borrow().clone();
+        |s| {
             let observing = s.heartbeat.writer == WriterState::Observing;
-            (observing && matches!(lag(&s, "r1"), Some(Lag::Exact { .. }))).then_some(s)
+            (observing && matches!(lag(s, "r1"), Some(Lag::Exact { .. }))).then(|| s.clone())
         },
     )
     .await;

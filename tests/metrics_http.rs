@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Load, TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec, eventually, rwtop};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
 use rwtop::export::http::{MetricsListener, MetricsServer};
@@ -522,17 +522,16 @@ async fn rwtop_serve_serves_until_sigterm() {
         0.0
     );
 
-    let second = Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args([
+    let second = rwtop(
+        &[
             "--config",
             config,
             "serve",
             "--metrics-listen",
             &addr.to_string(),
-        ])
-        .env_remove("RWTOP_PASSWORD")
-        .output()
-        .unwrap();
+        ],
+        &[("RWTOP_PASSWORD", None)],
+    );
     assert_eq!(second.status.code(), Some(1));
     let said = String::from_utf8_lossy(&second.stderr);
     assert!(

@@ -9,41 +9,21 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, engine_spec, eventually};
+use common::{Load, TestSandbox, engine_spec, exact, rwtop, until};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
 use rwtop::record::{FORMAT_VERSION, Player, Recorder, Recording, Speed, Summary};
-use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
 use rwtop::ui::keys::KeyMap;
 use rwtop::ui::{Ctx, Theme, UiState};
 
 const DEADLINE: Duration = Duration::from_secs(90);
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
-
-async fn until(engine: &Engine, what: &str, check: impl Fn(&Snapshot) -> bool) -> Arc<Snapshot> {
-    let mut rx = engine.snapshots();
-    eventually(what, DEADLINE, async || {
-        let _ = rx.changed().await;
-        let s = rx.borrow().clone();
-        check(&s).then_some(s)
-    })
-    .await
-}
-
-fn lag(s: &Snapshot, node: &str) -> Option<Duration> {
-    match &s.node(node)?.replica.as_ref()?.heartbeat_lag {
-        Lag::Exact { lag } => Some(*lag),
-        _ => None,
-    }
-}
 
 fn sql_alert(s: &Snapshot) -> bool {
     s.alerts
@@ -148,16 +128,23 @@ async fn a_recorded_scenario_replays_to_the_same_snapshots_and_panels() {
     // What the engine publishes last is what the recording must end with.
     let last_published = engine.snapshots();
 
-    until(&engine, "both replicas caught up", |s| {
+    until(&engine, "both replicas caught up", DEADLINE, |s| {
         ["r1", "r2"]
             .iter()
-            .all(|r| lag(s, r).is_some_and(|l| l < Duration::from_secs(1)))
+            .all(|r| exact(s, r).is_some_and(|l| l < Duration::from_secs(1)))
+            .then_some(())
     })
     .await;
     t.admin("r1", "STOP SLAVE SQL_THREAD");
-    until(&engine, "r1's alert raised and its lag past 5 s", |s| {
-        sql_alert(s) && lag(s, "r1").is_some_and(|l| l >= Duration::from_secs(5))
-    })
+    until(
+        &engine,
+        "r1's alert raised and its lag past 5 s",
+        DEADLINE,
+        |s| {
+            (sql_alert(s) && exact(s, "r1").is_some_and(|l| l >= Duration::from_secs(5)))
+                .then_some(())
+        },
+    )
     .await;
     engine.shutdown().await;
     let summary = recording
@@ -278,13 +265,9 @@ fn a_replayed_frame_with_its_footer() {
     );
 }
 
-fn rwtop(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args(args)
-        .env("RWTOP_PASSWORD", "x")
-        .env_remove("TERM")
-        .output()
-        .expect("running rwtop");
+/// rwtop's exit code and standard error, run with a password and no terminal.
+fn run(args: &[&str]) -> (i32, String) {
+    let out = rwtop(args, &[("RWTOP_PASSWORD", Some("x")), ("TERM", None)]);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -295,28 +278,28 @@ fn rwtop(args: &[&str]) -> (i32, String) {
 fn bad_recordings_and_flags_say_what_and_how_to_fix() {
     let dir = tempfile::tempdir().expect("temp dir");
     let missing = dir.path().join("missing.jsonl");
-    let (code, err) = rwtop(&["replay", missing.to_str().unwrap()]);
+    let (code, err) = run(&["replay", missing.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("cannot read") && err.contains("missing.jsonl") && !err.contains("panicked"),
         "{err}"
     );
     let json = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/ui_snapshots/healthy.json");
-    let (code, err) = rwtop(&["replay", json.to_str().unwrap()]);
+    let (code, err) = run(&["replay", json.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("healthy.json line 1: not an rwtop recording")
             && err.contains("rwtop --record FILE"),
         "{err}"
     );
-    let (code, err) = rwtop(&["replay", "x.jsonl", "--speed", "0"]);
+    let (code, err) = run(&["replay", "x.jsonl", "--speed", "0"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("from 0.1 to 100"), "{err}");
-    let (code, err) = rwtop(&["snapshot", "--record", "x.jsonl"]);
+    let (code, err) = run(&["snapshot", "--record", "x.jsonl"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--record works with the live view"), "{err}");
     // A path that cannot be written stops rwtop before it connects or takes the terminal.
-    let (code, err) = rwtop(&[
+    let (code, err) = run(&[
         "--primary",
         "mysql://u@127.0.0.1:1",
         "--record",

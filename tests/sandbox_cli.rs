@@ -1,18 +1,13 @@
 //! `rwtop sandbox` through the real binary: the commands a person types, their messages and exit
 //! codes, and that `down` leaves no process and no port behind.
 
+mod common;
+
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn rwtop(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rwtop"));
-    cmd.args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("running rwtop")
-}
+use common::rwtop;
 
 fn text(out: &Output) -> (String, String) {
     (
@@ -153,7 +148,7 @@ fn missing_server_binary_says_which_package_to_install() {
             "--dir",
             tmp.path().join("sb").to_str().unwrap(),
         ],
-        &[("RWTOP_SERVER_DIR", empty.path().to_str().unwrap())],
+        &[("RWTOP_SERVER_DIR", Some(empty.path().to_str().unwrap()))],
     );
     let (_, err) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");

@@ -5,22 +5,19 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
 
-use common::TestSandbox;
+use common::{TestSandbox, rwtop};
 use serde_json::Value;
 
-fn rwtop(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args(args)
-        .env_remove("RWTOP_PASSWORD")
-        .output()
-        .expect("running rwtop")
-}
+/// Nothing from the caller's `RWTOP_PASSWORD`: each test says where the password comes from.
+const NO_PASSWORD: &[(&str, Option<&str>)] = &[("RWTOP_PASSWORD", None)];
 
 fn snapshot_json(config: &Path) -> (Value, String) {
     let config = config.to_str().unwrap();
-    let out = rwtop(&["--config", config, "snapshot", "--json", "--duration", "3s"]);
+    let out = rwtop(
+        &["--config", config, "snapshot", "--json", "--duration", "3s"],
+        NO_PASSWORD,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -125,7 +122,10 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
         "--password-file",
         password_file.to_str().unwrap(),
     ];
-    let out = rwtop(&[&flags[..], &["snapshot", "--json", "--duration", "4s"]].concat());
+    let out = rwtop(
+        &[&flags[..], &["snapshot", "--json", "--duration", "4s"]].concat(),
+        NO_PASSWORD,
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -147,6 +147,7 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
             &["--no-discovery", "snapshot", "--json", "--duration", "2s"],
         ]
         .concat(),
+        NO_PASSWORD,
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 1);
@@ -163,7 +164,10 @@ fn probe_json_is_documented(config: &Path, documented: &str) {
         "--strategy",
         "primary,gtid-wait",
     ];
-    let out = rwtop(&[&probe[..], &["--count", "2", "--spacing", "10ms", "--json"]].concat());
+    let out = rwtop(
+        &[&probe[..], &["--count", "2", "--spacing", "10ms", "--json"]].concat(),
+        NO_PASSWORD,
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("[1/4] primary on r1: fresh"), "{err}");
@@ -206,7 +210,10 @@ fn probe_json_is_documented(config: &Path, documented: &str) {
         "probe keys undocumented: {undocumented:?}"
     );
 
-    let out = rwtop(&["--config", config, "--read-only", "probe", "--count", "1"]);
+    let out = rwtop(
+        &["--config", config, "--read-only", "probe", "--count", "1"],
+        NO_PASSWORD,
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -223,14 +230,16 @@ fn live_snapshot_text_says_why_each_node_is_down_and_a_refused_login_exits_1() {
     let t = TestSandbox::start(1, false);
     let config = t.sandbox().dir().join("rwtop.toml");
     let snapshot = |password: Option<&str>| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rwtop"));
-        cmd.args(["--config", config.to_str().unwrap()])
-            .args(["snapshot", "--duration", "2s"])
-            .env_remove("RWTOP_PASSWORD");
-        if let Some(password) = password {
-            cmd.env("RWTOP_PASSWORD", password);
-        }
-        let out = cmd.output().expect("running rwtop");
+        let out = rwtop(
+            &[
+                "--config",
+                config.to_str().unwrap(),
+                "snapshot",
+                "--duration",
+                "2s",
+            ],
+            &[("RWTOP_PASSWORD", password)],
+        );
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         (out.status.code(), text(&out.stdout), text(&out.stderr))
     };
@@ -268,7 +277,7 @@ fn bad_config_exits_2_naming_the_file_and_key() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/bad_configs/unknown_top_level_key.toml"
     );
-    let out = rwtop(&["--config", file, "snapshot"]);
+    let out = rwtop(&["--config", file, "snapshot"], NO_PASSWORD);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -283,7 +292,10 @@ fn no_nodes_exits_2_saying_how_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("rwtop.toml");
     std::fs::write(&empty, "interval = \"1s\"\n").unwrap();
-    let out = rwtop(&["--config", empty.to_str().unwrap(), "snapshot"]);
+    let out = rwtop(
+        &["--config", empty.to_str().unwrap(), "snapshot"],
+        NO_PASSWORD,
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -294,13 +306,16 @@ fn no_nodes_exits_2_saying_how_to_start() {
 
 #[test]
 fn a_dsn_with_a_password_warns_and_never_echoes_it() {
-    let out = rwtop(&[
-        "--primary",
-        "mysql://rwtop:hunter2@127.0.0.1:1",
-        "snapshot",
-        "--duration",
-        "1s",
-    ]);
+    let out = rwtop(
+        &[
+            "--primary",
+            "mysql://rwtop:hunter2@127.0.0.1:1",
+            "snapshot",
+            "--duration",
+            "1s",
+        ],
+        NO_PASSWORD,
+    );
     let all = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

@@ -3,7 +3,7 @@
 //! "terminal too small" notice.
 //!
 //! The inputs are store snapshots recorded from real sandboxes (`tests/ui_snapshots/*.json`, see
-//! the README there and `tests/record_ui_snapshots.rs`), drawn with `Theme::plain()` into a
+//! the README there and `scripts/record_ui_snapshots.rs`), drawn with `Theme::plain()` into a
 //! `TestBackend`; the expected screens are insta snapshots in `tests/snapshots/`. Each test also
 //! asserts the few things its screen exists to show, so a broken render fails even when its
 //! snapshot is accepted without a look.

@@ -195,9 +195,7 @@ async fn poll_connected(
             polls += 1;
             match poll_status(&mut conn, parts).await {
                 Ok(mut sample) => {
-                    if let Some(hosts) = &mut sample.replica_hosts {
-                        resolve(hosts, &mut resolved).await;
-                    }
+                    resolve(&mut sample, &mut resolved).await;
                     statuses = statuses.saturating_add(1);
                     if statuses == 1 {
                         let _ = send(PollEvent::Conn {
@@ -293,8 +291,8 @@ async fn heartbeat(
 const RESOLVE_WITHIN: Duration = Duration::from_secs(1);
 
 /// Marks the reported replicas whose host resolves from here; an address counts as resolving.
-async fn resolve(hosts: &mut [ReportedReplica], known: &mut HashMap<String, bool>) {
-    for reported in hosts {
+async fn resolve(sample: &mut NodeSample, known: &mut HashMap<String, bool>) {
+    for reported in sample.replica_hosts.iter_mut().flatten() {
         let host = &reported.host.host;
         if host.parse::<std::net::IpAddr>().is_ok() {
             reported.resolves = true;

@@ -234,8 +234,9 @@ pub fn evidence<'a>(a: &'a rwtop::alerts::Alert, name: &str) -> &'a str {
 }
 
 /// Waits, up to `deadline`, for an engine snapshot that `check` accepts; returns what `check`
-/// found and how long it took.
-pub async fn until_snapshot<T>(
+/// found and how long it took. The one wait on the engine's snapshots: a check that only says
+/// yes or no returns `then(|| s.clone())` to keep the snapshot it accepted.
+pub async fn until<T>(
     engine: &rwtop::engine::Engine,
     what: &str,
     deadline: Duration,
@@ -250,6 +251,36 @@ pub async fn until_snapshot<T>(
     })
     .await;
     (found, start.elapsed())
+}
+
+/// A replica's heartbeat lag as the snapshot shows it; `None` for a node without replica data.
+pub fn lag(s: &rwtop::store::Snapshot, node: &str) -> Option<rwtop::store::lag::Lag> {
+    Some(s.node(node)?.replica.as_ref()?.heartbeat_lag.clone())
+}
+
+/// A replica's heartbeat lag when it is exact; `None` when it is a bound, unknown or absent.
+pub fn exact(s: &rwtop::store::Snapshot, node: &str) -> Option<Duration> {
+    match lag(s, node)? {
+        rwtop::store::lag::Lag::Exact { lag } => Some(lag),
+        _ => None,
+    }
+}
+
+/// Runs the rwtop binary these tests were built with to its end. `env` sets (`Some`) or removes
+/// (`None`) variables of the environment it otherwise inherits from the test. Integration tests
+/// only: cargo sets `CARGO_BIN_EXE_rwtop` for them, not for the snapshot recorder that shares
+/// this file.
+#[cfg(test)]
+pub fn rwtop(args: &[&str], env: &[(&str, Option<&str>)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rwtop"));
+    cmd.args(args);
+    for (name, value) in env {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
+    cmd.output().expect("running rwtop")
 }
 
 /// Steady writes on the primary (every 50 ms, as the monitor user in rwtop's schema) until
