@@ -9,45 +9,14 @@ mod frames;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rwtop::alerts::AlertsView;
-use rwtop::gtid::GtidList;
-use rwtop::mysql::{BinlogPos, GtidState, IoRunning};
-use rwtop::poll::{ConnState, WriterState};
-use rwtop::store::backlog::{BytesBehind, GtidBacklog};
 use rwtop::store::lag::Lag;
 use rwtop::store::series::Point;
+use rwtop::store::testkit::Topo;
 use rwtop::store::windows::{Window, WindowStats};
-use rwtop::store::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot};
+use rwtop::store::{ReplicaView, Snapshot};
 
-fn node(name: &str, role: Role, source: Option<&str>, replica: Option<ReplicaView>) -> NodeView {
-    NodeView {
-        name: name.to_owned(),
-        address: format!("10.0.0.1:{}", 3306),
-        role,
-        source: source.map(str::to_owned),
-        configured: true,
-        conn: ConnState::Up,
-        flavor: Some("MariaDB 10.11.19".to_owned()),
-        version: Some("10.11.19-MariaDB".to_owned()),
-        server_id: Some(1),
-        read_only: Some(role == Role::Replica),
-        sample_age: Some(Duration::from_millis(400)),
-        clock_offset_ms: Some(0),
-        processes: None,
-        ddl: Vec::new(),
-        sample_seq: 100,
-        server_uuid: None,
-        gtid: Some(GtidState::Mariadb {
-            binlog_pos: GtidList::parse("0-1-1000").unwrap_or_default(),
-            slave_pos: GtidList::parse("0-1-990").unwrap_or_default(),
-            current_pos: GtidList::parse("0-1-990").unwrap_or_default(),
-        }),
-        lb: None,
-        replica,
-    }
-}
-
-fn replica(i: u64) -> ReplicaView {
+/// Replica `i` of the bench: its own lag, full windows and a full 15-minute chart.
+fn vary(i: u64, r: &mut ReplicaView) {
     let lag = Duration::from_millis((i * 37) % 5000);
     let stats = WindowStats {
         p50: lag / 2,
@@ -55,7 +24,6 @@ fn replica(i: u64) -> ReplicaView {
         max: lag,
         samples: 240,
     };
-    // A full 15-minute chart at the poll interval.
     let series: Vec<Point> = (0..900)
         .map(|s| Point {
             at_ms: s * 1000,
@@ -63,67 +31,27 @@ fn replica(i: u64) -> ReplicaView {
             sbm_s: Some(0),
         })
         .collect();
-    ReplicaView {
-        channel: String::new(),
-        io_running: IoRunning::Yes,
-        sql_running: true,
-        io_state: "Waiting for master to send event".to_owned(),
-        sql_state: "Slave has read all relay log; waiting for more updates".to_owned(),
-        seconds_behind_source: Some(0),
-        heartbeat_lag: Lag::Exact { lag },
-        windows: Window::ALL.iter().map(|w| (*w, Some(stats))).collect(),
-        gtid_backlog: GtidBacklog {
-            not_received: Some(0),
-            not_applied: Some(i % 50),
-        },
-        bytes_behind: BytesBehind {
-            io: Some(0),
-            sql: Some(i * 100),
-        },
-        received: BinlogPos {
-            file: "binlog.000042".to_owned(),
-            pos: 79_904_418,
-        },
-        applied: BinlogPos {
-            file: "binlog.000042".to_owned(),
-            pos: 79_904_000,
-        },
-        sql_delay: Some(0),
-        sql_remaining_delay: None,
-        last_io_error: None,
-        last_sql_error: None,
-        series: Arc::from(series),
-        lag_histogram: rwtop::store::histogram::LagHistogram::default(),
-    }
+    r.heartbeat_lag = Lag::Exact { lag };
+    r.windows = Window::ALL.iter().map(|w| (*w, Some(stats))).collect();
+    r.gtid_backlog.not_applied = Some(i % 50);
+    r.bytes_behind.sql = Some(i * 100);
+    r.series = Arc::from(series);
 }
 
+/// The test kit's healthy topology (`db1`, `r1`, `r2`) grown to `replicas` replicas.
 fn snapshot(replicas: u64) -> Snapshot {
-    let mut nodes = vec![node("primary", Role::Primary, None, None)];
-    nodes.extend((0..replicas).map(|i| {
-        node(
+    let mut topo = Topo::new();
+    for i in 3..=replicas {
+        topo.add_replica(
             &format!("r{i}"),
-            Role::Replica,
-            Some("primary"),
-            Some(replica(i)),
-        )
-    }));
-    Snapshot {
-        uptime: Duration::from_secs(3600),
-        taken_at: chrono::Utc::now(),
-        heartbeat: HeartbeatView {
-            interval: Duration::from_millis(250),
-            read_every: Some(Duration::from_millis(250)),
-            writer: WriterState::Writing,
-            node: Some("primary".to_owned()),
-            last_seq: Some(14_400),
-            last_ack_age: Some(Duration::from_millis(100)),
-            stale: false,
-        },
-        nodes,
-        alerts: AlertsView::default(),
-        probes: rwtop::probe::ProbesView::default(),
-        drain: rwtop::drain::DrainView::default(),
+            "db1",
+            u32::try_from(i + 1).unwrap_or(u32::MAX),
+        );
     }
+    for i in 1..=replicas {
+        topo.replica_mut(&format!("r{i}"), |r| vary(i, r));
+    }
+    topo.at(0)
 }
 
 fn main() {

@@ -128,14 +128,14 @@ fn healthy_replica() -> ReplicaView {
 }
 
 /// A topology under test; `snapshot` holds the state of every sample [`Topo::at`] makes.
+pub struct Topo {
+    pub snapshot: Snapshot,
+}
+
 impl Default for Topo {
     fn default() -> Self {
         Self::new()
     }
-}
-
-pub struct Topo {
-    pub snapshot: Snapshot,
 }
 
 impl Topo {
