@@ -21,7 +21,7 @@ const BACKOFF_CAP: Duration = Duration::from_secs(5);
 const DOWN_AFTER: u32 = 2;
 /// Which of the occasional statements a status poll adds. The binlog list and discovery change
 /// rarely (every 5th poll). The processlist scan costs the server 0.3-0.7 ms, more than the rest
-/// of a poll together (BENCHMARKS.md), but it is how a DDL in flight is seen: every 3rd poll, so a
+/// of a poll together (docs/benchmarks.md), but it is how a DDL in flight is seen: every 3rd poll, so a
 /// short ALTER is not missed, and every poll while one runs (the poller adds that).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[expect(
