@@ -1,15 +1,28 @@
 //! How much work a replica still has in flight, from its status and its source's state:
 //! GTID transactions not yet received / received but not applied, and binlog bytes behind.
+//!
+//! A replica and its source are polled separately, so "not received" compares two moments. A
+//! source state read *after* the replica's status counts the writes of the gap as missing from a
+//! replica that had them all along (37 transactions for a gap of 250 ms at 150 writes/s). So a
+//! replica is compared with the newest state its source had reported before the replica's poll
+//! began ([`SourceHistory::before`]): what the source had then, the replica has received or
+//! not, and a caught-up replica reads 0. The price is that the count (and the bytes the IO
+//! thread has to read) is a lower bound: writes the source took since that state are not
+//! counted until a later poll.
+
+use std::collections::VecDeque;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::mysql::{
-    BinlogFile, BinlogPos, BinlogStatus, GtidState, NodeState, ReplicaGtid, ReplicaStatus,
-    bytes_between,
+    BinlogFile, BinlogPos, GtidState, NodeState, ReplicaGtid, ReplicaStatus, bytes_between,
 };
+use crate::poll::NodeSample;
 
 /// Transactions in flight; `None` when the inputs to tell are missing (source not polled yet,
-/// GTID off), never a guessed 0.
+/// GTID off), never a guessed 0. `not_received` is a lower bound (see the module's comment);
+/// `not_applied` compares two positions of one status row and is exact for that moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct GtidBacklog {
     pub not_received: Option<u64>,
@@ -27,8 +40,9 @@ fn saturate(count: u128) -> u64 {
     u64::try_from(count).unwrap_or(u64::MAX)
 }
 
-/// `source` is the state of the node this replica replicates from (sampled separately, so the
-/// two may be a poll apart: a source sampled earlier makes the backlog read low, clamped at 0).
+/// `source` is a state of the node this replica replicates from, reported before the replica's
+/// status was read ([`SourceHistory::before`]); the transactions it has and the replica has not
+/// received are a lower bound of those in flight.
 #[must_use]
 pub fn gtid_backlog(
     status: &ReplicaStatus,
@@ -80,34 +94,36 @@ pub fn gtid_backlog(
     }
 }
 
-/// Binlog bytes the IO thread has yet to read and the SQL thread has yet to apply.
+/// Binlog bytes the IO thread has yet to read (a lower bound, as "not received") and the SQL
+/// thread has yet to apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct BytesBehind {
     pub io: Option<u64>,
     pub sql: Option<u64>,
 }
 
-/// Across binlog file boundaries using the source's binlog list. The list is refreshed less often
-/// than the position, so the source's current file is added when the list predates it.
+/// Across binlog file boundaries using the source's binlog list. `head` is the source's binlog
+/// position from the same state as the GTIDs compared. The list is refreshed less often than the
+/// position, so the source's current file is added when the list predates it.
 #[must_use]
 pub fn bytes_behind(
     status: &ReplicaStatus,
-    head: Option<&BinlogStatus>,
+    head: Option<&BinlogPos>,
     files: &[BinlogFile],
 ) -> BytesBehind {
     let Some(head) = head else {
         return BytesBehind::default();
     };
     let mut files = files.to_vec();
-    match files.iter_mut().find(|f| f.name == head.position.file) {
-        Some(current) => current.size = current.size.max(head.position.pos),
+    match files.iter_mut().find(|f| f.name == head.file) {
+        Some(current) => current.size = current.size.max(head.pos),
         None => files.push(BinlogFile {
-            name: head.position.file.clone(),
-            size: head.position.pos,
+            name: head.file.clone(),
+            size: head.pos,
         }),
     }
-    // The replica may be sampled after its source: a read position past the source's last known
-    // head means nothing is left to read (0), not an unknown distance.
+    // The replica is sampled after that state of its source: a read position past the source's
+    // head then means nothing is left to read (0), not an unknown distance.
     let index = |pos: &BinlogPos| files.iter().position(|f| f.name == pos.file);
     let at_or_past = |a: &BinlogPos, b: &BinlogPos| match (index(a), index(b)) {
         (Some(i), Some(j)) => i > j || (i == j && a.pos >= b.pos),
@@ -117,8 +133,52 @@ pub fn bytes_behind(
         bytes_between(&files, from, to).or_else(|| at_or_past(from, to).then_some(0))
     };
     BytesBehind {
-        io: between(&status.received, &head.position),
+        io: between(&status.received, head),
         sql: between(&status.applied, &status.received),
+    }
+}
+
+/// What a node reported of itself as a source in one poll, and the last instant that report
+/// can describe.
+#[derive(Debug, Clone)]
+pub struct SourceState {
+    /// When the poll's answers were all in: the state is the node's at some moment before.
+    pub answered: Instant,
+    pub state: NodeState,
+    pub head: Option<BinlogPos>,
+}
+
+/// A node's last few states as a source, oldest first. Every node polls at the same
+/// interval, so the state a replica needs (the newest before its own poll, at most a poll or two old)
+/// is among the last [`SourceHistory::KEEP`]; more would only hold memory.
+#[derive(Debug, Default)]
+pub struct SourceHistory {
+    states: VecDeque<SourceState>,
+}
+
+impl SourceHistory {
+    /// Room for a nudged poll (`p`) or a slow replica poll between two regular ones.
+    pub const KEEP: usize = 8;
+
+    /// Keeps this sample's state; samples of one node arrive in the order they were taken.
+    pub fn record(&mut self, sample: &NodeSample) {
+        if self.states.len() == Self::KEEP {
+            self.states.pop_front();
+        }
+        self.states.push_back(SourceState {
+            answered: sample.at + sample.took,
+            state: sample.state.clone(),
+            head: sample.binlog.as_ref().map(|b| b.position.clone()),
+        });
+    }
+
+    /// The newest state the source had reported by `at` (when a replica's poll began: its
+    /// status describes a moment no earlier). `None` when every state kept is later, as for a
+    /// replica's first poll that overlapped its source's: "not received" is unknown for that
+    /// poll rather than a count of writes that happened after the replica's status.
+    #[must_use]
+    pub fn before(&self, at: Instant) -> Option<&SourceState> {
+        self.states.iter().rev().find(|s| s.answered <= at)
     }
 }
 
@@ -199,12 +259,9 @@ mod tests {
         let status =
             ReplicaStatus::from_row(&fixture("mysql-8.0/show_replica_status__sql_stopped.txt"))
                 .unwrap();
-        let head = BinlogStatus {
-            position: BinlogPos {
-                file: "binlog.000043".into(),
-                pos: 1000,
-            },
-            executed_gtid_set: None,
+        let head = BinlogPos {
+            file: "binlog.000043".into(),
+            pos: 1000,
         };
         let files = [BinlogFile {
             name: "binlog.000042".into(),
@@ -215,22 +272,165 @@ mod tests {
         assert_eq!(behind.sql, Some(79_904_418 - 73_461_285));
         assert_eq!(bytes_behind(&status, None, &files), BytesBehind::default());
         // The source sampled before the replica: its head is behind what the replica has read.
-        let stale_head = BinlogStatus {
-            position: BinlogPos {
-                file: "binlog.000042".into(),
-                pos: 79_000_000,
-            },
-            executed_gtid_set: None,
+        let stale_head = BinlogPos {
+            file: "binlog.000042".into(),
+            pos: 79_000_000,
         };
         assert_eq!(bytes_behind(&status, Some(&stale_head), &files).io, Some(0));
         // A file rwtop has never seen stays unknown.
-        let unknown = BinlogStatus {
-            position: BinlogPos {
-                file: "other.000001".into(),
-                pos: 5,
-            },
-            executed_gtid_set: None,
+        let unknown = BinlogPos {
+            file: "other.000001".into(),
+            pos: 5,
         };
         assert_eq!(bytes_behind(&status, Some(&unknown), &[]).io, None);
+    }
+
+    fn mariadb_state(binlog_pos: &str) -> NodeState {
+        let list = GtidList::parse(binlog_pos).unwrap();
+        NodeState {
+            gtid: GtidState::Mariadb {
+                binlog_pos: list.clone(),
+                slave_pos: GtidList::empty(),
+                current_pos: list,
+            },
+            read_only: false,
+            super_read_only: None,
+        }
+    }
+
+    /// A poll of a source that began at `at` and took `took_ms`.
+    fn source_sample(at: Instant, took_ms: u64, binlog_pos: &str, head: u64) -> NodeSample {
+        NodeSample {
+            at,
+            replication: Vec::new(),
+            state: mariadb_state(binlog_pos),
+            binlog: Some(crate::mysql::BinlogStatus {
+                position: BinlogPos {
+                    file: "binlog.000001".into(),
+                    pos: head,
+                },
+                executed_gtid_set: None,
+            }),
+            binlog_files: None,
+            replica_hosts: None,
+            processes: None,
+            took: std::time::Duration::from_millis(took_ms),
+        }
+    }
+
+    fn gtid_of(state: Option<&SourceState>) -> Option<String> {
+        match &state?.state.gtid {
+            GtidState::Mariadb { binlog_pos, .. } => Some(binlog_pos.to_string()),
+            GtidState::Mysql { executed } => Some(executed.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_replica_is_compared_with_the_newest_source_state_answered_before_its_poll() {
+        let ms = std::time::Duration::from_millis;
+        let t0 = Instant::now();
+        let mut history = SourceHistory::default();
+        for (i, gtid) in ["0-1-10", "0-1-20", "0-1-30"].iter().enumerate() {
+            let second = u64::try_from(i).unwrap() * 1000;
+            history.record(&source_sample(t0 + ms(second), 2, gtid, 100));
+        }
+        // A source poll that began before the replica's but answered after it may have read
+        // writes the replica's status predates: the one before it is used.
+        let gtid = |history: &SourceHistory, at| gtid_of(history.before(at));
+        assert_eq!(gtid(&history, t0 + ms(1_001)).as_deref(), Some("0-1-10"));
+        assert_eq!(gtid(&history, t0 + ms(1_002)).as_deref(), Some("0-1-20"));
+        assert_eq!(gtid(&history, t0 + ms(1_900)).as_deref(), Some("0-1-20"));
+        assert_eq!(gtid(&history, t0 + ms(9_000)).as_deref(), Some("0-1-30"));
+        // A replica polled before any source state was in: unknown, not the later state.
+        assert_eq!(gtid(&history, t0 + ms(1)), None);
+        // Bounded: the oldest states make room.
+        for i in 3..20 {
+            let gtid = format!("0-1-{}", 10 * (i + 1));
+            history.record(&source_sample(t0 + ms(i * 1000), 2, &gtid, 100));
+        }
+        assert_eq!(history.states.len(), SourceHistory::KEEP);
+        assert_eq!(gtid(&history, t0 + ms(5_000)), None);
+        assert_eq!(gtid(&history, t0 + ms(12_002)).as_deref(), Some("0-1-130"));
+    }
+
+    /// Through the store: a caught-up replica (received everything the source had before its
+    /// poll) reads 0 although a newer source state is in, and a real backlog still shows.
+    #[test]
+    fn the_store_reads_no_backlog_from_a_source_state_taken_after_the_replica() {
+        use crate::mysql::{Endpoint, Tls};
+        use crate::poll::{ConnState, PollEvent};
+        use crate::store::{Role, Store, StoreSettings};
+        let ms = std::time::Duration::from_millis;
+        // The fixture's replica reads from 127.0.0.1:26306: received 0-1-10 up to
+        // binlog.000001:2291, applied 0-1-8.
+        let endpoint = |port| Endpoint {
+            host: "127.0.0.1".to_owned(),
+            port,
+            user: "rwtop".to_owned(),
+            password: None,
+            tls: Tls::default(),
+        };
+        let nodes = [
+            ("p".to_owned(), endpoint(26_306), Role::Primary),
+            ("r".to_owned(), endpoint(26_307), Role::Replica),
+        ];
+        let settings = StoreSettings {
+            read_pace: None,
+            heartbeat_interval: ms(250),
+            poll_interval: ms(1000),
+            discovery: false,
+            template: None,
+            pt_table: None,
+            drain_backend: None,
+            drain_detail: None,
+        };
+        let mut store = Store::new(settings, &nodes);
+        for node in ["p", "r"] {
+            let state = ConnState::Up;
+            store.apply(PollEvent::Conn {
+                node: node.to_owned(),
+                state,
+            });
+        }
+        let status = fixture("mariadb-10.11/show_all_slaves_status__sql_stopped.txt");
+        let status = ReplicaStatus::from_row(&status).unwrap();
+        let replica_sample = |at| {
+            let mut sample = source_sample(at, 2, "0-1-10", 2291);
+            sample.replication = vec![status.clone()];
+            Box::new(sample)
+        };
+        let feed = |store: &mut Store, node: &str, sample| {
+            store.apply(PollEvent::Sample {
+                node: node.to_owned(),
+                sample,
+            });
+        };
+        let t0 = Instant::now();
+        feed(
+            &mut store,
+            "p",
+            Box::new(source_sample(t0, 2, "0-1-10", 2291)),
+        );
+        feed(&mut store, "r", replica_sample(t0 + ms(500)));
+        // The source took 3 more transactions after the replica's status was read.
+        feed(
+            &mut store,
+            "p",
+            Box::new(source_sample(t0 + ms(1000), 2, "0-1-13", 2900)),
+        );
+        let backlog = |store: &Store| {
+            let snapshot = store.snapshot(t0 + ms(1100));
+            let r = snapshot.node("r").unwrap().replica.clone().unwrap();
+            (r.gtid_backlog, r.bytes_behind.io)
+        };
+        let (gtid, io) = backlog(&store);
+        assert_eq!(
+            (gtid.not_received, gtid.not_applied, io),
+            (Some(0), Some(2), Some(0))
+        );
+        // The replica polled again with nothing more received: those 3 now count.
+        feed(&mut store, "r", replica_sample(t0 + ms(1500)));
+        let (gtid, io) = backlog(&store);
+        assert_eq!((gtid.not_received, io), (Some(3), Some(609)));
     }
 }

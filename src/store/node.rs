@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::backlog::{bytes_behind, gtid_backlog};
+use super::backlog::{SourceHistory, bytes_behind, gtid_backlog};
 use super::lag::Lag;
 use super::series::{Point, Series};
 use super::snapshot::{NodeView, ReplicaView, Role};
@@ -23,6 +23,8 @@ pub struct NodeEntry {
     pub flavor: Option<Flavor>,
     pub identity: Option<Identity>,
     pub sample: Option<NodeSample>,
+    /// This node's last few states, against which its replicas' statuses are compared.
+    pub as_source: SourceHistory,
     /// The newest binlog list: samples carry one only every few polls.
     pub binlog_files: Vec<BinlogFile>,
     /// The newest processlist scan: samples carry one only every few polls.
@@ -56,6 +58,7 @@ impl NodeEntry {
             flavor: None,
             identity: None,
             sample: None,
+            as_source: SourceHistory::default(),
             binlog_files: Vec::new(),
             processes: None,
             samples: 0,
@@ -78,6 +81,7 @@ impl NodeEntry {
             self.processes = Some(processes);
         }
         self.samples += 1;
+        self.as_source.record(&sample);
         if let Some(status) = sample.replication.first() {
             let lag_ms = self
                 .lag
@@ -140,7 +144,8 @@ impl NodeEntry {
         let sample = self.sample.as_ref().filter(|_| self.is_up());
         let status = sample.and_then(|s| s.replication.first());
         let replica = status.zip(sample).map(|(status, sample)| {
-            let source_sample = source.and_then(|s| s.sample.as_ref());
+            // Only what the source had before this status was read: never writes it took after.
+            let source_state = source.and_then(|s| s.as_source.before(sample.at));
             let heartbeat_lag = self.lag.clone();
             ReplicaView {
                 channel: status.channel.clone(),
@@ -154,10 +159,10 @@ impl NodeEntry {
                     .iter()
                     .map(|w| (*w, self.windows.stats(now, *w)))
                     .collect(),
-                gtid_backlog: gtid_backlog(status, &sample.state, source_sample.map(|s| &s.state)),
+                gtid_backlog: gtid_backlog(status, &sample.state, source_state.map(|s| &s.state)),
                 bytes_behind: bytes_behind(
                     status,
-                    source_sample.and_then(|s| s.binlog.as_ref()),
+                    source_state.and_then(|s| s.head.as_ref()),
                     source.map_or(&[][..], |s| &s.binlog_files),
                 ),
                 received: status.received.clone(),

@@ -195,9 +195,10 @@ pub(super) fn progress(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
     family(
         e,
         "rwtop_replica_gtid_backlog_transactions",
-        "GTID transactions in flight by stage: not_received (on the source, not yet in the \
-         replica's relay log) and not_applied (received, not yet applied); absent when it cannot \
-         be told (GTID off, source not polled yet), never a guessed 0.",
+        "GTID transactions in flight by stage: not_received (on the source before the replica's \
+         poll, not yet in its relay log: a lower bound) and not_applied (received, not yet \
+         applied); absent when it cannot be told (GTID off, source not polled yet), never a \
+         guessed 0.",
         MetricType::Gauge,
         |m| {
             views(s).try_for_each(|(n, r)| {
@@ -219,7 +220,8 @@ pub(super) fn progress(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         e,
         "rwtop_replica_binlog_backlog_bytes",
         "Binlog bytes in flight by stage, across file boundaries: not_received (the IO thread has \
-         yet to read them) and not_applied (read, not yet applied); absent when unknown.",
+         yet to read them: a lower bound, as for transactions) and not_applied (read, not yet \
+         applied); absent when unknown.",
         MetricType::Gauge,
         |m| {
             views(s).try_for_each(|(n, r)| {
