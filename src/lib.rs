@@ -16,3 +16,4 @@ pub mod record;
 pub mod sandbox;
 pub mod store;
 pub mod ui;
+pub mod units;
