@@ -273,7 +273,7 @@ fn a_replayed_frame_with_its_footer() {
     insta::assert_snapshot!("replay_sql_stopped_120x40", terminal.backend());
     let footer = rows(terminal.backend().buffer()).pop().unwrap();
     assert!(
-        footer.contains("(00:42 / 04:59) ×2 paused") && footer.contains("space  pause"),
+        footer.contains("(42s / 4m59s) ×2 paused") && footer.contains("space  pause"),
         "{footer}"
     );
 }

@@ -164,7 +164,7 @@ fn stalled_link_full_screen_at_every_size() {
         let text = screen_text(&backend);
         assert_has(&text, &["r1", "r2", "sbm_understates_lag"]);
         let detail = pane_words(&backend, " r1 ← primary");
-        assert_has(&detail, &["SBM 0 s", "◆ SBM understates lag"]);
+        assert_has(&detail, &["SBM 0s", "◆ SBM understates lag"]);
         // The likeliest cause, however the pane wraps it.
         assert_has(&pane_words(&backend, " alerts"), &["source link stalled"]);
     }
@@ -260,7 +260,7 @@ fn detail_panel_shows_lag_climbing_while_sbm_says_zero() {
         &text,
         &[
             "r1 ← primary",
-            "SBM 0 s",
+            "SBM 0s",
             "◆ SBM understates lag",
             "⣀ lag",
             "• SBM",
@@ -437,7 +437,7 @@ fn test_reads_pane_shows_the_bakeoff_tallies() {
         &[
             "semisync-pos(1s) 10 0% 0% 0% 10",
             "lag-threshold(1s)",
-            "read on primary waited 1.00s 5 queries",
+            "read on primary waited 1s 5 queries",
             "cause: timeout after 1s",
             "semisync-pos(1s): 10× refused: rpl_semi_sync_master_enabled is OFF",
         ],

@@ -10,6 +10,7 @@ use crate::mysql::IoRunning;
 use crate::poll::ConnState;
 use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
+use crate::units;
 
 /// The numbers behind a bad verdict and the likeliest explanation.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,10 +153,10 @@ fn node_down(node: &NodeView) -> Verdict {
             let mut evidence = vec![
                 ev("conn", "down"),
                 ev("error", format::quote(cause)),
-                ev("next_retry", format::secs(*next)),
+                ev("next_retry", units::duration(*next)),
             ];
             if let Some(age) = node.sample_age {
-                evidence.push(ev("last_sample_age", format::secs(age)));
+                evidence.push(ev("last_sample_age", units::duration(age)));
             }
             let cause = format!("rwtop cannot poll {}: {}", node.name, format::quote(cause));
             Verdict::bad(evidence, cause)
@@ -268,10 +269,10 @@ fn lag_p99_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
         return Verdict::Clean;
     }
     let evidence = vec![
-        ev("lag_p99_1m", format::secs(stats.p99)),
-        ev("threshold", format::secs_f64(limit)),
-        ev("lag_p50_1m", format::secs(stats.p50)),
-        ev("lag_max_1m", format::secs(stats.max)),
+        ev("lag_p99_1m", units::lag(stats.p99)),
+        ev("threshold", format::lag_secs(limit)),
+        ev("lag_p50_1m", units::lag(stats.p50)),
+        ev("lag_max_1m", units::lag(stats.max)),
         ev("samples", stats.samples.to_string()),
     ];
     let cause = if stats.p50.as_secs_f64() > limit {
@@ -322,18 +323,19 @@ fn clock_skew(ctx: &Ctx<'_>, node: &NodeView) -> Verdict {
     if diff.abs() <= ctx.settings.clock_skew_ms {
         return Verdict::Clean;
     }
+    let size = |ms: i64| units::duration(std::time::Duration::from_millis(ms.unsigned_abs()));
     let evidence = vec![
-        ev("clock_offset", format::offset_ms(mine)),
-        ev("source_clock_offset", format::offset_ms(theirs)),
-        ev("difference", format!("{} ms", diff.abs())),
-        ev("threshold", format!("{} ms", ctx.settings.clock_skew_ms)),
+        ev("clock_offset", units::offset_ms(mine)),
+        ev("source_clock_offset", units::offset_ms(theirs)),
+        ev("difference", size(diff)),
+        ev("threshold", size(ctx.settings.clock_skew_ms)),
     ];
     let direction = if diff > 0 { "ahead of" } else { "behind" };
     let cause = format!(
-        "{}'s clock is {} ms {direction} {}'s: SBM and pt-heartbeat lag are off by as much \
+        "{}'s clock is {} {direction} {}'s: SBM and pt-heartbeat lag are off by as much \
          (check NTP)",
         node.name,
-        diff.abs(),
+        size(diff),
         source.name
     );
     Verdict::bad(evidence, cause)

@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::mysql::{Endpoint, NodeConn, RawRow, Timeouts};
 use crate::sandbox::{Sandbox, SandboxError};
+use crate::units;
 
 /// The big table the ALTER incident rebuilds, and the load's table (both in rwtop's schema, where
 /// the app user has its grants).
@@ -257,15 +258,6 @@ fn thousands(n: u32) -> String {
     out
 }
 
-fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else {
-        format!("{s:.0} s")
-    }
-}
-
 /// The whole script, until stopped.
 pub(crate) async fn run(ctx: Ctx, stop: Stop) {
     let (built_tx, built_rx) = watch::channel(None);
@@ -273,9 +265,9 @@ pub(crate) async fn run(ctx: Ctx, stop: Stop) {
     let t = &ctx.timeline;
     // First, before the build's line: what the newcomer is looking at.
     ctx.say(format!(
-        "demo: primary with replicas r1, r2 and c1 (under r1); an app INSERTs every {} ms; first incident in {}",
-        t.load_every.as_millis(),
-        secs(t.lead_in)
+        "demo: primary with replicas r1, r2 and c1 (under r1); an app INSERTs every {}; first incident in {}",
+        units::duration(t.load_every),
+        units::duration(t.lead_in)
     ));
     tokio::join!(
         load(ctx, stop.clone()),
@@ -383,7 +375,7 @@ async fn build_big(ctx: &Ctx, stop: &mut Stop) -> Result<bool, Stopped> {
             ctx.say(format!(
                 "setup: {BIG_TABLE} ready ({} rows in {})",
                 thousands(rows),
-                secs(started.elapsed())
+                units::duration(started.elapsed())
             ));
             Ok(true)
         }
@@ -479,7 +471,8 @@ async fn delayed_replica(ctx: &Ctx, stop: &mut Stop) -> Result<(), Stopped> {
         return Ok(());
     }
     ctx.say(format!(
-        "incident: r1 runs with MASTER_DELAY={n}; a deliberate {n} s lag that SBM and the heartbeat agree on (c1 inherits it)"
+        "incident: r1 runs with MASTER_DELAY={n}; a deliberate {} lag that SBM and the heartbeat agree on (c1 inherits it)",
+        units::secs(u64::from(n))
     ));
     let held = stop.sleep(ctx.timeline.delay).await;
     if held.is_err() {
@@ -527,7 +520,7 @@ async fn rebuilding_alter(
     let on_primary = started.elapsed();
     ctx.say(format!(
         "progress: the primary rebuilt {BIG_TABLE} in {}; the replicas replay it now and fall behind",
-        secs(on_primary)
+        units::duration(on_primary)
     ));
     let replayed = Instant::now();
     loop {
@@ -539,7 +532,7 @@ async fn rebuilding_alter(
             Ok(()) => {
                 ctx.say(format!(
                     "resolved: every replica replayed the ALTER, {} after the primary finished",
-                    secs(replayed.elapsed())
+                    units::duration(replayed.elapsed())
                 ));
                 return Ok(());
             }
@@ -549,7 +542,7 @@ async fn rebuilding_alter(
         if replayed.elapsed() >= ctx.timeline.catch_up {
             ctx.say(format!(
                 "error: replicas still behind {} after the ALTER ({behind}); moving on",
-                secs(ctx.timeline.catch_up)
+                units::duration(ctx.timeline.catch_up)
             ));
             return Ok(());
         }

@@ -13,6 +13,7 @@ use crate::mysql::{BinlogPos, Family, GtidState, NodeState, ReplicaStatus, liter
 use crate::store::lag::Lag;
 use crate::store::windows::Window;
 use crate::store::{Role, Snapshot};
+use crate::units;
 
 /// Where the read goes once the strategy has waited.
 #[derive(Debug)]
@@ -126,7 +127,7 @@ impl Prober {
                 a.note = recommend_sticky(view).map(|(p99, node, window)| {
                     format!(
                         "the worst replica, {node}, has a lag P99 of {} over 5 min: recommend sticky({})",
-                        short_duration(p99),
+                        units::lag(p99),
                         short_duration(window)
                     )
                 });
@@ -435,7 +436,7 @@ fn lag_route(
             Some(lag) => refused.push(format!(
                 "{} {}{}",
                 node.name,
-                short_duration(lag),
+                units::lag(lag),
                 if running { "" } else { " (a thread stopped)" }
             )),
             None => refused.push(format!("{} unknown", node.name)),
@@ -451,7 +452,7 @@ fn lag_route(
             let note = (*name != target).then(|| {
                 format!(
                     "routed to {name} (lag {}): {target} is not within {}",
-                    short_duration(*lag),
+                    units::lag(*lag),
                     short_duration(max)
                 )
             });

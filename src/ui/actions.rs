@@ -200,7 +200,7 @@ pub fn describe(request: &ProbeRequest) -> String {
             plan.targets.join(", "),
             plan.strategies.len(),
             plan.count,
-            crate::probe::short_duration(plan.spacing)
+            crate::units::duration(plan.spacing)
         ),
     }
 }

@@ -250,7 +250,7 @@ mod tests {
     fn the_footer_says_where_the_replay_stands_and_shows_its_keys() {
         assert_eq!(
             replay_text(&status(true)),
-            "REPLAY 22:13:20 (00:42 / 05:10) ×2 paused"
+            "REPLAY 22:13:20 (42s / 5m10s) ×2 paused"
         );
         let state = UiState {
             keys: KeyMap::default().for_replay(),
@@ -261,7 +261,7 @@ mod tests {
         let footer = text.lines().last().unwrap();
         assert!(
             footer.starts_with(
-                " REPLAY 22:13:20 (00:42 / 05:10) ×2   space  pause   ←  -10s   →  +10s"
+                " REPLAY 22:13:20 (42s / 5m10s) ×2   space  pause   ←  -10s   →  +10s"
             ),
             "{footer}"
         );

@@ -17,10 +17,10 @@ use crate::alerts::AlertKind;
 use crate::gtid::GtidList;
 use crate::mysql::{BinlogPos, GtidState, ThreadError};
 use crate::poll::ConnState;
-use crate::store::lag::Lag;
 use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView};
 use crate::ui::{Ctx, Theme};
+use crate::units;
 
 /// Abbreviated GTID sets keep this many characters: a UUID and the start of its intervals, or
 /// the first few MariaDB domains, enough to recognise a set without it wrapping.
@@ -184,14 +184,13 @@ fn summary(node: &NodeView, r: &ReplicaView, ctx: &Ctx<'_>) -> Line<'static> {
     let lag_style = Style::new().fg(t.lag).add_modifier(Modifier::BOLD);
     let sbm_style = Style::new().fg(t.sbm).add_modifier(Modifier::BOLD);
     let mut spans = vec![Span::styled("lag ", t.muted)];
-    spans.push(match &r.heartbeat_lag {
-        Lag::Exact { lag } => Span::styled(secs(*lag), lag_style),
-        Lag::AtLeast { lag, .. } => Span::styled(format!("≥ {}", secs(*lag)), lag_style),
-        Lag::Unknown { .. } => Span::styled("unknown", t.unknown),
+    spans.push(match r.heartbeat_lag.text() {
+        Some(lag) => Span::styled(lag, lag_style),
+        None => Span::styled("unknown", t.unknown),
     });
     spans.push(Span::styled("  SBM ", t.muted));
     spans.push(match r.seconds_behind_source {
-        Some(s) => Span::styled(whole_secs(s), sbm_style),
+        Some(s) => Span::styled(units::secs(s), sbm_style),
         None => Span::styled("NULL", t.unknown),
     });
     let lie = ctx.snapshot.alerts.active.iter().find(|a| {
@@ -214,7 +213,7 @@ fn summary(node: &NodeView, r: &ReplicaView, ctx: &Ctx<'_>) -> Line<'static> {
         ));
         if let Some(age) = node.sample_age {
             spans.push(Span::styled(
-                format!(", values {} old", whole_secs(age.as_secs())),
+                format!(", values {} old", units::duration(age)),
                 t.muted,
             ));
         }
@@ -252,9 +251,9 @@ fn window_line(r: &ReplicaView, window: Window, t: &Theme) -> Line<'static> {
         ]
     };
     let mut spans = vec![label];
-    spans.extend(pair("p50", secs(s.p50)));
-    spans.extend(pair("p99", secs(s.p99)));
-    spans.extend(pair("max", secs(s.max)));
+    spans.extend(pair("p50", units::lag(s.p50)));
+    spans.extend(pair("p99", units::lag(s.p99)));
+    spans.extend(pair("max", units::lag(s.max)));
     spans.extend(pair("n", s.samples.to_string()));
     Line::from(spans)
 }
@@ -278,7 +277,7 @@ fn position_line(
         Span::styled(label, t.muted),
         at,
         Span::styled(format!("  {thread} "), t.muted),
-        known(behind.map(bytes), t),
+        known(behind.map(units::bytes), t),
     ]);
     let suffix = " behind";
     if line.width().saturating_add(suffix.len()) <= width {
@@ -302,12 +301,12 @@ fn backlog_line(r: &ReplicaView, t: &Theme) -> Line<'static> {
 fn delay_line(r: &ReplicaView, t: &Theme) -> Option<Line<'static>> {
     let delay = r.sql_delay.filter(|d| *d > 0)?;
     let remaining = match r.sql_remaining_delay {
-        Some(left) => Span::styled(format!("{} left", whole_secs(left)), t.text),
+        Some(left) => Span::styled(format!("{} left", units::secs(left)), t.text),
         None => Span::styled("not waiting", t.muted),
     };
     Some(Line::from(vec![
         Span::styled("SQL_Delay ", t.muted),
-        Span::styled(whole_secs(delay), t.text),
+        Span::styled(units::secs(delay), t.text),
         Span::styled(" · ", t.muted),
         remaining,
     ]))
@@ -370,52 +369,6 @@ fn known(value: Option<String>, t: &Theme) -> Span<'static> {
         Some(v) => Span::styled(v, t.text),
         None => Span::styled("?", t.unknown),
     }
-}
-
-/// Seconds with two decimals below a minute, as the alerts print them ("12.40 s"): the
-/// heartbeat resolves fractions of a second. Longer spans read as a clock.
-pub(super) fn secs(d: std::time::Duration) -> String {
-    if d.as_secs() < 60 {
-        format!("{:.2} s", d.as_secs_f64())
-    } else {
-        clock(d.as_secs())
-    }
-}
-
-/// Whole seconds, as SBM and `SQL_Delay` count.
-pub(super) fn whole_secs(s: u64) -> String {
-    if s < 60 { format!("{s} s") } else { clock(s) }
-}
-
-/// The two largest units: `2m05s`, `1h02m`, `3d04h`.
-pub(super) fn clock(s: u64) -> String {
-    let (m, h, d) = (s / 60, s / 3600, s / 86_400);
-    if s < 60 {
-        format!("{s}s")
-    } else if h == 0 {
-        format!("{m}m{:02}s", s % 60)
-    } else if d == 0 {
-        format!("{h}h{:02}m", m % 60)
-    } else {
-        format!("{d}d{:02}h", h % 24)
-    }
-}
-
-/// Binary units with one decimal, in integers so no precision is quietly lost.
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let n = u128::from(n);
-    let (mut scale, mut unit) = (1024_u128, 0_usize);
-    while unit + 1 < UNITS.len() && n >= scale.saturating_mul(1024) {
-        scale = scale.saturating_mul(1024);
-        unit += 1;
-    }
-    let tenths = n.saturating_mul(10) / scale;
-    let name = UNITS.get(unit).copied().unwrap_or("EiB");
-    format!("{}.{} {name}", tenths / 10, tenths % 10)
 }
 
 /// The first `max` characters and `…` when there were more.
@@ -593,6 +546,7 @@ mod tests {
     use crate::alerts::testkit::{Topo, mariadb_gtid, mysql_gtid};
     use crate::alerts::{Alert, Severity};
     use crate::store::Snapshot;
+    use crate::store::lag::Lag;
     use crate::store::series::Point;
     use crate::ui::UiState;
 
@@ -685,7 +639,7 @@ mod tests {
         let all = text(&buf);
         assert!(all.contains("r1 ← db1"), "{all}");
         assert!(
-            all.contains("lag 30.00 s  SBM 0 s  ◆ SBM understates lag"),
+            all.contains("lag 30.00s  SBM 0s  ◆ SBM understates lag"),
             "{all}"
         );
         assert!(
@@ -772,8 +726,8 @@ mod tests {
         let buf = draw(&topo.snapshot, &UiState::default(), 48, 11);
         let all = text(&buf);
         for want in [
-            "lag 0.12 s  SBM 0 s",
-            "1m  p50 0.08 s  p99 0.24 s  max 0.26 s  n 240",
+            "lag 0.12s  SBM 0s",
+            "1m  p50 0.08s  p99 0.24s  max 0.26s  n 240",
             "recv mysql-bin.000003:4096  io 0 B behind",
             "appl mysql-bin.000003:4096  sql 0 B behind",
             "backlog 0 trx to receive · 0 to apply",
@@ -950,13 +904,6 @@ mod tests {
         assert_eq!(abbreviate("abc", 3), "abc");
         assert_eq!(ellipsize("abcdef", 4), "abc…");
         assert_eq!(ellipsize("abcdef", 0), "");
-        assert_eq!(bytes(1023), "1023 B");
-        assert_eq!(
-            bytes(u64::MAX),
-            "15.9 EiB",
-            "rounded down, never overstated"
-        );
-        assert_eq!(clock(3 * 86_400 + 4 * 3600), "3d04h");
     }
 
     #[test]

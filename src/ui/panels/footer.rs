@@ -1,5 +1,5 @@
 //! The footer: the key bar, built from the key table, or the answer to the last key; in a
-//! replay, led by where the replay stands (`REPLAY 12:03:05 (00:42 / 05:10) ×2 paused`).
+//! replay, led by where the replay stands (`REPLAY 12:03:05 (42s / 5m10s) ×2 paused`).
 //!
 //! When the bar is wider than the terminal, whole entries go from its end, help and quit last:
 //! a key half cut off reads as a different word, and `?` leads to every other key.
@@ -9,10 +9,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::header::clock;
 use crate::record::ReplayStatus;
 use crate::ui::Ctx;
 use crate::ui::keys::{Action, Binding, key_name};
+use crate::units;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
     let mut width = usize::from(area.width);
@@ -30,7 +30,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// `REPLAY 12:03:05 (00:42 / 05:10) ×2 paused`: the frame's time (UTC, like the header's),
+/// `REPLAY 12:03:05 (42s / 5m10s) ×2 paused`: the frame's time (UTC, like the header's),
 /// its place in the recording, the speed, and whether it is paused (or, paused there, at the
 /// end).
 #[must_use]
@@ -43,8 +43,8 @@ pub fn replay_text(replay: &ReplayStatus) -> String {
     format!(
         "REPLAY {} ({} / {}) ×{}{state}",
         replay.taken_at.format("%H:%M:%S"),
-        clock(replay.position.as_secs()),
-        clock(replay.length.as_secs()),
+        units::secs(replay.position.as_secs()),
+        units::secs(replay.length.as_secs()),
         replay.speed
     )
 }

@@ -4,12 +4,11 @@
 //! ```text
 //! ╭ test reads · r1 · gtid-wait(1s) · running: bake-off 37/110 ──────────╮
 //! │strategy           n fresh stale fell back err p99 wait primary reads │
-//! │none              10   40%   60%        0%   0    0.0ms             0 │
-//! │gtid-wait(1s)     11   91%    0%        9%   0    1.00s             1 │
+//! │none              10   40%   60%        0%   0       0s             0 │
+//! │gtid-wait(1s)     11   91%    0%        9%   0       1s             1 │
 //! │                                                                      │
 //! │gtid-wait(1s): 1× timeout after 1s                                    │
-//! │last fell back  gtid-wait(1s)  read on primary  waited 1.00s          │
-//! │  5 queries                                                           │
+//! │last fell back  gtid-wait(1s)  read on primary  waited 1s  5 queries  │
 //! │cause: timeout after 1s                                               │
 //! ╰──────────────────────────────────────────────────────────────────────╯
 //! ```
@@ -30,6 +29,7 @@ use super::detail::{Token, ellipsize, words, wrap};
 use crate::probe::{Outcome, ProbeResult, Strategy, TallyView};
 use crate::ui::keys::Action;
 use crate::ui::{Ctx, Theme};
+use crate::units;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
     let t = ctx.theme;
@@ -149,7 +149,7 @@ fn result_lines(r: &ProbeResult, t: &Theme, width: usize) -> Vec<(u8, Line<'stat
     if let Some(node) = &r.served_by {
         tokens.push(Token::new("read on ", t.muted).and(node.clone(), t.text));
     }
-    let waited = table::wait_text(crate::probe::outcome::ms(r.waited));
+    let waited = units::duration(r.waited);
     tokens.push(Token::new("waited ", t.muted).and(waited, t.text));
     tokens.push(Token::new(r.queries.to_string(), t.text).and(" queries", t.muted));
     let last = tokens.len() - 1;

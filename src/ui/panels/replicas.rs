@@ -16,30 +16,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
 use super::block;
-use super::topology::{conn_glyph, lag_span, sbm_span, secs_text, severity};
+use super::topology::{conn_glyph, lag_span, sbm_span, severity};
 use crate::mysql::IoRunning;
 use crate::store::windows::{Window, WindowStats};
 use crate::store::{NodeView, ReplicaView};
 use crate::ui::{Ctx, Theme};
-
-/// Binary units with one decimal, in integer arithmetic so no count loses precision.
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut div: u128 = 1;
-    let mut unit = "B";
-    for u in UNITS {
-        if u128::from(n) < div.saturating_mul(1_024) {
-            break;
-        }
-        div = div.saturating_mul(1_024);
-        unit = u;
-    }
-    if div == 1 {
-        return format!("{n} B");
-    }
-    let tenths = (u128::from(n) * 10 + div / 2) / div;
-    format!("{}.{} {unit}", tenths / 10, tenths % 10)
-}
+use crate::units;
 
 /// ` ⏸DRAIN` beside a replica the load balancer does not send reads to (or rwtop drained).
 fn lb_marker(node: &NodeView) -> Option<String> {
@@ -155,7 +137,7 @@ impl Col {
             .find(|(w, _)| *w == window)
             .and_then(|(_, s)| *s);
         let stat = |pick: fn(&WindowStats) -> Duration| match stats.as_ref().map(pick) {
-            Some(d) => Line::styled(secs_text(d), severity(d.as_millis(), theme)),
+            Some(d) => Line::styled(units::lag(d), severity(d.as_millis(), theme)),
             None => Line::styled("-", theme.muted),
         };
         let count = |n: Option<u64>, text: fn(u64) -> String| match n {
@@ -192,16 +174,17 @@ impl Col {
             NotApplied => Line::from(count(app, digits)),
             Bytes => Line::from(count(
                 io.zip(sql).map(|(a, b)| a.saturating_add(b)),
-                human_bytes,
+                units::bytes,
             )),
-            BytesIo => Line::from(count(io, human_bytes)),
-            BytesSql => Line::from(count(sql, human_bytes)),
+            BytesIo => Line::from(count(io, units::bytes)),
+            BytesSql => Line::from(count(sql, units::bytes)),
             Delay | DelayLeft => match (r.sql_delay, r.sql_remaining_delay) {
                 (None | Some(0), _) => Line::styled("-", theme.muted),
-                (Some(d), Some(left)) if self == DelayLeft => {
-                    Line::styled(format!("{d}s ({left}s)"), theme.text)
-                }
-                (Some(d), _) => Line::styled(format!("{d}s"), theme.text),
+                (Some(d), Some(left)) if self == DelayLeft => Line::styled(
+                    format!("{} ({})", units::secs(d), units::secs(left)),
+                    theme.text,
+                ),
+                (Some(d), _) => Line::styled(units::secs(d), theme.text),
             },
             State | StateWord | Name | Address => Line::default(),
         }
@@ -312,7 +295,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::testkit::{Topo, secs};
+    use crate::alerts::testkit::Topo;
     use crate::store::Snapshot;
     use crate::ui::UiState;
     use crate::ui::panels::header::tests::{draw, has_all, lines, style_of, troubled};
@@ -352,7 +335,7 @@ mod tests {
         let at140 = text(&topo.snapshot, &UiState::default(), 140);
         assert!(!at140.contains("✖ down"), "{at140}");
         has_all(&at140, "127.0.0.1:13307|GTID not rcvd|IO behind|6.0 MiB");
-        has_all(&at140, "3600s (1200s)|max|0.26s");
+        has_all(&at140, "1h00m (20m00s)|max|0.26s");
         has_all(
             &text(&topo.snapshot, &UiState::default(), 200),
             "state|✖ down",
@@ -406,14 +389,6 @@ mod tests {
             &text(&snap, &UiState::default(), 80),
             "no replicas|replicas 0",
         );
-    }
-
-    #[test]
-    fn units_read_at_a_glance() {
-        let bytes = [512, 1_536, 6 * 1_024 * 1_024, u64::MAX].map(human_bytes);
-        assert_eq!(bytes, ["512 B", "1.5 KiB", "6.0 MiB", "16.0 EiB"]);
-        let times = [0.0, 123.45, 7_380.0].map(|s| secs_text(secs(s)));
-        assert_eq!(times, ["0.00s", "123.4s", "2h03m"]);
     }
 
     #[test]
