@@ -23,7 +23,7 @@ use rwtop::record::{FORMAT_VERSION, Player, Recorder, Recording, Speed, Summary}
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
 use rwtop::ui::keys::KeyMap;
-use rwtop::ui::{Ctx, Theme, UiState};
+use rwtop::ui::{RenderCtx, Theme, UiState};
 
 const DEADLINE: Duration = Duration::from_secs(90);
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
@@ -76,7 +76,7 @@ fn draw(snapshot: &Snapshot, state: &UiState, (w, h): (u16, u16)) -> Buffer {
         .draw(|f| {
             rwtop::ui::render::render(
                 f,
-                &Ctx {
+                &RenderCtx {
                     snapshot,
                     state,
                     theme: &theme,
@@ -262,7 +262,7 @@ fn a_replayed_frame_with_its_footer() {
         .draw(|f| {
             rwtop::ui::render::render(
                 f,
-                &Ctx {
+                &RenderCtx {
                     snapshot: player.current(),
                     state: &state,
                     theme: &theme,

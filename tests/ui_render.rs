@@ -17,11 +17,11 @@ use ratatui::layout::Rect;
 use ratatui::{Frame, Terminal};
 use rwtop::probe::{Outcome, ProbeBook, ProbeDefaults, ProbeResult, Strategy};
 use rwtop::store::Snapshot;
-use rwtop::ui::{Ctx, Mode, Theme, UiState, panels, render};
+use rwtop::ui::{Mode, RenderCtx, Theme, UiState, panels, render};
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
 
-type Panel = fn(&mut Frame, Rect, &Ctx<'_>);
+type Panel = fn(&mut Frame, Rect, &RenderCtx<'_>);
 
 /// A recording from `tests/ui_snapshots/`.
 fn recorded(scenario: &str) -> Snapshot {
@@ -55,7 +55,7 @@ fn draw(
     height: u16,
 ) -> TestBackend {
     let theme = Theme::plain();
-    let ctx = Ctx {
+    let ctx = RenderCtx {
         snapshot,
         state,
         theme: &theme,
@@ -67,7 +67,7 @@ fn draw(
     terminal.backend().clone()
 }
 
-fn full_screen(frame: &mut Frame, _area: Rect, ctx: &Ctx<'_>) {
+fn full_screen(frame: &mut Frame, _area: Rect, ctx: &RenderCtx<'_>) {
     render::render(frame, ctx);
 }
 

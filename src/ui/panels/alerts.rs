@@ -16,7 +16,7 @@ use ratatui::widgets::Paragraph;
 use super::block;
 use super::detail::{Token, ellipsize, words, wrap};
 use crate::alerts::{Alert, LogEntry, Severity};
-use crate::ui::{Ctx, Theme};
+use crate::ui::{RenderCtx, Theme};
 use crate::units;
 
 /// Alert bodies (cause, evidence) sit this far in under their header line.
@@ -24,7 +24,7 @@ const BODY_INDENT: usize = 2;
 /// From this width a log entry's summary reads on one line.
 const WIDE_LOG: usize = 60;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let view = &ctx.snapshot.alerts;
     let t = ctx.theme;
     let mut active: Vec<&Alert> = view.active.iter().collect();

@@ -10,11 +10,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::record::ReplayStatus;
-use crate::ui::Ctx;
-use crate::ui::keys::{Action, Binding, key_name};
+use crate::ui::RenderCtx;
+use crate::ui::keys::{Binding, Command, key_name};
 use crate::units;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let mut width = usize::from(area.width);
     let mut spans = Vec::new();
     if let Some(replay) = &ctx.state.replay {
@@ -49,7 +49,7 @@ pub fn replay_text(replay: &ReplayStatus) -> String {
     )
 }
 
-fn key_bar(ctx: &Ctx<'_>, width: usize) -> Line<'static> {
+fn key_bar(ctx: &RenderCtx<'_>, width: usize) -> Line<'static> {
     let mut shown: Vec<&Binding> = ctx
         .state
         .keys
@@ -69,7 +69,7 @@ fn key_bar(ctx: &Ctx<'_>, width: usize) -> Line<'static> {
     while total(&shown) > width {
         let Some(last) = shown
             .iter()
-            .rposition(|b| !matches!(b.action, Action::Help | Action::Quit))
+            .rposition(|b| !matches!(b.action, Command::Help | Command::Quit))
         else {
             break;
         };

@@ -15,7 +15,7 @@ use super::topology::conn_glyph;
 use crate::alerts::Severity;
 use crate::poll::{ConnState, WriterState};
 use crate::store::{NodeView, Role};
-use crate::ui::Ctx;
+use crate::ui::RenderCtx;
 use crate::units;
 
 /// Server text on one line: a statement may hold newlines and tabs.
@@ -31,7 +31,7 @@ fn one_line(text: &str, max_chars: usize) -> String {
 
 /// Primary identity, replicas up, heartbeat writer. `detail` 0 drops nothing, 1 the version,
 /// 2 the address as well, so the line fits narrower terminals.
-fn summary(ctx: &Ctx<'_>, detail: u8) -> Line<'static> {
+fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
     let (snap, theme) = (ctx.snapshot, ctx.theme);
     let role = |role| {
         snap.nodes
@@ -115,7 +115,7 @@ fn summary(ctx: &Ctx<'_>, detail: u8) -> Line<'static> {
 
 /// `DDL <statement> — db1 running 7s · r1 applying 2s (92 %)`, one group per distinct
 /// statement, primaries first; `None` when nothing runs.
-fn ddl_banner(ctx: &Ctx<'_>, width: u16) -> Option<Line<'static>> {
+fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
     let mut nodes: Vec<&NodeView> = ctx
         .snapshot
         .nodes
@@ -160,7 +160,7 @@ fn ddl_banner(ctx: &Ctx<'_>, width: u16) -> Option<Line<'static>> {
 }
 
 /// No schema change: alerts at a glance and how fresh this picture is.
-fn calm(ctx: &Ctx<'_>) -> Line<'static> {
+fn calm(ctx: &RenderCtx<'_>) -> Line<'static> {
     let (theme, active) = (ctx.theme, &ctx.snapshot.alerts.active);
     let critical = active
         .iter()
@@ -179,7 +179,7 @@ fn calm(ctx: &Ctx<'_>) -> Line<'static> {
     ])
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let width = usize::from(area.width);
     let line = (0..3)
         .map(|detail| summary(ctx, detail))
@@ -213,14 +213,14 @@ pub(crate) mod tests {
 
     /// Renders one panel over the whole `width`×`height` test terminal.
     pub(crate) fn draw(
-        panel: fn(&mut Frame, Rect, &Ctx<'_>),
+        panel: fn(&mut Frame, Rect, &RenderCtx<'_>),
         snap: &Snapshot,
         state: &UiState,
         w: u16,
         h: u16,
     ) -> Buffer {
         let theme = Theme::builtin();
-        let ctx = Ctx {
+        let ctx = RenderCtx {
             snapshot: snap,
             state,
             theme: &theme,

@@ -1,5 +1,5 @@
 //! One module per panel, each with one render function of the same shape:
-//! `fn render(frame: &mut Frame, area: Rect, ctx: &Ctx)`.
+//! `fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx)`.
 
 pub mod alerts;
 pub mod chart;

@@ -27,11 +27,11 @@ mod table;
 use super::block;
 use super::detail::{Token, ellipsize, words, wrap};
 use crate::probe::{Outcome, ProbeResult, Strategy, TallyView};
-use crate::ui::keys::Action;
-use crate::ui::{Ctx, Theme};
+use crate::ui::keys::Command;
+use crate::ui::{RenderCtx, Theme};
 use crate::units;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let t = ctx.theme;
     let replica = ctx
         .state
@@ -116,12 +116,12 @@ fn title(replica: Option<&str>, strategy: Strategy, running: Option<&str>, width
 }
 
 /// One line naming the keys that start a test read, from the key table in force.
-fn hint(replica: &str, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
+fn hint(replica: &str, ctx: &RenderCtx<'_>, width: usize) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let keys = &ctx.state.keys;
     let mut tokens: Vec<Token> =
         words(&format!("no test reads on {replica} yet:"), t.muted).collect();
-    let mut say = |actions: &[Action], text: &str| {
+    let mut say = |actions: &[Command], text: &str| {
         let names: Vec<String> = actions.iter().filter_map(|a| keys.key_for(*a)).collect();
         if names.is_empty() {
             return;
@@ -129,10 +129,10 @@ fn hint(replica: &str, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
         tokens.extend(names.into_iter().map(|k| Token::new(k, t.key)));
         tokens.extend(words(text, t.muted));
     };
-    say(&[Action::TestRead], "runs one,");
-    say(&[Action::Bakeoff], "bakes off every strategy,");
+    say(&[Command::TestRead], "runs one,");
+    say(&[Command::Bakeoff], "bakes off every strategy,");
     say(
-        &[Action::PrevStrategy, Action::NextStrategy],
+        &[Command::PrevStrategy, Command::NextStrategy],
         "change the strategy",
     );
     wrap(tokens, width, 2)

@@ -20,7 +20,7 @@ use super::topology::{conn_glyph, lag_span, sbm_span, severity};
 use crate::mysql::IoRunning;
 use crate::store::windows::{Window, WindowStats};
 use crate::store::{NodeView, ReplicaView};
-use crate::ui::{Ctx, Theme};
+use crate::ui::{RenderCtx, Theme};
 use crate::units;
 
 /// ` ⏸DRAIN` beside a replica the load balancer does not send reads to (or rwtop drained).
@@ -249,7 +249,7 @@ fn columns(width: u16, widest: Widest) -> Vec<Col> {
     cols
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let (theme, state) = (ctx.theme, ctx.state);
     let rows = state.replicas(ctx.snapshot);
     let title = format!(
@@ -400,7 +400,7 @@ mod tests {
                 ..UiState::default()
             },
         );
-        let panels: [fn(&mut Frame, Rect, &Ctx<'_>); 3] =
+        let panels: [fn(&mut Frame, Rect, &RenderCtx<'_>); 3] =
             [header::render, topology::render, render];
         for (w, h) in (1..=30).flat_map(|w| (1..=5).map(move |h| (w, h))) {
             for panel in panels {

@@ -17,7 +17,7 @@ use crate::mysql::IoRunning;
 use crate::poll::ConnState;
 use crate::store::lag::Lag;
 use crate::store::{NodeView, Role, Snapshot};
-use crate::ui::{Ctx, Theme};
+use crate::ui::{RenderCtx, Theme};
 use crate::units;
 
 /// Lag column: `≥` plus six characters.
@@ -168,7 +168,7 @@ fn tree(snap: &Snapshot) -> Vec<Entry<'_>> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let theme = ctx.theme;
     let entries = tree(ctx.snapshot);
     let selected = ctx

@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{block, chart};
-use crate::ui::Ctx;
+use crate::ui::RenderCtx;
 pub(super) use wrap::{Token, ellipsize, words, wrap};
 
 /// Width of the text column beside the chart: the widest fixed line (positions) fits.
@@ -26,7 +26,7 @@ const SIDE_TEXT_WIDTH: u16 = 46;
 const CHART_MIN_WIDTH: u16 = 24;
 const CHART_MIN_HEIGHT: u16 = 6;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let node = ctx.state.selected_node(ctx.snapshot);
     let title = match node {
         Some(n) => match &n.source {

@@ -12,7 +12,7 @@ use crate::poll::ConnState;
 use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView};
 use crate::ui::panels::chart;
-use crate::ui::{Ctx, Theme};
+use crate::ui::{RenderCtx, Theme};
 use crate::units;
 
 /// Abbreviated GTID sets keep this many characters: a UUID and the start of its intervals, or
@@ -25,7 +25,7 @@ const INDENT: usize = 2;
 pub(super) fn lines(
     node: &NodeView,
     r: &ReplicaView,
-    ctx: &Ctx<'_>,
+    ctx: &RenderCtx<'_>,
     width: usize,
 ) -> Vec<Line<'static>> {
     let t = ctx.theme;
@@ -55,7 +55,7 @@ pub(super) fn lines(
 
 /// Lag and SBM side by side, in the chart's colours, flagged when the alert engine holds that
 /// they disagree: the one thing this pane exists to show.
-fn summary(node: &NodeView, r: &ReplicaView, ctx: &Ctx<'_>) -> Line<'static> {
+fn summary(node: &NodeView, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'static> {
     let t = ctx.theme;
     let lag_style = Style::new().fg(t.lag).add_modifier(Modifier::BOLD);
     let sbm_style = Style::new().fg(t.sbm).add_modifier(Modifier::BOLD);
