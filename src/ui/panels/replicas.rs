@@ -1,5 +1,5 @@
 //! The replica table: one row per replica in [`UiState::replicas`] order, the selected row
-//! highlighted because it drives the detail pane.
+//! highlighted, every cell of it, because it drives the detail pane.
 //!
 //! Every value that is not known renders as `NULL`, `?` or `-` in the unknown or muted style and
 //! never as 0: a replica nobody can measure must not look caught up. Narrow terminals drop the
@@ -15,8 +15,8 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
-use super::block;
 use super::topology::{conn_glyph, lag_span, sbm_span, severity};
+use super::{block, highlight};
 use crate::mysql::IoRunning;
 use crate::store::windows::{Window, WindowStats};
 use crate::store::{NodeView, ReplicaView};
@@ -276,12 +276,21 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let selected = state.selected.min(rows.len().saturating_sub(1));
     let fits = usize::from(area.height.saturating_sub(3)).max(1);
     let first = (selected + 1).saturating_sub(fits);
-    let body = rows.iter().skip(first).take(fits).map(|n| {
-        Row::new(
-            cols.iter()
-                .map(|c| Cell::from(c.cell(n, state.window, theme))),
-        )
-    });
+    let body = rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(fits)
+        .map(|(i, n)| {
+            Row::new(cols.iter().map(|c| {
+                let line = c.cell(n, state.window, theme);
+                Cell::from(if i == selected {
+                    highlight(line, theme.selected)
+                } else {
+                    line
+                })
+            }))
+        });
     let widths = cols.iter().map(|c| Constraint::Length(c.width(widest)));
     let table = Table::new(body, widths)
         .header(header)

@@ -16,6 +16,7 @@ use super::to_u16;
 use crate::probe::outcome::WaitPercentiles;
 use crate::probe::{Strategy, TallyView};
 use crate::ui::Theme;
+use crate::ui::panels::highlight;
 use crate::units;
 
 /// A share that never rounds a stale read away: one in 300 is `<1%`, not `0%`.
@@ -174,25 +175,29 @@ pub(super) fn render(
     let cols = columns(rows, usize::from(area.width), t);
     let aligned = |col: Col, span: Span<'static>| {
         let line = Line::from(span);
-        Cell::from(if col == Col::Name {
+        if col == Col::Name {
             line
         } else {
             line.right_aligned()
-        })
+        }
     };
     let header = Row::new(
         cols.iter()
-            .map(|(c, _)| aligned(*c, Span::styled(c.header(), t.muted))),
+            .map(|(c, _)| Cell::from(aligned(*c, Span::styled(c.header(), t.muted)))),
     );
     let mut body: Vec<Row> = shown
         .iter()
         .map(|v| {
-            let row = Row::new(cols.iter().map(|(c, _)| aligned(*c, c.cell(v, t))));
-            if v.strategy == current {
-                row.style(t.selected)
-            } else {
-                row
-            }
+            let current = v.strategy == current;
+            let row = Row::new(cols.iter().map(|(c, _)| {
+                let line = aligned(*c, c.cell(v, t));
+                Cell::from(if current {
+                    highlight(line, t.selected)
+                } else {
+                    line
+                })
+            }));
+            if current { row.style(t.selected) } else { row }
         })
         .collect();
     if hidden > 0 {
