@@ -34,7 +34,7 @@ use rwtop::probe::{ProbeDefaults, Strategy as ReadStrategy};
 use rwtop::store::Snapshot;
 use rwtop::store::lag::Lag;
 use rwtop::store::series::Point;
-use rwtop::ui::{Ctx, Mode, Theme, UiState};
+use rwtop::ui::{Mode, RenderCtx, Theme, UiState};
 
 /// Few cases each: the file runs in seconds on two cores, and CI runs it on every push.
 fn cases(n: u32) -> ProptestConfig {
@@ -1797,7 +1797,7 @@ fn whole_ui_survives_every_size() {
     }
     let mut terminal = Terminal::new(TestBackend::new(1, 1)).expect("test terminal");
     let mut draw = |(scenario, state): &(usize, UiState), (w, h): (u16, u16)| {
-        let ctx = Ctx {
+        let ctx = RenderCtx {
             snapshot: &snapshots[*scenario],
             state,
             theme: &theme,
@@ -1934,7 +1934,7 @@ fn hostile_values_in_a_snapshot_draw() {
         for variant in 0..6 {
             let snapshot = hostile_snapshot(scenario, variant);
             for state in views(snapshot.nodes.len()) {
-                let ctx = Ctx {
+                let ctx = RenderCtx {
                     snapshot: &snapshot,
                     state: &state,
                     theme: &theme,

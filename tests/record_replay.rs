@@ -20,7 +20,7 @@ use rwtop::engine::Engine;
 use rwtop::record::{FORMAT_VERSION, Player, Recorder, Recording, Speed, Summary};
 use rwtop::store::{Role, Snapshot};
 use rwtop::ui::keys::KeyMap;
-use rwtop::ui::{Ctx, Theme, UiState};
+use rwtop::ui::{RenderCtx, Theme, UiState};
 
 const DEADLINE: Duration = Duration::from_secs(90);
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
@@ -56,7 +56,7 @@ fn draw(snapshot: &Snapshot, state: &UiState, (w, h): (u16, u16)) -> Buffer {
         .draw(|f| {
             rwtop::ui::render::render(
                 f,
-                &Ctx {
+                &RenderCtx {
                     snapshot,
                     state,
                     theme: &theme,
@@ -249,7 +249,7 @@ fn a_replayed_frame_with_its_footer() {
         .draw(|f| {
             rwtop::ui::render::render(
                 f,
-                &Ctx {
+                &RenderCtx {
                     snapshot: player.current(),
                     state: &state,
                     theme: &theme,
@@ -260,7 +260,7 @@ fn a_replayed_frame_with_its_footer() {
     insta::assert_snapshot!("replay_sql_stopped_120x40", terminal.backend());
     let footer = rows(terminal.backend().buffer()).pop().unwrap();
     assert!(
-        footer.contains("(00:42 / 04:59) ×2 paused") && footer.contains("space  pause"),
+        footer.contains("(42s / 4m59s) ×2 paused") && footer.contains("space  pause"),
         "{footer}"
     );
 }

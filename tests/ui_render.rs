@@ -8,20 +8,23 @@
 //! asserts the few things its screen exists to show, so a broken render fails even when its
 //! snapshot is accepted without a look.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use insta::assert_snapshot;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
+use ratatui::style::Color;
 use ratatui::{Frame, Terminal};
 use rwtop::probe::{Outcome, ProbeBook, ProbeDefaults, ProbeResult, Strategy};
 use rwtop::store::Snapshot;
-use rwtop::ui::{Ctx, Mode, Theme, UiState, panels, render};
+use rwtop::ui::theme::BUILTIN_NAMES;
+use rwtop::ui::{Mode, RenderCtx, Theme, UiState, panels, render};
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
 
-type Panel = fn(&mut Frame, Rect, &Ctx<'_>);
+type Panel = fn(&mut Frame, Rect, &RenderCtx<'_>);
 
 /// A recording from `tests/ui_snapshots/`.
 fn recorded(scenario: &str) -> Snapshot {
@@ -54,11 +57,21 @@ fn draw(
     width: u16,
     height: u16,
 ) -> TestBackend {
-    let theme = Theme::plain();
-    let ctx = Ctx {
+    draw_in(&Theme::plain(), snapshot, state, panel, (width, height))
+}
+
+/// [`draw`] in another theme.
+fn draw_in(
+    theme: &Theme,
+    snapshot: &Snapshot,
+    state: &UiState,
+    panel: Panel,
+    (width, height): (u16, u16),
+) -> TestBackend {
+    let ctx = RenderCtx {
         snapshot,
         state,
-        theme: &theme,
+        theme,
     };
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
     terminal
@@ -67,7 +80,7 @@ fn draw(
     terminal.backend().clone()
 }
 
-fn full_screen(frame: &mut Frame, _area: Rect, ctx: &Ctx<'_>) {
+fn full_screen(frame: &mut Frame, _area: Rect, ctx: &RenderCtx<'_>) {
     render::render(frame, ctx);
 }
 
@@ -164,7 +177,7 @@ fn stalled_link_full_screen_at_every_size() {
         let text = screen_text(&backend);
         assert_has(&text, &["r1", "r2", "sbm_understates_lag"]);
         let detail = pane_words(&backend, " r1 ← primary");
-        assert_has(&detail, &["SBM 0 s", "◆ SBM understates lag"]);
+        assert_has(&detail, &["SBM 0s", "◆ SBM understates lag"]);
         // The likeliest cause, however the pane wraps it.
         assert_has(&pane_words(&backend, " alerts"), &["source link stalled"]);
     }
@@ -260,7 +273,7 @@ fn detail_panel_shows_lag_climbing_while_sbm_says_zero() {
         &text,
         &[
             "r1 ← primary",
-            "SBM 0 s",
+            "SBM 0s",
             "◆ SBM understates lag",
             "⣀ lag",
             "• SBM",
@@ -437,7 +450,7 @@ fn test_reads_pane_shows_the_bakeoff_tallies() {
         &[
             "semisync-pos(1s) 10 0% 0% 0% 10",
             "lag-threshold(1s)",
-            "read on primary waited 1.00s 5 queries",
+            "read on primary waited 1s 5 queries",
             "cause: timeout after 1s",
             "semisync-pos(1s): 10× refused: rpl_semi_sync_master_enabled is OFF",
         ],
@@ -458,6 +471,85 @@ fn test_reads_pane_before_any_read_names_the_keys() {
             "no test reads on r2 yet: t runs one, b bakes off every strategy, [ ] change the strategy",
         ],
     );
+}
+
+/// The row of the pane titled `title` that starts with `row_text`, and the pane's inside columns.
+fn row_in_pane(backend: &TestBackend, title: &str, row_text: &str) -> (u16, Range<u16>) {
+    let rows: Vec<Vec<char>> = rows(backend).iter().map(|r| r.chars().collect()).collect();
+    let starts = |row: &[char], text: &str| {
+        row.iter()
+            .copied()
+            .take(text.chars().count())
+            .eq(text.chars())
+    };
+    let corner = format!("╭{title}");
+    let (top, left) = rows
+        .iter()
+        .enumerate()
+        .find_map(|(y, row)| Some((y, (0..row.len()).find(|&x| starts(&row[x..], &corner))?)))
+        .unwrap_or_else(|| panic!("no pane {title:?}:\n{}", screen_text(backend)));
+    let right = (left + 1..rows[top].len()).find(|&x| rows[top][x] == '╮');
+    let y = (top + 1..rows.len()).find(|&y| starts(&rows[y][left + 1..], row_text));
+    let n = |v: usize| u16::try_from(v).expect("on screen");
+    match (y, right) {
+        (Some(y), Some(right)) => (n(y), n(left + 1)..n(right)),
+        _ => panic!(
+            "no row {row_text:?} in {title:?}:\n{}",
+            screen_text(backend)
+        ),
+    }
+}
+
+/// Whether a cell carries `theme`'s selected-row highlight: its background, or a reversal of the
+/// terminal's own colours (one band, not each cell's colour turned into a background).
+fn highlighted(theme: &Theme, cell: &ratatui::buffer::Cell) -> bool {
+    let emphasis = cell.modifier.contains(theme.selected.add_modifier);
+    match theme.selected.bg {
+        Some(bg) => emphasis && cell.bg == bg,
+        None => emphasis && (cell.fg, cell.bg) == (Color::Reset, Color::Reset),
+    }
+}
+
+/// Every cell of the row, padding and values alike (Yes/No, NULL, lags, shares), reads as
+/// selected; `other`, a row that is not selected, does not.
+fn assert_selected(backend: &TestBackend, theme: &Theme, name: &str, pane: &str, rows: [&str; 2]) {
+    let [chosen, other] = rows;
+    let (y, xs) = row_in_pane(backend, pane, chosen);
+    let buffer = backend.buffer();
+    for x in xs.clone() {
+        let cell = &buffer[(x, y)];
+        assert!(
+            highlighted(theme, cell),
+            "{name}: {pane:?} row {chosen:?}, column {x} ({:?}) is not highlighted: {cell:?}",
+            cell.symbol()
+        );
+    }
+    let (y, xs) = row_in_pane(backend, pane, other);
+    assert!(
+        xs.clone().all(|x| !highlighted(theme, &buffer[(x, y)])),
+        "{name}: {pane:?} row {other:?} looks selected"
+    );
+}
+
+#[test]
+fn the_selected_row_reads_as_selected_in_every_theme() {
+    let builtin = BUILTIN_NAMES.map(|name| (name, Theme::load(name).expect("built-in theme")));
+    let themes = builtin.into_iter().chain([("NO_COLOR", Theme::plain())]);
+    // r2: Yes/No, NULL SBM and a lag, each with a style of its own.
+    let stopped = recorded("sql_stopped");
+    let on_r2 = selecting(&stopped, "r2");
+    // The test reads: the current strategy's row, with shares and a wait.
+    let mut healthy = recorded("healthy");
+    healthy.probes = bakeoff_book(&healthy).view();
+    let mut reads = selecting(&healthy, "r1");
+    reads.panes.test_reads = true;
+    for (name, theme) in themes {
+        let backend = draw_in(&theme, &stopped, &on_r2, full_screen, (120, 40));
+        assert_selected(&backend, &theme, name, " replicas", ["● r2", "● r1"]);
+        let backend = draw_in(&theme, &healthy, &reads, full_screen, (120, 40));
+        let pane = " test reads · r1";
+        assert_selected(&backend, &theme, name, pane, ["gtid-wait(1s) ", "none "]);
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use rwtop::store::Snapshot;
 use rwtop::ui::render::render;
-use rwtop::ui::{Ctx, Theme, UiState};
+use rwtop::ui::{RenderCtx, Theme, UiState};
 
 /// Draws `snapshot` `warmup` times untimed, then `frames` times; returns each timed frame's
 /// duration, in drawing order.
@@ -21,7 +21,7 @@ pub fn frame_times(
 ) -> Vec<Duration> {
     let theme = Theme::builtin();
     let state = UiState::default();
-    let ctx = Ctx {
+    let ctx = RenderCtx {
         snapshot,
         state: &state,
         theme: &theme,

@@ -11,6 +11,7 @@ use super::rules::{RuleInputs, Verdict, fact};
 use crate::mysql::DdlStatement;
 use crate::poll::ConnState;
 use crate::store::{NodeView, ReplicaView, Role};
+use crate::units;
 
 pub use super::eta::DdlMemory;
 
@@ -20,7 +21,7 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     };
     let mut evidence = vec![
         fact("statement", format::quote(&ddl.statement)),
-        fact("elapsed", format::clock(ddl.elapsed_s)),
+        fact("elapsed", units::secs(ddl.elapsed_s)),
     ];
     if let Some(progress) = ddl.progress {
         evidence.push(fact("progress", format!("{progress:.1} %")));
@@ -54,7 +55,7 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         "{} {verb} {} for {}{}",
         node.name,
         keyword(ddl),
-        format::clock(ddl.elapsed_s),
+        units::secs(ddl.elapsed_s),
         ddl.progress
             .map(|p| format!(" ({p:.0} %)"))
             .unwrap_or_default()
@@ -146,7 +147,7 @@ mod tests {
         assert!(
             on_primary
                 .cause
-                .starts_with("db1 running ALTER for 02:40: replicas apply")
+                .starts_with("db1 running ALTER for 2m40s: replicas apply")
         );
 
         topo.node_mut("db1", |n| n.ddl.clear());
@@ -156,7 +157,7 @@ mod tests {
         let view = engine.evaluate(&topo.at(4));
         let alert = find(&view, KIND, Some("r2")).cloned();
         let alert = alert.unwrap_or_else(|| panic!("{view:?}"));
-        assert_eq!(alert.cause, "r2 applying ALTER for 00:41, ~2 min");
+        assert_eq!(alert.cause, "r2 applying ALTER for 41s, ~2m00s");
         assert!(
             alert
                 .evidence
@@ -165,7 +166,7 @@ mod tests {
         assert!(
             alert
                 .evidence
-                .contains(&fact("eta_r2", "~2 min (the primary ran it for 02:40)"))
+                .contains(&fact("eta_r2", "~2m00s (the primary ran it for 2m40s)"))
         );
     }
 
@@ -181,7 +182,7 @@ mod tests {
         let alert = topo.raise(KIND, Some("db1"));
         assert_eq!(
             alert.cause,
-            "db1 running OPTIMIZE for 01:15 (38 %); lagging: r1 ETA unknown"
+            "db1 running OPTIMIZE for 1m15s (38 %); lagging: r1 ETA unknown"
         );
         assert!(alert.evidence.contains(&fact("progress", "37.5 %")));
     }

@@ -8,7 +8,7 @@
 //!    (never below zero: "any moment now").
 //! 2. **The lag trend.** Otherwise, when the heartbeat lag fell over the last minute of samples,
 //!    the estimate is the current lag divided by the rate of fall, first to last sample of that
-//!    minute: 60 s of lag falling 0.5 s per second is ~2 min.
+//!    minute: 60 s of lag falling 0.5 s per second is ~2m00s.
 //!
 //! Anything else (lag flat or growing, too few samples) is "unknown", never a guess.
 
@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use super::format;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
+use crate::units;
 
 /// How far back the trend looks.
 const TREND_WINDOW_MS: u64 = 60_000;
@@ -57,7 +58,7 @@ impl Eta {
             } => format!(
                 "{} (the primary ran it for {})",
                 format::eta(*remaining),
-                format::clock(*primary_took_s)
+                units::secs(*primary_took_s)
             ),
             Self::FromTrend { remaining, rate } => {
                 format!("{} (lag falling {rate:.2} s/s)", format::eta(*remaining))
@@ -219,7 +220,7 @@ mod tests {
                 primary_took_s: 190
             }
         );
-        assert_eq!(eta.explained(), "~2 min (the primary ran it for 03:10)");
+        assert_eq!(eta.explained(), "~2m00s (the primary ran it for 3m10s)");
         // Running again later is a new run, not the old maximum.
         topo.node_mut("db1", |n| {
             n.ddl = vec![ddl("ALTER TABLE big ADD c INT", 5, false)];
@@ -249,7 +250,7 @@ mod tests {
         let Some(replica) = &r1.replica else { panic!() };
         let eta = catch_up(&DdlMemory::default(), snapshot.uptime, r1, replica);
         // 80 s → 52.5 s of lag over 55 s: 0.5 s/s, so 52 s of lag is 104 s away.
-        assert_eq!(eta.short(), "~2 min");
+        assert_eq!(eta.short(), "~2m00s");
         assert!(matches!(eta, Eta::FromTrend { rate, .. } if (rate - 0.5).abs() < 1e-9));
     }
 

@@ -1,36 +1,33 @@
-//! How evidence values read: every alert shows numbers the same way, so an operator can compare
-//! "SBM 0 s" with "heartbeat lag 12.40 s" at a glance.
+//! How evidence values read: numbers in the units every panel uses (`crate::units`), so an
+//! operator can compare "SBM 0s" with "heartbeat lag 12.40s" at a glance; here only what is
+//! particular to alerts (NULL, unknown with its reason, estimates, quoted server text).
 
 use std::time::Duration;
 
 use crate::mysql::{IoRunning, ThreadError};
 use crate::store::lag::Lag;
+use crate::units;
 
 /// Longest piece of server text (an error message, a statement) quoted in a cause line, which
 /// must stay one line.
 const QUOTE_CHARS: usize = 100;
 
-/// Seconds with two decimals: the heartbeat's resolution is a fraction of a second.
-pub fn secs(d: Duration) -> String {
-    format!("{:.2} s", d.as_secs_f64())
+/// A threshold from the settings (seconds as a float), as lags read.
+pub fn lag_secs(s: f64) -> String {
+    units::lag(Duration::try_from_secs_f64(s).unwrap_or_default())
 }
 
-pub fn secs_f64(s: f64) -> String {
-    format!("{s:.2} s")
-}
-
-/// A lag figure with its trust level: a lower bound reads "≥".
+/// A lag figure with its trust level: a lower bound reads "≥", an unknown one gives its reason.
 pub fn lag(lag: &Lag) -> String {
     match lag {
-        Lag::Exact { lag } => secs(*lag),
-        Lag::AtLeast { lag, .. } => format!("≥ {}", secs(*lag)),
         Lag::Unknown { reason } => format!("unknown ({reason})"),
+        known => known.text().unwrap_or_default(),
     }
 }
 
 /// `Seconds_Behind_Master` as the server reported it: whole seconds, or NULL.
 pub fn sbm(sbm: Option<u64>) -> String {
-    sbm.map_or_else(|| "NULL".to_owned(), |s| format!("{s} s"))
+    sbm.map_or_else(|| "NULL".to_owned(), units::secs)
 }
 
 pub fn io_running(io: IoRunning) -> &'static str {
@@ -52,44 +49,12 @@ pub fn trx(n: u64) -> String {
     format!("{n} trx")
 }
 
-/// Binary units a DBA reads at a glance: `512 B`, `17.2 KiB`, `495.2 MiB`, `1.5 GiB`.
-#[expect(clippy::cast_precision_loss, reason = "display only, one decimal")]
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
-
-pub fn offset_ms(ms: i64) -> String {
-    format!("{ms:+} ms")
-}
-
-/// Elapsed time the way processlists and stopwatches read: `00:41`, `1:02:03`.
-pub fn clock(seconds: u64) -> String {
-    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else {
-        format!("{m:02}:{s:02}")
-    }
-}
-
-/// An estimate, rounded so it does not look more precise than it is.
+/// An estimate, rounded to the minute past a minute and a half so it does not look more precise
+/// than it is: `~45s`, `~2m00s`, `~2h05m`.
 pub fn eta(d: Duration) -> String {
     let s = d.as_secs();
-    match s {
-        0..90 => format!("~{s} s"),
-        90..5400 => format!("~{} min", (s + 30) / 60),
-        _ => format!("~{} h {:02} min", s / 3600, s / 60 % 60),
-    }
+    let rounded = if s < 90 { s } else { (s + 30) / 60 * 60 };
+    format!("~{}", units::secs(rounded))
 }
 
 /// One line of server text, cut short: causes are single lines.
@@ -109,20 +74,23 @@ mod tests {
 
     #[test]
     fn values_read_like_a_dba_expects() {
-        assert_eq!(secs(Duration::from_millis(12_400)), "12.40 s");
-        assert_eq!(sbm(Some(0)), "0 s");
+        assert_eq!(sbm(Some(0)), "0s");
         assert_eq!(sbm(None), "NULL");
-        assert_eq!(clock(41), "00:41");
-        assert_eq!(clock(3723), "1:02:03");
-        assert_eq!(eta(Duration::from_secs(45)), "~45 s");
-        assert_eq!(eta(Duration::from_secs(130)), "~2 min");
-        assert_eq!(eta(Duration::from_secs(3900)), "~65 min");
-        assert_eq!(eta(Duration::from_secs(7500)), "~2 h 05 min");
-        assert_eq!(offset_ms(620), "+620 ms");
-        assert_eq!(offset_ms(-3), "-3 ms");
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(17_612), "17.2 KiB");
-        assert_eq!(bytes(519_235_732), "495.2 MiB");
+        assert_eq!(lag_secs(1.5), "1.50s");
+        assert_eq!(lag_secs(-1.0), "0.00s");
+        let unknown = Lag::Unknown {
+            reason: "no heartbeat written yet".to_owned(),
+        };
+        assert_eq!(lag(&unknown), "unknown (no heartbeat written yet)");
+        let bound = Lag::AtLeast {
+            lag: Duration::from_secs(5),
+            upper: None,
+        };
+        assert_eq!(lag(&bound), "≥5.00s");
+        assert_eq!(eta(Duration::from_secs(45)), "~45s");
+        assert_eq!(eta(Duration::from_secs(130)), "~2m00s");
+        assert_eq!(eta(Duration::from_secs(3900)), "~1h05m");
+        assert_eq!(eta(Duration::from_secs(7500)), "~2h05m");
         assert_eq!(quote("first\nsecond").as_str(), "first");
         assert_eq!(quote(&"x".repeat(300)).chars().count(), QUOTE_CHARS);
     }

@@ -5,6 +5,7 @@ use super::format;
 use super::rules::{RuleInputs, Verdict, fact};
 use crate::poll::{ConnState, WriterState};
 use crate::store::Role;
+use crate::units;
 
 pub fn heartbeat_stale(inputs: &RuleInputs<'_>) -> Verdict {
     let hb = &inputs.snapshot.heartbeat;
@@ -16,7 +17,7 @@ pub fn heartbeat_stale(inputs: &RuleInputs<'_>) -> Verdict {
         evidence.push(fact("last_seq", seq.to_string()));
     }
     if let Some(age) = hb.last_ack_age {
-        evidence.push(fact("last_ack_age", format::secs(age)));
+        evidence.push(fact("last_ack_age", units::duration(age)));
     }
     let cause = match &hb.writer {
         WriterState::Failing { cause } => {
@@ -64,7 +65,7 @@ pub fn all_replicas_lagging(inputs: &RuleInputs<'_>) -> Verdict {
     if lags.is_empty() {
         return Verdict::Clean;
     }
-    let mut evidence = vec![fact("threshold", format::secs_f64(limit))];
+    let mut evidence = vec![fact("threshold", format::lag_secs(limit))];
     for node in &lags {
         if let Some(r) = &node.replica {
             evidence.push(fact(
@@ -76,7 +77,7 @@ pub fn all_replicas_lagging(inputs: &RuleInputs<'_>) -> Verdict {
     let cause = format!(
         "all {} replicas lag beyond {}: reads would all fall back to the primary",
         lags.len(),
-        format::secs_f64(limit)
+        format::lag_secs(limit)
     );
     Verdict::bad(evidence, cause)
 }
@@ -121,7 +122,7 @@ mod tests {
                 .cause
                 .ends_with("reads would all fall back to the primary")
         );
-        assert_eq!(alert.evidence[2], fact("lag_r2", "≥ 5.00 s"));
+        assert_eq!(alert.evidence[2], fact("lag_r2", "≥5.00s"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::mysql::IoRunning;
 use crate::poll::ConnState;
 use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
+use crate::units;
 
 /// The numbers behind a bad verdict and the likeliest explanation.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,10 +154,10 @@ fn node_down(node: &NodeView) -> Verdict {
             let mut evidence = vec![
                 fact("conn", "down"),
                 fact("error", format::quote(cause)),
-                fact("next_retry", format::secs(*next)),
+                fact("next_retry", units::duration(*next)),
             ];
             if let Some(age) = node.sample_age {
-                evidence.push(fact("last_sample_age", format::secs(age)));
+                evidence.push(fact("last_sample_age", units::duration(age)));
             }
             let cause = format!("rwtop cannot poll {}: {}", node.name, format::quote(cause));
             Verdict::bad(evidence, cause)
@@ -269,10 +270,10 @@ fn lag_p99_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
         return Verdict::Clean;
     }
     let evidence = vec![
-        fact("lag_p99_1m", format::secs(stats.p99)),
-        fact("threshold", format::secs_f64(limit)),
-        fact("lag_p50_1m", format::secs(stats.p50)),
-        fact("lag_max_1m", format::secs(stats.max)),
+        fact("lag_p99_1m", units::lag(stats.p99)),
+        fact("threshold", format::lag_secs(limit)),
+        fact("lag_p50_1m", units::lag(stats.p50)),
+        fact("lag_max_1m", units::lag(stats.max)),
         fact("samples", stats.samples.to_string()),
     ];
     let cause = if stats.p50.as_secs_f64() > limit {
@@ -323,18 +324,19 @@ fn clock_skew(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     if diff.abs() <= inputs.settings.clock_skew_ms {
         return Verdict::Clean;
     }
+    let size = |ms: i64| units::duration(std::time::Duration::from_millis(ms.unsigned_abs()));
     let evidence = vec![
-        fact("clock_offset", format::offset_ms(mine)),
-        fact("source_clock_offset", format::offset_ms(theirs)),
-        fact("difference", format!("{} ms", diff.abs())),
-        fact("threshold", format!("{} ms", inputs.settings.clock_skew_ms)),
+        fact("clock_offset", units::offset_ms(mine)),
+        fact("source_clock_offset", units::offset_ms(theirs)),
+        fact("difference", size(diff)),
+        fact("threshold", size(inputs.settings.clock_skew_ms)),
     ];
     let direction = if diff > 0 { "ahead of" } else { "behind" };
     let cause = format!(
-        "{}'s clock is {} ms {direction} {}'s: SBM and pt-heartbeat lag are off by as much \
+        "{}'s clock is {} {direction} {}'s: SBM and pt-heartbeat lag are off by as much \
          (check NTP)",
         node.name,
-        diff.abs(),
+        size(diff),
         source.name
     );
     Verdict::bad(evidence, cause)

@@ -13,6 +13,7 @@ use super::rules::{RuleInputs, Verdict, fact, with_replica};
 use crate::mysql::IoRunning;
 use crate::store::NodeView;
 use crate::store::lag::Lag;
+use crate::units;
 
 /// The smallest disagreement worth a word: two heartbeat intervals (the heartbeat's
 /// resolution) and one second (SBM's). A configured threshold can only widen it.
@@ -51,7 +52,7 @@ pub fn understates(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
                     evidence.push(fact("not_received", format::trx(n)));
                 }
                 if let Some(n) = bytes_io {
-                    evidence.push(fact("bytes_behind_io", format::bytes(n)));
+                    evidence.push(fact("bytes_behind_io", units::bytes(n)));
                 }
                 "source link stalled: the source has transactions this replica has not \
                  received, and SBM only counts what arrived"
@@ -107,17 +108,17 @@ pub fn overstates(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         });
         let cause = match (r.sql_delay.filter(|d| *d > 0), skew) {
             (Some(delay), _) => {
-                evidence.push(fact("sql_delay", format!("{delay} s")));
+                evidence.push(fact("sql_delay", units::secs(delay)));
                 "SQL_Delay configured: SBM includes the intended delay".to_owned()
             }
             (None, Some((source, diff))) if diff.abs() > inputs.settings.clock_skew_ms => {
-                evidence.push(fact("clock_difference", format::offset_ms(diff)));
+                evidence.push(fact("clock_difference", units::offset_ms(diff)));
                 format!(
-                    "clock skew: {}'s clock differs from {}'s by {} ms, and SBM subtracts one \
+                    "clock skew: {}'s clock differs from {}'s by {}, and SBM subtracts one \
                      from the other",
                     node.name,
                     source.name,
-                    diff.abs()
+                    units::duration(Duration::from_millis(diff.unsigned_abs()))
                 )
             }
             _ => "long transaction timestamps: on row-based events SBM counts from the \
@@ -150,8 +151,8 @@ mod tests {
             r.gtid_backlog.not_received = Some(40);
         });
         let alert = topo.raise(KIND, Some("r1"));
-        assert_eq!(alert.evidence[0], fact("seconds_behind_source", "0 s"));
-        assert_eq!(alert.evidence[1], fact("heartbeat_lag", "12.40 s"));
+        assert_eq!(alert.evidence[0], fact("seconds_behind_source", "0s"));
+        assert_eq!(alert.evidence[1], fact("heartbeat_lag", "12.40s"));
         assert_eq!(alert.evidence[2], fact("not_received", "40 trx"));
         assert!(
             alert.cause.starts_with("source link stalled"),
@@ -234,9 +235,9 @@ mod tests {
             "{}",
             first.cause
         );
-        assert_eq!(first.evidence[2], fact("sql_delay", "300 s"));
+        assert_eq!(first.evidence[2], fact("sql_delay", "5m00s"));
         assert!(second.cause.starts_with("clock skew"), "{}", second.cause);
-        assert_eq!(second.evidence[2], fact("clock_difference", "+3900 ms"));
+        assert_eq!(second.evidence[2], fact("clock_difference", "+3.9s"));
 
         let mut topo = Topo::new();
         topo.replica_mut("r1", |r| {

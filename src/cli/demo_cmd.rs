@@ -30,7 +30,7 @@ pub fn run(
         let script = demo.spawn_script(narration_tx, stop_rx);
         let keys = rwtop::ui::keys::KeyMap::default();
         let result = rwtop::ui::app::run(
-            rwtop::ui::source::Source::live(&engine),
+            rwtop::ui::feed::Feed::live(&engine),
             &theme,
             keys,
             &rwtop::probe::ProbeSettings::default(),

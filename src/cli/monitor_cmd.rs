@@ -46,8 +46,8 @@ pub fn run(
         let server = super::serve_cmd::serve(listener, engine.snapshots());
         let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(1);
         let recording = super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx));
-        let source = rwtop::ui::source::Source::live(&engine);
-        let result = rwtop::ui::app::run(source, &theme, keys, &config.probe, Some(notes_rx)).await;
+        let feed = rwtop::ui::feed::Feed::live(&engine);
+        let result = rwtop::ui::app::run(feed, &theme, keys, &config.probe, Some(notes_rx)).await;
         if let Some(server) = server {
             server.shutdown().await;
         }

@@ -1,13 +1,15 @@
 //! How `rwtop probe` shows results: a progress line per probe, and the bake-off table.
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use rwtop::probe::{Outcome, ProbeResult, TallyView};
+use rwtop::units;
 
 /// The longest main cause a table row shows.
 const CAUSE_WIDTH: usize = 48;
 
-/// `[3/20] gtid-wait(1s) on r1: fresh, waited 0.4 ms`
+/// `[3/20] gtid-wait(1s) on r1: fresh, waited 400µs`
 pub fn progress(done: usize, total: usize, r: &ProbeResult) -> String {
     let mut line = format!("[{done}/{total}] {} on {}: ", r.strategy, r.target);
     match (r.outcome, &r.cause) {
@@ -22,23 +24,10 @@ pub fn progress(done: usize, total: usize, r: &ProbeResult) -> String {
             if let Some(node) = r.served_by.as_deref().filter(|n| *n != r.target) {
                 let _ = write!(line, ", read on {node}");
             }
-            let _ = write!(
-                line,
-                ", waited {}",
-                wait(rwtop::probe::outcome::ms(r.waited))
-            );
+            let _ = write!(line, ", waited {}", units::duration(r.waited));
         }
     }
     line
-}
-
-/// `0.4 ms`, `1.25 s`.
-fn wait(ms: f64) -> String {
-    if ms >= 1000.0 {
-        format!("{:.2} s", ms / 1000.0)
-    } else {
-        format!("{ms:.1} ms")
-    }
 }
 
 fn truncated(text: &str, width: usize) -> String {
@@ -65,6 +54,7 @@ const HEADER: [&str; 11] = [
 ];
 
 pub fn table(rows: &[TallyView]) -> String {
+    let wait = |d: Option<Duration>| d.map_or_else(|| "-".to_owned(), units::duration);
     let percent = |t: &TallyView, n: u32| format!("{:.0}%", t.percent(n));
     let cells: Vec<[String; 11]> = rows
         .iter()
@@ -77,8 +67,8 @@ pub fn table(rows: &[TallyView]) -> String {
                 percent(t, t.stale),
                 percent(t, t.fell_back),
                 t.errors.to_string(),
-                t.wait_ms.map_or_else(|| "-".to_owned(), |w| wait(w.p50)),
-                t.wait_ms.map_or_else(|| "-".to_owned(), |w| wait(w.p99)),
+                wait(t.wait_ms.map(|w| w.durations().p50)),
+                wait(t.wait_ms.map(|w| w.durations().p99)),
                 t.primary_reads.to_string(),
                 t.main_cause()
                     .map_or_else(|| "-".to_owned(), |c| truncated(c, CAUSE_WIDTH)),
@@ -160,12 +150,12 @@ mod tests {
             lines[2].contains("gtid-wait(1s)  r1            4    75%"),
             "{text}"
         );
-        assert!(lines[2].contains("0.4 ms    1.50 s"), "{text}");
+        assert!(lines[2].contains("420µs      1.5s"), "{text}");
         assert!(lines[2].ends_with('…') && lines[2].contains("timeout after 1s: xx"));
         assert!(lines[1].ends_with("  -"), "{text}");
         // The column after the cause-free rows still lines up under its header.
         let at = |line: &str, what: &str| line.find(what).unwrap();
-        assert_eq!(at(lines[0], "WAIT P50") + 8, at(lines[1], "0.4 ms") + 6);
+        assert_eq!(at(lines[0], "WAIT P50") + 8, at(lines[1], "420µs") + 5);
         let none = TallyView {
             wait_ms: None,
             causes: BTreeMap::new(),
@@ -197,7 +187,7 @@ mod tests {
         };
         assert_eq!(
             progress(3, 20, &r),
-            "[3/20] gtid-wait(1s) on r1: fresh, waited 0.4 ms"
+            "[3/20] gtid-wait(1s) on r1: fresh, waited 400µs"
         );
         r.outcome = Outcome::FellBack;
         r.cause = Some("timeout after 1s".into());
@@ -205,7 +195,7 @@ mod tests {
         r.waited = Duration::from_millis(1001);
         assert_eq!(
             progress(4, 20, &r),
-            "[4/20] gtid-wait(1s) on r1: fell back (timeout after 1s), read on primary, waited 1.00 s"
+            "[4/20] gtid-wait(1s) on r1: fell back (timeout after 1s), read on primary, waited 1s"
         );
         r.outcome = Outcome::Error;
         r.cause = Some("refused: read-only mode".into());

@@ -43,13 +43,7 @@ pub async fn finish(task: Option<RecordTask>) -> anyhow::Result<()> {
     let summary = task
         .await
         .map_err(|e| anyhow::anyhow!("the recorder failed: {e}"))??;
-    #[expect(clippy::cast_precision_loss, reason = "a size shown to one decimal")]
-    let kib = summary.bytes as f64 / 1024.0;
-    let size = if kib < 1024.0 {
-        format!("{kib:.0} KiB")
-    } else {
-        format!("{:.1} MiB", kib / 1024.0)
-    };
+    let size = rwtop::units::bytes(summary.bytes);
     eprintln!(
         "rwtop: recorded {} frames ({size}) to {}; play it with: rwtop replay {}",
         summary.frames,

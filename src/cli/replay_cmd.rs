@@ -4,8 +4,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use rwtop::record::{Player, Recording, Speed};
+use rwtop::ui::feed::Feed;
 use rwtop::ui::keys::KeyMap;
-use rwtop::ui::source::Source;
 use tokio::sync::mpsc;
 
 use super::monitor_cmd;
@@ -33,7 +33,7 @@ pub fn run(file: &Path, speed: Speed, theme_spec: Option<&str>) -> anyhow::Resul
         }
         let player = Player::new(recording, speed, Instant::now());
         rwtop::ui::app::run(
-            Source::replay(player),
+            Feed::replay(player),
             &theme,
             KeyMap::default(),
             &rwtop::probe::ProbeSettings::default(),

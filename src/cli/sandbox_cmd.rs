@@ -33,8 +33,8 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
             let start = Instant::now();
             let sandbox = Sandbox::up(&spec)?;
             let mut text = format!(
-                "sandbox up in {:.1} s: {} in {}\n\n{}",
-                start.elapsed().as_secs_f64(),
+                "sandbox up in {}: {} in {}\n\n{}",
+                rwtop::units::duration(start.elapsed()),
                 sandbox.binaries().flavor,
                 sandbox.dir().display(),
                 report(&sandbox)

@@ -6,6 +6,7 @@ use std::time::Duration;
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::export::json;
 use rwtop::store::Snapshot;
+use rwtop::units;
 
 use super::TargetArgs;
 use super::output::emit;
@@ -78,8 +79,9 @@ fn every_login_refused(s: &Snapshot) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn seconds(d: Option<Duration>) -> String {
-    d.map_or_else(|| "-".to_owned(), |d| format!("{:.2}", d.as_secs_f64()))
+/// A lag figure, or `-` where there is none.
+fn lag(d: Option<Duration>) -> String {
+    d.map_or_else(|| "-".to_owned(), units::lag)
 }
 
 fn table(s: &Snapshot) -> String {
@@ -92,11 +94,7 @@ fn table(s: &Snapshot) -> String {
         let minute = r.and_then(|r| r.windows.first().and_then(|(_, w)| *w));
         let lag_now = r.map_or_else(
             || "-".to_owned(),
-            |r| match &r.heartbeat_lag {
-                rwtop::store::lag::Lag::Exact { lag } => seconds(Some(*lag)),
-                rwtop::store::lag::Lag::AtLeast { lag, .. } => format!(">={}", seconds(Some(*lag))),
-                rwtop::store::lag::Lag::Unknown { .. } => "?".to_owned(),
-            },
+            |r| r.heartbeat_lag.text().unwrap_or_else(|| "?".to_owned()),
         );
         let _ = writeln!(
             out,
@@ -109,11 +107,11 @@ fn table(s: &Snapshot) -> String {
                 || "-".to_owned(),
                 |r| r
                     .seconds_behind_source
-                    .map_or("NULL".to_owned(), |v| v.to_string())
+                    .map_or("NULL".to_owned(), units::secs)
             ),
             lag_now,
-            seconds(minute.map(|m| m.p50)),
-            seconds(minute.map(|m| m.p99)),
+            lag(minute.map(|m| m.p50)),
+            lag(minute.map(|m| m.p99)),
             r.and_then(|r| r.gtid_backlog.total())
                 .map_or("-".to_owned(), |b| b.to_string()),
         );

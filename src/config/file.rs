@@ -15,7 +15,7 @@ use super::location::shorten;
 use super::{ConfigError, HeartbeatConfig, Origin, Role, Thresholds};
 use crate::mysql::Timeouts;
 use crate::probe::{ProbeDefaults, ProbeSettings, Strategy};
-use crate::units::duration::{MAX_DURATION, RawDuration, parse_duration, parse_interval};
+use crate::units::parse::{MAX_DURATION, RawDuration, parse_duration, parse_interval};
 use crate::units::{excerpt, quoted};
 
 /// The file-level settings once checked, that is everything but the nodes.

@@ -17,6 +17,7 @@ use super::director::Director;
 use super::stop::{Stop, Stopped};
 use crate::mysql::{NodeConn, Timeouts};
 use crate::sandbox::SandboxError;
+use crate::units;
 
 /// The big table the ALTER incident rebuilds, and the load's table (both in rwtop's schema, where
 /// the app user has its grants).
@@ -40,15 +41,6 @@ fn thousands(n: u32) -> String {
     out
 }
 
-fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else {
-        format!("{s:.0} s")
-    }
-}
-
 /// The whole script, until stopped.
 pub(crate) async fn run(director: Director, stop: Stop) {
     let (built_tx, built_rx) = watch::channel(None);
@@ -56,9 +48,9 @@ pub(crate) async fn run(director: Director, stop: Stop) {
     let t = &director.timeline;
     // First, before the build's line: what the newcomer is looking at.
     director.say(format!(
-        "demo: primary with replicas r1, r2 and c1 (under r1); an app INSERTs every {} ms; first incident in {}",
-        t.load_every.as_millis(),
-        secs(t.lead_in)
+        "demo: primary with replicas r1, r2 and c1 (under r1); an app INSERTs every {}; first incident in {}",
+        units::duration(t.load_every),
+        units::duration(t.lead_in)
     ));
     tokio::join!(
         load(director, stop.clone()),
@@ -166,7 +158,7 @@ async fn build_big(director: &Director, stop: &mut Stop) -> Result<bool, Stopped
             director.say(format!(
                 "setup: {BIG_TABLE} ready ({} rows in {})",
                 thousands(rows),
-                secs(started.elapsed())
+                units::duration(started.elapsed())
             ));
             Ok(true)
         }
@@ -266,7 +258,8 @@ async fn delayed_replica(director: &Director, stop: &mut Stop) -> Result<(), Sto
         return Ok(());
     }
     director.say(format!(
-        "incident: r1 runs with {option}={n}; a deliberate {n} s lag that SBM and the heartbeat agree on (c1 inherits it)"
+        "incident: r1 runs with {option}={n}; a deliberate {} lag that SBM and the heartbeat agree on (c1 inherits it)",
+        units::secs(u64::from(n))
     ));
     let held = stop.sleep(director.timeline.delay).await;
     if held.is_err() {
@@ -316,7 +309,7 @@ async fn rebuilding_alter(
     let on_primary = started.elapsed();
     director.say(format!(
         "progress: the primary rebuilt {BIG_TABLE} in {}; the replicas replay it now and fall behind",
-        secs(on_primary)
+        units::duration(on_primary)
     ));
     let replayed = Instant::now();
     loop {
@@ -328,7 +321,7 @@ async fn rebuilding_alter(
             Ok(()) => {
                 director.say(format!(
                     "resolved: every replica replayed the ALTER, {} after the primary finished",
-                    secs(replayed.elapsed())
+                    units::duration(replayed.elapsed())
                 ));
                 return Ok(());
             }
@@ -338,7 +331,7 @@ async fn rebuilding_alter(
         if replayed.elapsed() >= director.timeline.catch_up {
             director.say(format!(
                 "error: replicas still behind {} after the ALTER ({behind}); moving on",
-                secs(director.timeline.catch_up)
+                units::duration(director.timeline.catch_up)
             ));
             return Ok(());
         }

@@ -65,7 +65,12 @@ impl ExecConfig {
             .stdin(std::process::Stdio::null());
         let output = tokio::time::timeout(timeout, command.output())
             .await
-            .map_err(|_| format!("`{program}` did not finish within {timeout:?}; it was killed"))?
+            .map_err(|_| {
+                format!(
+                    "`{program}` did not finish within {}; it was killed",
+                    crate::units::duration(timeout)
+                )
+            })?
             .map_err(|e| format!("cannot run `{program}`: {e} (check drain.exec in rwtop.toml)"))?;
         let mut text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
         let err = String::from_utf8_lossy(&output.stderr).trim().to_owned();

@@ -97,9 +97,12 @@ async fn send(socket: &str, command: &str, timeout: Duration) -> Result<String, 
             converse(stream.map_err(|e| connect_error(socket, &e))?, command).await
         }
     };
-    tokio::time::timeout(timeout, exchange)
-        .await
-        .map_err(|_| format!("HAProxy admin socket {socket} gave no answer within {timeout:?}"))?
+    tokio::time::timeout(timeout, exchange).await.map_err(|_| {
+        format!(
+            "HAProxy admin socket {socket} gave no answer within {}",
+            crate::units::duration(timeout)
+        )
+    })?
 }
 
 /// One command line out, the whole answer back.

@@ -112,7 +112,12 @@ impl ProxysqlConfig {
         };
         let result = tokio::time::timeout(timeout, run)
             .await
-            .unwrap_or_else(|_| Err(format!("ProxySQL admin gave no answer within {timeout:?}")));
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "ProxySQL admin gave no answer within {}",
+                    crate::units::duration(timeout)
+                ))
+            });
         let _ = conn.disconnect().await;
         result
     }
@@ -124,7 +129,12 @@ impl ProxysqlConfig {
         let rows: Result<Vec<(String, u16, String)>, String> =
             tokio::time::timeout(timeout, conn.query(&sql))
                 .await
-                .map_err(|_| format!("ProxySQL admin gave no answer within {timeout:?}"))
+                .map_err(|_| {
+                    format!(
+                        "ProxySQL admin gave no answer within {}",
+                        crate::units::duration(timeout)
+                    )
+                })
                 .and_then(|r| r.map_err(|e| format!("`{sql}`: {e}")));
         let _ = conn.disconnect().await;
         Ok(rows?

@@ -95,7 +95,8 @@ pub enum SqlError {
         message: String,
     },
     #[error(
-        "{addr}: no handshake within {after:?}: the server is hung or a firewall drops packets"
+        "{addr}: no handshake within {within}: the server is hung or a firewall drops packets",
+        within = crate::units::duration(*after)
     )]
     ConnectTimeout { addr: String, after: Duration },
     #[error("{addr}: `{sql}` failed: {message} (error {code}){hint}", hint = hint(Some(*code)))]
@@ -106,7 +107,8 @@ pub enum SqlError {
         message: String,
     },
     #[error(
-        "{addr}: `{sql}` gave no answer within {after:?}; the connection was dropped and will be reopened"
+        "{addr}: `{sql}` gave no answer within {within}; the connection was dropped and will be reopened",
+        within = crate::units::duration(*after)
     )]
     QueryTimeout {
         addr: String,

@@ -114,6 +114,18 @@ pub struct WaitMs {
     pub p99: f64,
 }
 
+impl WaitMs {
+    /// Back to durations, for text: JSON keeps the milliseconds.
+    #[must_use]
+    pub fn durations(self) -> WaitPercentiles {
+        let d = |ms: f64| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default();
+        WaitPercentiles {
+            p50: d(self.p50),
+            p99: d(self.p99),
+        }
+    }
+}
+
 /// A tally as snapshots, JSON and the TUI show it: one row of the bake-off table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TallyView {
@@ -267,6 +279,23 @@ mod tests {
         let view = t.view(Strategy::None, "r1");
         assert!((view.percent(view.fresh) - 98.04).abs() < 0.01);
         assert_eq!(view.wait_ms.map(|w| w.p99), Some(100.0));
+    }
+
+    #[test]
+    fn wait_milliseconds_turn_back_into_durations() {
+        let w = WaitMs {
+            p50: 0.26,
+            p99: 1_234.5,
+        };
+        let d = w.durations();
+        assert_eq!(d.p50, Duration::from_micros(260));
+        assert_eq!(d.p99, Duration::from_micros(1_234_500));
+        let odd = WaitMs {
+            p50: -1.0,
+            p99: f64::NAN,
+        };
+        assert_eq!(odd.durations().p50, Duration::ZERO);
+        assert_eq!(odd.durations().p99, Duration::ZERO);
     }
 
     #[test]

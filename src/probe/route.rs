@@ -13,6 +13,7 @@ use super::{Strategy, short_duration};
 use crate::mysql::flavor::{WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
 use crate::mysql::{BinlogPos, GtidState, GtidWaitOutcome, NodeState, ReplicaStatus};
 use crate::topology::{Role, Topology};
+use crate::units;
 
 /// Where the read goes once the strategy has waited.
 #[derive(Debug)]
@@ -126,7 +127,7 @@ impl Session {
                 a.note = recommend_sticky(view).map(|(p99, node, window)| {
                     format!(
                         "the worst replica, {node}, has a lag P99 of {} over 5 min: recommend sticky({})",
-                        short_duration(p99),
+                        units::lag(p99),
                         short_duration(window)
                     )
                 });
@@ -422,7 +423,7 @@ fn lag_route(
             Some(lag) => refused.push(format!(
                 "{} {}{}",
                 node.name,
-                short_duration(lag),
+                units::lag(lag),
                 if running { "" } else { " (a thread stopped)" }
             )),
             None => refused.push(format!("{} unknown", node.name)),
@@ -438,7 +439,7 @@ fn lag_route(
             let note = (*name != target).then(|| {
                 format!(
                     "routed to {name} (lag {}): {target} is not within {}",
-                    short_duration(*lag),
+                    units::lag(*lag),
                     short_duration(max)
                 )
             });

@@ -109,7 +109,7 @@ pub fn run_with_input(
             let _ = child.wait();
             return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
-                format!("no answer within {deadline:?}"),
+                format!("no answer within {}", crate::units::duration(deadline)),
             ));
         }
         std::thread::sleep(Duration::from_millis(10));

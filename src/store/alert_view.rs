@@ -92,7 +92,7 @@ pub struct Alert {
     pub last_seen: chrono::DateTime<chrono::Utc>,
     /// Samples on which it held.
     pub count: u64,
-    /// The numbers that disagree, in display order, as text an operator reads ("12.40 s").
+    /// The numbers that disagree, in display order, as text an operator reads ("12.40s").
     pub evidence: Vec<(String, String)>,
     /// One line: the likeliest explanation given the evidence.
     pub cause: String,

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::units;
+
 /// A lag figure and how much it can be trusted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -35,6 +37,18 @@ impl Lag {
     pub fn value(&self) -> Option<Duration> {
         match self {
             Self::Exact { lag } | Self::AtLeast { lag, .. } => Some(*lag),
+            Self::Unknown { .. } => None,
+        }
+    }
+
+    /// The figure as every output prints it: `0.12s`, or `≥3.20s` for a lower bound. `None` when
+    /// it is unknown, which each place words in the room it has: `?` in a table, the reason in
+    /// an alert.
+    #[must_use]
+    pub fn text(&self) -> Option<String> {
+        match self {
+            Self::Exact { lag } => Some(units::lag(*lag)),
+            Self::AtLeast { lag, .. } => Some(format!("≥{}", units::lag(*lag))),
             Self::Unknown { .. } => None,
         }
     }
@@ -203,6 +217,22 @@ mod tests {
                 lag: Duration::ZERO
             }
         );
+    }
+
+    #[test]
+    fn text_marks_a_lower_bound_and_leaves_unknown_to_the_reader() {
+        let ms = Duration::from_millis;
+        let exact = Lag::Exact { lag: ms(120) };
+        let bound = Lag::AtLeast {
+            lag: ms(3_200),
+            upper: Some(ms(9_000)),
+        };
+        let unknown = Lag::Unknown {
+            reason: "no heartbeat written yet".to_owned(),
+        };
+        assert_eq!(exact.text().as_deref(), Some("0.12s"));
+        assert_eq!(bound.text().as_deref(), Some("≥3.20s"));
+        assert_eq!(unknown.text(), None);
     }
 
     #[test]

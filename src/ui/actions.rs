@@ -1,16 +1,16 @@
 //! What each action does to the UI state, and what it asks of the engine. The loop in `app.rs`
 //! carries out the requests and reports a refusal here, so every answer is worded in one place.
 
-use super::keys::{Action, ReplayKey};
+use super::keys::{Command, ReplayKey};
 use super::state::{Mode, UiState};
 use crate::drain::{Action as DrainAction, DrainRequest};
 use crate::probe::ProbeRequest;
 use crate::store::windows::Window;
 use crate::store::{Role, Snapshot};
 
-/// What the loop must do after an action.
+/// What the loop must do after a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Effect {
     Continue,
     Quit,
     /// Poll this node now (the force-probe) and queue `read` on it.
@@ -30,56 +30,56 @@ pub enum Outcome {
 pub const READ_ONLY: &str = "replay: read-only (test reads, polls and drains need live servers)";
 
 /// Applies an action to the UI state; a replay refuses the live-only ones.
-pub fn apply(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcome {
+pub fn apply(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effect {
     if state.replay.is_some() && action.is_live_only() {
         state.status = Some(READ_ONLY.to_owned());
-        return Outcome::Continue;
+        return Effect::Continue;
     }
     apply_to_view(state, action, snapshot)
 }
 
-fn apply_to_view(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Outcome {
+fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effect {
     let replicas = state.replicas(snapshot).len();
     state.status = None;
     match action {
-        Action::Up => state.selected = state.selected.saturating_sub(1),
-        Action::Down => state.selected = (state.selected + 1).min(replicas.saturating_sub(1)),
-        Action::Sort => state.sort = state.sort.next(),
-        Action::Window => {
+        Command::Up => state.selected = state.selected.saturating_sub(1),
+        Command::Down => state.selected = (state.selected + 1).min(replicas.saturating_sub(1)),
+        Command::Sort => state.sort = state.sort.next(),
+        Command::Window => {
             state.window = match state.window {
                 Window::OneMinute => Window::FiveMinutes,
                 Window::FiveMinutes => Window::FifteenMinutes,
                 Window::FifteenMinutes => Window::OneMinute,
             };
         }
-        Action::ExpandGtid => state.panes.expand_gtid = !state.panes.expand_gtid,
-        Action::ToggleTopology => state.panes.topology = !state.panes.topology,
+        Command::ExpandGtid => state.panes.expand_gtid = !state.panes.expand_gtid,
+        Command::ToggleTopology => state.panes.topology = !state.panes.topology,
         // The test reads cover the detail pane: `i` then brings the detail back.
-        Action::ToggleDetail if state.panes.test_reads => {
+        Command::ToggleDetail if state.panes.test_reads => {
             state.panes.test_reads = false;
             state.panes.detail = true;
         }
-        Action::ToggleDetail => state.panes.detail = !state.panes.detail,
-        Action::ToggleAlerts => state.panes.alerts = !state.panes.alerts,
-        Action::ToggleTestReads => state.panes.test_reads = !state.panes.test_reads,
-        Action::PrevStrategy | Action::NextStrategy => {
-            state.probe.step(action == Action::NextStrategy);
+        Command::ToggleDetail => state.panes.detail = !state.panes.detail,
+        Command::ToggleAlerts => state.panes.alerts = !state.panes.alerts,
+        Command::ToggleTestReads => state.panes.test_reads = !state.panes.test_reads,
+        Command::PrevStrategy | Command::NextStrategy => {
+            state.probe.step(action == Command::NextStrategy);
             state.status = Some(format!(
                 "test-read strategy {}{}",
                 state.probe.current(),
                 state
                     .keys
-                    .key_for(Action::TestRead)
+                    .key_for(Command::TestRead)
                     .map_or_else(String::new, |key| format!(": {key} runs one"))
             ));
         }
-        Action::TestRead | Action::Bakeoff => {
+        Command::TestRead | Command::Bakeoff => {
             state.panes.test_reads = true;
             let Some(node) = state.selected_node(snapshot) else {
                 state.status = Some("no replica to test: none has been found yet".to_owned());
-                return Outcome::Continue;
+                return Effect::Continue;
             };
-            let request = if action == Action::TestRead {
+            let request = if action == Command::TestRead {
                 ProbeRequest::One {
                     strategy: state.probe.current(),
                     target: node.name.clone(),
@@ -88,23 +88,23 @@ fn apply_to_view(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Ou
                 ProbeRequest::Bakeoff(state.probe.bakeoff(&node.name))
             };
             state.status = Some(format!("queued {}", describe(&request)));
-            return Outcome::Request(request);
+            return Effect::Request(request);
         }
-        Action::Help => {
+        Command::Help => {
             state.mode = match state.mode {
                 Mode::Normal => Mode::Help,
                 Mode::Help | Mode::Confirm => Mode::Normal,
             };
         }
-        Action::Quit => return Outcome::Quit,
-        Action::Probe => {
+        Command::Quit => return Effect::Quit,
+        Command::Probe => {
             if let Some(node) = state.selected_node(snapshot) {
                 let strategy = state.probe.current();
                 state.status = Some(format!(
                     "polling {} now and queued a {strategy} test read on it",
                     node.name
                 ));
-                return Outcome::PollNow {
+                return Effect::PollNow {
                     node: node.name.clone(),
                     read: ProbeRequest::One {
                         strategy,
@@ -114,8 +114,8 @@ fn apply_to_view(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Ou
             }
             state.status = Some("no replica to poll: none has been found yet".to_owned());
         }
-        Action::Drain => ask_drain(state, snapshot),
-        Action::ConfirmYes => {
+        Command::Drain => ask_drain(state, snapshot),
+        Command::ConfirmYes => {
             state.mode = Mode::Normal;
             if let Some(request) = state.pending_drain.take() {
                 state.status = Some(format!(
@@ -123,10 +123,10 @@ fn apply_to_view(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Ou
                     request.action.verb(),
                     request.replica
                 ));
-                return Outcome::Drain(request);
+                return Effect::Drain(request);
             }
         }
-        Action::ConfirmNo => {
+        Command::ConfirmNo => {
             state.mode = Mode::Normal;
             if let Some(request) = state.pending_drain.take() {
                 state.status = Some(format!(
@@ -136,9 +136,9 @@ fn apply_to_view(state: &mut UiState, action: Action, snapshot: &Snapshot) -> Ou
                 ));
             }
         }
-        Action::Replay(key) => return Outcome::Replay(key),
+        Command::Replay(key) => return Effect::Replay(key),
     }
-    Outcome::Continue
+    Effect::Continue
 }
 
 /// `d`: asks to drain the selected replica, or to undrain it when it is drained already.
@@ -200,7 +200,7 @@ pub fn describe(request: &ProbeRequest) -> String {
             plan.targets.join(", "),
             plan.strategies.len(),
             plan.count,
-            crate::probe::short_duration(plan.spacing)
+            crate::units::duration(plan.spacing)
         ),
     }
 }
@@ -244,7 +244,7 @@ mod tests {
     use crate::store::testkit::Topo;
     use crate::ui::state::ProbeChoice;
 
-    fn press(state: &mut UiState, c: char, snapshot: &Snapshot) -> Outcome {
+    fn press(state: &mut UiState, c: char, snapshot: &Snapshot) -> Effect {
         let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
         let action = state.keys.action_for(key, state.mode).expect("a bound key");
         apply(state, action, snapshot)
@@ -255,7 +255,7 @@ mod tests {
         let mut snapshot = Topo::new().at(1);
         let mut state = UiState::default();
         // Without a backend, d says how to configure one and changes nothing.
-        assert_eq!(press(&mut state, 'd', &snapshot), Outcome::Continue);
+        assert_eq!(press(&mut state, 'd', &snapshot), Effect::Continue);
         assert_eq!(state.mode, Mode::Normal);
         assert!(state.status.as_deref().unwrap().contains("[drain] section"));
 
@@ -265,7 +265,7 @@ mod tests {
             .drain
             .states
             .insert("r1".into(), crate::drain::ServerState::Ready);
-        assert_eq!(press(&mut state, 'd', &snapshot), Outcome::Continue);
+        assert_eq!(press(&mut state, 'd', &snapshot), Effect::Continue);
         assert_eq!(state.mode, Mode::Confirm);
         let pending = state.pending_drain.clone().unwrap();
         assert_eq!(
@@ -273,7 +273,7 @@ mod tests {
             "Drain r1 (now READY) through haproxy backend replicas via /run/h.sock?"
         );
         // Any key but y cancels, even one bound to an action.
-        assert_eq!(press(&mut state, 'q', &snapshot), Outcome::Continue);
+        assert_eq!(press(&mut state, 'q', &snapshot), Effect::Continue);
         assert_eq!(
             (state.mode, state.pending_drain.is_none()),
             (Mode::Normal, true)
@@ -290,7 +290,7 @@ mod tests {
         let sent = press(&mut state, 'y', &snapshot);
         assert_eq!(
             sent,
-            Outcome::Drain(DrainRequest {
+            Effect::Drain(DrainRequest {
                 action: DrainAction::Drain,
                 replica: "r1".into()
             })
@@ -319,7 +319,7 @@ mod tests {
 
         // t: one read with the current strategy on the selected replica, and the pane shows.
         let one = |strategy| {
-            Outcome::Request(ProbeRequest::One {
+            Effect::Request(ProbeRequest::One {
                 strategy,
                 target: "r1".into(),
             })
@@ -341,8 +341,7 @@ mod tests {
         // r hides and shows the pane; b shows it and bakes off every strategy on r1.
         press(&mut state, 'r', &snapshot);
         assert!(!state.panes.test_reads);
-        let Outcome::Request(ProbeRequest::Bakeoff(plan)) = press(&mut state, 'b', &snapshot)
-        else {
+        let Effect::Request(ProbeRequest::Bakeoff(plan)) = press(&mut state, 'b', &snapshot) else {
             panic!("b must queue a bake-off");
         };
         assert!(state.panes.test_reads);
@@ -359,7 +358,7 @@ mod tests {
         state.selected = 1;
         assert_eq!(
             press(&mut state, 'p', &snapshot),
-            Outcome::PollNow {
+            Effect::PollNow {
                 node: "r2".into(),
                 read: ProbeRequest::One {
                     strategy: Strategy::PosWait(Duration::from_secs(1)),
@@ -376,12 +375,12 @@ mod tests {
         let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
         assert_eq!(
             keys.action_for(key('y'), Mode::Normal),
-            Some(Action::ToggleTopology)
+            Some(Command::ToggleTopology)
         );
         assert_eq!(keys.action_for(key('o'), Mode::Normal), None);
         assert_eq!(
             keys.action_for(key('t'), Mode::Normal),
-            Some(Action::TestRead)
+            Some(Command::TestRead)
         );
     }
 

@@ -1,5 +1,5 @@
 //! The one UI loop: terminal events, snapshot updates (from an engine or a replay, see
-//! `source.rs`), narration and a clock tick, multiplexed with `select!`. The terminal is restored
+//! `feed.rs`), narration and a clock tick, multiplexed with `select!`. The terminal is restored
 //! on every way out: quit, Ctrl-C, SIGTERM, an error (a drop guard) and a panic (ratatui's hook,
 //! installed by `ratatui::init`).
 
@@ -9,12 +9,12 @@ use futures_util::StreamExt;
 use ratatui::crossterm::event::{Event, EventStream, KeyEventKind};
 use tokio::sync::mpsc;
 
-use super::actions::{Outcome, apply, poll_now_answer, refused};
+use super::actions::{Effect, apply, poll_now_answer, refused};
+use super::feed::Feed;
 use super::keys::KeyMap;
 use super::render::render;
-use super::source::Source;
 use super::state::ProbeChoice;
-use super::{Ctx, Theme, UiState};
+use super::{RenderCtx, Theme, UiState};
 use crate::probe::ProbeSettings;
 
 /// Restores the terminal when the loop ends by any path that unwinds or returns.
@@ -31,7 +31,7 @@ impl Drop for Restore {
 /// test-read strategy `t` starts with and the size of a bake-off. A replay adds its playback keys
 /// to `keys`.
 pub async fn run(
-    mut source: Source<'_>,
+    mut feed: Feed<'_>,
     theme: &Theme,
     keys: KeyMap,
     probe: &ProbeSettings,
@@ -43,7 +43,7 @@ pub async fn run(
     // Ages and "since" columns move even when no snapshot does.
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let keys = if source.is_replay() {
+    let keys = if feed.is_replay() {
         keys.for_replay()
     } else {
         keys
@@ -54,12 +54,12 @@ pub async fn run(
         ..UiState::default()
     };
     loop {
-        let snapshot = source.current();
-        state.replay = source.replay_status();
+        let snapshot = feed.current();
+        state.replay = feed.replay_status();
         terminal.draw(|frame| {
             render(
                 frame,
-                &Ctx {
+                &RenderCtx {
                     snapshot: &snapshot,
                     state: &state,
                     theme,
@@ -73,23 +73,23 @@ pub async fn run(
                 Some(Ok(Event::Key(key))) if key.kind == KeyEventKind::Press => {
                     let Some(action) = state.keys.action_for(key, state.mode) else { continue };
                     match apply(&mut state, action, &snapshot) {
-                        Outcome::Quit => return Ok(()),
-                        Outcome::PollNow { node, read } => {
-                            let polled = source.poll_now(&node);
-                            let queued = source.probe(read.clone());
+                        Effect::Quit => return Ok(()),
+                        Effect::PollNow { node, read } => {
+                            let polled = feed.poll_now(&node);
+                            let queued = feed.probe(read.clone());
                             if let Some(answer) =
                                 poll_now_answer(&node, polled, &read, queued, &snapshot)
                             {
                                 state.status = Some(answer);
                             }
                         }
-                        Outcome::Request(request) => {
-                            if !source.probe(request.clone()) {
+                        Effect::Request(request) => {
+                            if !feed.probe(request.clone()) {
                                 state.status = Some(refused(&request, &snapshot));
                             }
                         }
-                        Outcome::Drain(request) => {
-                            if !source.drain(request.clone()) {
+                        Effect::Drain(request) => {
+                            if !feed.drain(request.clone()) {
                                 state.status = Some(format!(
                                     "not sent: {} {}: no drain backend, or one is still running",
                                     request.action.verb(),
@@ -97,8 +97,8 @@ pub async fn run(
                                 ));
                             }
                         }
-                        Outcome::Replay(key) => source.replay_key(key),
-                        Outcome::Continue => {}
+                        Effect::Replay(key) => feed.replay_key(key),
+                        Effect::Continue => {}
                     }
                 }
                 Some(Ok(_)) => {}
@@ -107,7 +107,7 @@ pub async fn run(
             },
             _ = terminate.recv() => return Ok(()),
             _ = tokio::signal::ctrl_c() => return Ok(()),
-            changed = source.changed() => {
+            changed = feed.changed() => {
                 if !changed {
                     return Ok(());
                 }

@@ -6,7 +6,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::state::Mode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Action {
+pub enum Command {
     Up,
     Down,
     Sort,
@@ -41,13 +41,13 @@ pub enum ReplayKey {
     Faster,
 }
 
-impl Action {
+impl Command {
     /// Actions that act on live servers: a replay answers them with "read-only".
     #[must_use]
     pub fn is_live_only(self) -> bool {
         matches!(
             self,
-            Action::TestRead | Action::Bakeoff | Action::Probe | Action::Drain
+            Command::TestRead | Command::Bakeoff | Command::Probe | Command::Drain
         )
     }
 }
@@ -55,7 +55,7 @@ impl Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     pub key: KeyCode,
-    pub action: Action,
+    pub action: Command,
     /// Shown in the footer after the key (empty: only on the help screen).
     pub short: &'static str,
     pub help: &'static str,
@@ -65,115 +65,115 @@ pub struct Binding {
 pub const BINDINGS: &[Binding] = &[
     Binding {
         key: KeyCode::Up,
-        action: Action::Up,
+        action: Command::Up,
         short: "",
         help: "select the previous replica",
     },
     Binding {
         key: KeyCode::Char('k'),
-        action: Action::Up,
+        action: Command::Up,
         short: "",
         help: "select the previous replica",
     },
     Binding {
         key: KeyCode::Down,
-        action: Action::Down,
+        action: Command::Down,
         short: "select",
         help: "select the next replica",
     },
     Binding {
         key: KeyCode::Char('j'),
-        action: Action::Down,
+        action: Command::Down,
         short: "",
         help: "select the next replica",
     },
     Binding {
         key: KeyCode::Char('s'),
-        action: Action::Sort,
+        action: Command::Sort,
         short: "sort",
         help: "sort replicas: topology, worst lag, largest backlog",
     },
     Binding {
         key: KeyCode::Char('w'),
-        action: Action::Window,
+        action: Command::Window,
         short: "window",
         help: "chart and percentile window: 1, 5, 15 minutes",
     },
     Binding {
         key: KeyCode::Char('g'),
-        action: Action::ExpandGtid,
+        action: Command::ExpandGtid,
         short: "gtid",
         help: "show GTID sets in full or abbreviated",
     },
     Binding {
         key: KeyCode::Char('o'),
-        action: Action::ToggleTopology,
+        action: Command::ToggleTopology,
         short: "",
         help: "show or hide the topology tree",
     },
     Binding {
         key: KeyCode::Char('i'),
-        action: Action::ToggleDetail,
+        action: Command::ToggleDetail,
         short: "",
         help: "show or hide the detail pane",
     },
     Binding {
         key: KeyCode::Char('a'),
-        action: Action::ToggleAlerts,
+        action: Command::ToggleAlerts,
         short: "",
         help: "show or hide the alerts pane",
     },
     Binding {
         key: KeyCode::Char('r'),
-        action: Action::ToggleTestReads,
+        action: Command::ToggleTestReads,
         short: "",
         help: "show or hide the test reads (in place of the detail pane)",
     },
     Binding {
         key: KeyCode::Char('t'),
-        action: Action::TestRead,
+        action: Command::TestRead,
         short: "test read",
         help: "test-read the selected replica with the current strategy",
     },
     Binding {
         key: KeyCode::Char('b'),
-        action: Action::Bakeoff,
+        action: Command::Bakeoff,
         short: "bake-off",
         help: "bake-off: every strategy in turn on the selected replica",
     },
     Binding {
         key: KeyCode::Char('['),
-        action: Action::PrevStrategy,
+        action: Command::PrevStrategy,
         short: "",
         help: "previous test-read strategy",
     },
     Binding {
         key: KeyCode::Char(']'),
-        action: Action::NextStrategy,
+        action: Command::NextStrategy,
         short: "",
         help: "next test-read strategy",
     },
     Binding {
         key: KeyCode::Char('p'),
-        action: Action::Probe,
+        action: Command::Probe,
         short: "poll",
         help: "poll the selected replica now and run one test read on it",
     },
     Binding {
         key: KeyCode::Char('d'),
-        action: Action::Drain,
+        action: Command::Drain,
         short: "drain",
         help: "drain or undrain the selected replica (asks first)",
     },
     Binding {
         key: KeyCode::Char('?'),
-        action: Action::Help,
+        action: Command::Help,
         short: "help",
         help: "this help; any key closes it",
     },
     Binding {
         key: KeyCode::Char('q'),
-        action: Action::Quit,
+        action: Command::Quit,
         short: "quit",
         help: "quit (Ctrl-C too)",
     },
@@ -184,43 +184,43 @@ pub const BINDINGS: &[Binding] = &[
 pub const REPLAY_BINDINGS: &[Binding] = &[
     Binding {
         key: KeyCode::Char(' '),
-        action: Action::Replay(ReplayKey::Pause),
+        action: Command::Replay(ReplayKey::Pause),
         short: "pause",
         help: "replay: pause or play on (at the end: play again)",
     },
     Binding {
         key: KeyCode::Left,
-        action: Action::Replay(ReplayKey::Back),
+        action: Command::Replay(ReplayKey::Back),
         short: "-10s",
         help: "replay: back 10 seconds",
     },
     Binding {
         key: KeyCode::Right,
-        action: Action::Replay(ReplayKey::Forward),
+        action: Command::Replay(ReplayKey::Forward),
         short: "+10s",
         help: "replay: forward 10 seconds",
     },
     Binding {
         key: KeyCode::Char('<'),
-        action: Action::Replay(ReplayKey::Slower),
+        action: Command::Replay(ReplayKey::Slower),
         short: "slow",
         help: "replay: slower (down to ×0.1)",
     },
     Binding {
         key: KeyCode::Char('-'),
-        action: Action::Replay(ReplayKey::Slower),
+        action: Command::Replay(ReplayKey::Slower),
         short: "",
         help: "replay: slower",
     },
     Binding {
         key: KeyCode::Char('>'),
-        action: Action::Replay(ReplayKey::Faster),
+        action: Command::Replay(ReplayKey::Faster),
         short: "fast",
         help: "replay: faster (up to ×100)",
     },
     Binding {
         key: KeyCode::Char('+'),
-        action: Action::Replay(ReplayKey::Faster),
+        action: Command::Replay(ReplayKey::Faster),
         short: "",
         help: "replay: faster",
     },
@@ -229,26 +229,26 @@ pub const REPLAY_BINDINGS: &[Binding] = &[
 /// Seek step of the left and right keys in a replay.
 pub const REPLAY_SEEK: std::time::Duration = std::time::Duration::from_secs(10);
 
-impl Action {
+impl Command {
     /// Names used in the `[keys]` table of `rwtop.toml`.
-    pub const NAMES: &[(&'static str, Action)] = &[
-        ("up", Action::Up),
-        ("down", Action::Down),
-        ("sort", Action::Sort),
-        ("window", Action::Window),
-        ("expand_gtid", Action::ExpandGtid),
-        ("toggle_topology", Action::ToggleTopology),
-        ("toggle_detail", Action::ToggleDetail),
-        ("toggle_alerts", Action::ToggleAlerts),
-        ("toggle_test_reads", Action::ToggleTestReads),
-        ("test_read", Action::TestRead),
-        ("bakeoff", Action::Bakeoff),
-        ("prev_strategy", Action::PrevStrategy),
-        ("next_strategy", Action::NextStrategy),
-        ("probe", Action::Probe),
-        ("drain", Action::Drain),
-        ("help", Action::Help),
-        ("quit", Action::Quit),
+    pub const NAMES: &[(&'static str, Command)] = &[
+        ("up", Command::Up),
+        ("down", Command::Down),
+        ("sort", Command::Sort),
+        ("window", Command::Window),
+        ("expand_gtid", Command::ExpandGtid),
+        ("toggle_topology", Command::ToggleTopology),
+        ("toggle_detail", Command::ToggleDetail),
+        ("toggle_alerts", Command::ToggleAlerts),
+        ("toggle_test_reads", Command::ToggleTestReads),
+        ("test_read", Command::TestRead),
+        ("bakeoff", Command::Bakeoff),
+        ("prev_strategy", Command::PrevStrategy),
+        ("next_strategy", Command::NextStrategy),
+        ("probe", Command::Probe),
+        ("drain", Command::Drain),
+        ("help", Command::Help),
+        ("quit", Command::Quit),
     ];
 }
 
@@ -326,8 +326,8 @@ impl KeyMap {
                 key: key_text.to_owned(),
                 problem,
             };
-            let Some(&(_, action)) = Action::NAMES.iter().find(|(n, _)| *n == name) else {
-                let known: Vec<&str> = Action::NAMES.iter().map(|(n, _)| *n).collect();
+            let Some(&(_, action)) = Command::NAMES.iter().find(|(n, _)| *n == name) else {
+                let known: Vec<&str> = Command::NAMES.iter().map(|(n, _)| *n).collect();
                 return Err(err(format!(
                     "unknown action; expected one of {}",
                     known.join(", ")
@@ -337,7 +337,7 @@ impl KeyMap {
             let template = map.bindings.iter().find(|b| b.action == action).cloned();
             map.bindings.retain(|b| b.action != action);
             if let Some(other) = map.bindings.iter().find(|b| b.key == key) {
-                let taken = Action::NAMES
+                let taken = Command::NAMES
                     .iter()
                     .find(|(_, a)| *a == other.action)
                     .map_or("?", |(n, _)| n);
@@ -371,7 +371,7 @@ impl KeyMap {
 
     /// The first key bound to `action`, as the footer writes it: for texts that name keys.
     #[must_use]
-    pub fn key_for(&self, action: Action) -> Option<String> {
+    pub fn key_for(&self, action: Command) -> Option<String> {
         self.bindings
             .iter()
             .find(|b| b.action == action)
@@ -380,19 +380,19 @@ impl KeyMap {
 
     /// What a key means in a mode. In help mode every key closes the help; Ctrl-C always quits.
     #[must_use]
-    pub fn action_for(&self, key: KeyEvent, mode: Mode) -> Option<Action> {
+    pub fn action_for(&self, key: KeyEvent, mode: Mode) -> Option<Command> {
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-            return Some(Action::Quit);
+            return Some(Command::Quit);
         }
         if mode == Mode::Help {
-            return Some(Action::Help);
+            return Some(Command::Help);
         }
         if mode == Mode::Confirm {
             let yes = matches!(key.code, KeyCode::Char('y' | 'Y'));
             return Some(if yes {
-                Action::ConfirmYes
+                Command::ConfirmYes
             } else {
-                Action::ConfirmNo
+                Command::ConfirmNo
             });
         }
         self.bindings
@@ -427,7 +427,7 @@ mod tests {
             .next()
             .and_then(|before| before.rsplit("# TUI keys:").next())
             .unwrap_or_default();
-        for (name, _) in Action::NAMES {
+        for (name, _) in Command::NAMES {
             assert!(
                 listed.contains(&format!(" {name},")) || listed.contains(&format!(" {name}.")),
                 "docs/rwtop.sample.toml does not list the action {name}"
@@ -440,7 +440,7 @@ mod tests {
 
     use super::*;
     use crate::store::testkit::Topo;
-    use crate::ui::{Ctx, Theme, UiState};
+    use crate::ui::{RenderCtx, Theme, UiState};
 
     fn press(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
@@ -449,15 +449,21 @@ mod tests {
     #[test]
     fn overrides_move_an_action_to_its_new_key_everywhere() {
         let map = KeyMap::with_overrides([("quit", "x"), ("help", "h")], "rwtop.toml").unwrap();
-        assert_eq!(map.action_for(press('x'), Mode::Normal), Some(Action::Quit));
+        assert_eq!(
+            map.action_for(press('x'), Mode::Normal),
+            Some(Command::Quit)
+        );
         assert_eq!(
             map.action_for(press('q'), Mode::Normal),
             None,
             "the old key is free"
         );
-        assert_eq!(map.action_for(press('h'), Mode::Normal), Some(Action::Help));
+        assert_eq!(
+            map.action_for(press('h'), Mode::Normal),
+            Some(Command::Help)
+        );
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(map.action_for(ctrl_c, Mode::Normal), Some(Action::Quit));
+        assert_eq!(map.action_for(ctrl_c, Mode::Normal), Some(Command::Quit));
         // The footer and the help screen read the same table.
         let snapshot = Topo::new().at(1);
         let state = UiState {
@@ -476,7 +482,7 @@ mod tests {
                 .draw(|f| {
                     crate::ui::render::render(
                         f,
-                        &Ctx {
+                        &RenderCtx {
                             snapshot: &snapshot,
                             state: &state,
                             theme: &theme,
@@ -521,7 +527,7 @@ mod tests {
                 KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE),
                 Mode::Normal
             ),
-            Some(Action::Up)
+            Some(Command::Up)
         );
     }
 }

@@ -3,10 +3,10 @@
 
 pub mod actions;
 pub mod app;
+pub mod feed;
 pub mod keys;
 pub mod panels;
 pub mod render;
-pub mod source;
 pub mod state;
 pub mod theme;
 pub mod theme_file;
@@ -15,7 +15,7 @@ pub use state::{Mode, UiState};
 pub use theme::Theme;
 
 /// What every panel renders from: one snapshot, the UI's own state, the theme.
-pub struct Ctx<'a> {
+pub struct RenderCtx<'a> {
     pub snapshot: &'a crate::store::Snapshot,
     pub state: &'a UiState,
     pub theme: &'a Theme,

@@ -16,16 +16,16 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::Ctx;
+use super::RenderCtx;
 use super::panels;
 use super::state::Mode;
 
-type Panel = fn(&mut Frame, Rect, &Ctx<'_>);
+type Panel = fn(&mut Frame, Rect, &RenderCtx<'_>);
 
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
 
-pub fn render(frame: &mut Frame, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, ctx: &RenderCtx<'_>) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         too_small(frame, area, ctx);
@@ -76,7 +76,7 @@ pub fn render(frame: &mut Frame, ctx: &Ctx<'_>) {
     }
 }
 
-fn too_small(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+fn too_small(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let text = vec![
         Line::styled("terminal too small", ctx.theme.warning),
         Line::styled(

@@ -68,19 +68,19 @@ const COLOUR_NAMES: [(&str, Color); 17] = [
 ];
 
 /// A theme file's text with its origin, to turn byte spans into line, column and key.
-struct Source<'a> {
+struct ThemeText<'a> {
     text: &'a str,
     origin: &'a str,
 }
 
 /// See [`Theme::from_toml`].
 pub(crate) fn parse(text: &str, origin: &str) -> Result<Theme, ThemeError> {
-    let src = Source { text, origin };
+    let file = ThemeText { text, origin };
     let doc = DeTable::parse(text).map_err(|err| {
         let offset = err.span().map_or(0, |span| span.start);
-        let (line, _) = src.position(offset);
+        let (line, _) = file.position(offset);
         ThemeError::Syntax {
-            at: src.at(offset, crate::config::location::key_on_line(text, line)),
+            at: file.at(offset, crate::config::location::key_on_line(text, line)),
             detail: err.to_string().trim_end().to_owned(),
         }
     })?;
@@ -88,13 +88,13 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Theme, ThemeError> {
     for (key, value) in in_file_order(doc.get_ref()) {
         let name = key.get_ref().as_ref();
         if let Some((_, slot)) = STYLE_KEYS.iter().find(|(k, _)| *k == name) {
-            *slot(&mut theme) = src.style(name, value)?;
+            *slot(&mut theme) = file.style(name, value)?;
         } else if let Some((_, slot)) = COLOUR_KEYS.iter().find(|(k, _)| *k == name) {
-            *slot(&mut theme) = src.colour(name, value)?;
+            *slot(&mut theme) = file.colour(name, value)?;
         } else {
             let styles = names(&STYLE_KEYS);
             let colours = names(&COLOUR_KEYS);
-            return Err(src.invalid(
+            return Err(file.invalid(
                 key.span(),
                 name,
                 format!(
@@ -107,7 +107,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Theme, ThemeError> {
     Ok(theme)
 }
 
-impl Source<'_> {
+impl ThemeText<'_> {
     /// A style table, read from an empty style so that the file shows the whole style.
     fn style(&self, name: &str, value: &Spanned<DeValue<'_>>) -> Result<Style, ThemeError> {
         let Some(table) = value.get_ref().as_table() else {

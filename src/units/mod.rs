@@ -1,8 +1,14 @@
-//! Units as people read and write them: durations parsed from config and flags, and values
-//! quoted in messages. The lowest floor: it imports nothing from the rest of rwtop.
+//! Units as people read and write them: one text form per unit (`format`), so a value never
+//! prints two ways on two panels, in an alert and in a text export; durations parsed from config
+//! and flags (`parse`); values quoted in messages (`quote`).
+//!
+//! Architecture Invariant: `units` imports nothing from the crate; it is the lowest floor, and
+//! every floor above may use it.
 
-pub mod duration;
+pub mod format;
+pub mod parse;
 mod quote;
 
-pub use duration::{parse_duration, parse_interval};
+pub use format::{bytes, duration, lag, offset_ms, secs};
+pub use parse::{parse_duration, parse_interval};
 pub use quote::{excerpt, quoted};

@@ -18,6 +18,14 @@ pub struct SourceLink<'a> {
     pub password: &'a str,
 }
 
+#[derive(Clone, Copy)]
+enum ThreadControl {
+    Start,
+    Stop,
+    StartIo,
+    StopIo,
+}
+
 impl Flavor {
     /// `REPLICA` rather than `SLAVE` in `START|STOP … [IO_THREAD]`.
     fn says_replica(&self) -> bool {
@@ -29,45 +37,44 @@ impl Flavor {
         self.mysql_at_least(8, 0, 23)
     }
 
+    /// One of the thread-control statements, in this flavor's keyword.
+    fn thread_sql(&self, which: ThreadControl) -> &'static str {
+        let says_replica = self.says_replica();
+        match which {
+            ThreadControl::Start if says_replica => "START REPLICA",
+            ThreadControl::Start => "START SLAVE",
+            ThreadControl::Stop if says_replica => "STOP REPLICA",
+            ThreadControl::Stop => "STOP SLAVE",
+            ThreadControl::StartIo if says_replica => "START REPLICA IO_THREAD",
+            ThreadControl::StartIo => "START SLAVE IO_THREAD",
+            ThreadControl::StopIo if says_replica => "STOP REPLICA IO_THREAD",
+            ThreadControl::StopIo => "STOP SLAVE IO_THREAD",
+        }
+    }
+
     /// Starts both replication threads.
     #[must_use]
     pub fn start_replica_sql(&self) -> &'static str {
-        if self.says_replica() {
-            "START REPLICA"
-        } else {
-            "START SLAVE"
-        }
+        self.thread_sql(ThreadControl::Start)
     }
 
     /// Stops both replication threads.
     #[must_use]
     pub fn stop_replica_sql(&self) -> &'static str {
-        if self.says_replica() {
-            "STOP REPLICA"
-        } else {
-            "STOP SLAVE"
-        }
+        self.thread_sql(ThreadControl::Stop)
     }
 
     /// Starts the IO (receiver) thread alone.
     #[must_use]
     pub fn start_io_thread_sql(&self) -> &'static str {
-        if self.says_replica() {
-            "START REPLICA IO_THREAD"
-        } else {
-            "START SLAVE IO_THREAD"
-        }
+        self.thread_sql(ThreadControl::StartIo)
     }
 
     /// Stops the IO (receiver) thread alone: the replica keeps applying what it has, then
     /// `Seconds_Behind_Master` reads `NULL`.
     #[must_use]
     pub fn stop_io_thread_sql(&self) -> &'static str {
-        if self.says_replica() {
-            "STOP REPLICA IO_THREAD"
-        } else {
-            "STOP SLAVE IO_THREAD"
-        }
+        self.thread_sql(ThreadControl::StopIo)
     }
 
     /// Points a replica (its threads stopped, or never started) at `link`, positioned by GTID so

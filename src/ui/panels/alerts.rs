@@ -14,16 +14,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::block;
-use super::detail::{Token, clock, ellipsize, words, wrap};
+use super::detail::{Token, ellipsize, words, wrap};
 use crate::alerts::{Alert, LogEntry, Severity};
-use crate::ui::{Ctx, Theme};
+use crate::ui::{RenderCtx, Theme};
+use crate::units;
 
 /// Alert bodies (cause, evidence) sit this far in under their header line.
 const BODY_INDENT: usize = 2;
 /// From this width a log entry's summary reads on one line.
 const WIDE_LOG: usize = 60;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let view = &ctx.snapshot.alerts;
     let t = ctx.theme;
     let mut active: Vec<&Alert> = view.active.iter().collect();
@@ -117,7 +118,7 @@ fn header(a: &Alert, now: DateTime<Utc>, t: &Theme) -> Vec<Token> {
     if let Some(node) = &a.node {
         tokens.push(Token::new(node.clone(), t.title));
     }
-    tokens.push(Token::new(format!("for {}", clock(age)), t.muted));
+    tokens.push(Token::new(format!("for {}", units::secs(age)), t.muted));
     tokens
 }
 
@@ -295,8 +296,8 @@ mod tests {
         let mut sbm = alert(AlertKind::SbmUnderstatesLag, "r1", 125, &snapshot);
         sbm.cause = "the IO thread is stalled: SBM only counts relay-log events".to_owned();
         sbm.evidence = vec![
-            ("sbm".to_owned(), "0 s".to_owned()),
-            ("heartbeat_lag".to_owned(), "12.40 s".to_owned()),
+            ("sbm".to_owned(), "0s".to_owned()),
+            ("heartbeat_lag".to_owned(), "12.40s".to_owned()),
             (
                 "io_state".to_owned(),
                 "Waiting for source to send event".to_owned(),
@@ -348,9 +349,7 @@ mod tests {
             "{all}"
         );
         assert!(
-            all.contains(
-                "  sbm=0 s heartbeat_lag=12.40 s io_state=Waiting for source to send event"
-            ),
+            all.contains("  sbm=0s heartbeat_lag=12.40s io_state=Waiting for source to send event"),
             "{all}"
         );
         assert!(all.contains("── log, newest first (UTC) ──"), "{all}");
@@ -378,8 +377,8 @@ mod tests {
         let buf = draw(&busy(), 32, 24);
         let all = text(&buf);
         // Each pair stays on one line; the pane is 30 wide inside.
-        assert!(all.contains("  sbm=0 s"), "{all}");
-        assert!(all.contains("  heartbeat_lag=12.40 s"), "{all}");
+        assert!(all.contains("  sbm=0s heartbeat_lag=12.40s"), "{all}");
+        assert!(all.contains("  io_state=Waiting"), "{all}");
         assert!(all.contains("◆ CRIT sbm_understates_lag r1"), "{all}");
         assert!(all.contains("  for 2m05s"), "header wraps, indented: {all}");
     }

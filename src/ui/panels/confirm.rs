@@ -8,10 +8,10 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::block;
 use super::help::centered;
-use crate::ui::Ctx;
+use crate::ui::RenderCtx;
 use crate::ui::actions::confirm_question;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let Some(request) = ctx.state.pending_drain.as_ref() else {
         return;
     };

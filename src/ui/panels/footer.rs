@@ -1,5 +1,5 @@
 //! The footer: the key bar, built from the key table, or the answer to the last key; in a
-//! replay, led by where the replay stands (`REPLAY 12:03:05 (00:42 / 05:10) ×2 paused`).
+//! replay, led by where the replay stands (`REPLAY 12:03:05 (42s / 5m10s) ×2 paused`).
 //!
 //! When the bar is wider than the terminal, whole entries go from its end, help and quit last:
 //! a key half cut off reads as a different word, and `?` leads to every other key.
@@ -9,12 +9,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::header::clock;
 use crate::record::ReplayStatus;
-use crate::ui::Ctx;
-use crate::ui::keys::{Action, Binding, key_name};
+use crate::ui::RenderCtx;
+use crate::ui::keys::{Binding, Command, key_name};
+use crate::units;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let mut width = usize::from(area.width);
     let mut spans = Vec::new();
     if let Some(replay) = &ctx.state.replay {
@@ -30,7 +30,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// `REPLAY 12:03:05 (00:42 / 05:10) ×2 paused`: the frame's time (UTC, like the header's),
+/// `REPLAY 12:03:05 (42s / 5m10s) ×2 paused`: the frame's time (UTC, like the header's),
 /// its place in the recording, the speed, and whether it is paused (or, paused there, at the
 /// end).
 #[must_use]
@@ -43,13 +43,13 @@ pub fn replay_text(replay: &ReplayStatus) -> String {
     format!(
         "REPLAY {} ({} / {}) ×{}{state}",
         replay.taken_at.format("%H:%M:%S"),
-        clock(replay.position.as_secs()),
-        clock(replay.length.as_secs()),
+        units::secs(replay.position.as_secs()),
+        units::secs(replay.length.as_secs()),
         replay.speed
     )
 }
 
-fn key_bar(ctx: &Ctx<'_>, width: usize) -> Line<'static> {
+fn key_bar(ctx: &RenderCtx<'_>, width: usize) -> Line<'static> {
     let mut shown: Vec<&Binding> = ctx
         .state
         .keys
@@ -69,7 +69,7 @@ fn key_bar(ctx: &Ctx<'_>, width: usize) -> Line<'static> {
     while total(&shown) > width {
         let Some(last) = shown
             .iter()
-            .rposition(|b| !matches!(b.action, Action::Help | Action::Quit))
+            .rposition(|b| !matches!(b.action, Command::Help | Command::Quit))
         else {
             break;
         };

@@ -6,35 +6,17 @@
 //! usual reason replicas fall behind in a maintenance window — and otherwise a calm summary of
 //! alerts and snapshot time.
 
-use std::time::Duration;
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::topology::{conn_glyph, secs_text};
+use super::topology::conn_glyph;
 use crate::alerts::Severity;
 use crate::poll::{ConnState, WriterState};
 use crate::store::{NodeView, Role};
-use crate::ui::Ctx;
-
-/// Elapsed time as `mm:ss`, or `h:mm:ss` past an hour: how a DBA reads a running ALTER.
-pub(crate) fn clock(s: u64) -> String {
-    if s >= 3_600 {
-        format!("{}:{:02}:{:02}", s / 3_600, s % 3_600 / 60, s % 60)
-    } else {
-        format!("{:02}:{:02}", s / 60, s % 60)
-    }
-}
-
-fn interval_text(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{}ms", d.as_millis())
-    } else {
-        secs_text(d)
-    }
-}
+use crate::ui::RenderCtx;
+use crate::units;
 
 /// Server text on one line: a statement may hold newlines and tabs.
 fn one_line(text: &str, max_chars: usize) -> String {
@@ -49,7 +31,7 @@ fn one_line(text: &str, max_chars: usize) -> String {
 
 /// Primary identity, replicas up, heartbeat writer. `detail` 0 drops nothing, 1 the version,
 /// 2 the address as well, so the line fits narrower terminals.
-fn summary(ctx: &Ctx<'_>, detail: u8) -> Line<'static> {
+fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
     let (snap, theme) = (ctx.snapshot, ctx.theme);
     let role = |role| {
         snap.nodes
@@ -97,10 +79,10 @@ fn summary(ctx: &Ctx<'_>, detail: u8) -> Line<'static> {
                 // Reads spread in a large topology: say how often each replica is read.
                 Some(every) => format!(
                     " │ heartbeat {} (read {}) ",
-                    interval_text(hb.interval),
-                    interval_text(every)
+                    units::duration(hb.interval),
+                    units::duration(every)
                 ),
-                None => format!(" │ heartbeat {} ", interval_text(hb.interval)),
+                None => format!(" │ heartbeat {} ", units::duration(hb.interval)),
             },
             theme.muted,
         ),
@@ -125,15 +107,15 @@ fn summary(ctx: &Ctx<'_>, detail: u8) -> Line<'static> {
         spans.push(Span::styled(" STALE", theme.critical));
     }
     spans.push(match hb.last_ack_age {
-        Some(age) => Span::styled(format!(" · ack {} ago", secs_text(age)), theme.muted),
+        Some(age) => Span::styled(format!(" · ack {} ago", units::duration(age)), theme.muted),
         None => Span::styled(" · no ack yet", theme.unknown),
     });
     Line::from(spans)
 }
 
-/// `DDL <statement> — db1 running 00:07 · r1 applying 00:02 (92 %)`, one group per distinct
+/// `DDL <statement> — db1 running 7s · r1 applying 2s (92 %)`, one group per distinct
 /// statement, primaries first; `None` when nothing runs.
-fn ddl_banner(ctx: &Ctx<'_>, width: u16) -> Option<Line<'static>> {
+fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
     let mut nodes: Vec<&NodeView> = ctx
         .snapshot
         .nodes
@@ -149,7 +131,11 @@ fn ddl_banner(ctx: &Ctx<'_>, width: u16) -> Option<Line<'static>> {
                 .progress
                 .map(|p| format!(" ({p:.0} %)"))
                 .unwrap_or_default();
-            let part = format!("{} {verb} {}{progress}", node.name, clock(d.elapsed_s));
+            let part = format!(
+                "{} {verb} {}{progress}",
+                node.name,
+                units::secs(d.elapsed_s)
+            );
             let key = one_line(&d.statement, usize::MAX);
             match groups.iter_mut().find(|(s, _)| *s == key) {
                 Some((_, parts)) => parts.push(part),
@@ -174,7 +160,7 @@ fn ddl_banner(ctx: &Ctx<'_>, width: u16) -> Option<Line<'static>> {
 }
 
 /// No schema change: alerts at a glance and how fresh this picture is.
-fn calm(ctx: &Ctx<'_>) -> Line<'static> {
+fn calm(ctx: &RenderCtx<'_>) -> Line<'static> {
     let (theme, active) = (ctx.theme, &ctx.snapshot.alerts.active);
     let critical = active
         .iter()
@@ -193,7 +179,7 @@ fn calm(ctx: &Ctx<'_>) -> Line<'static> {
     ])
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let width = usize::from(area.width);
     let line = (0..3)
         .map(|detail| summary(ctx, detail))
@@ -227,14 +213,14 @@ pub(crate) mod tests {
 
     /// Renders one panel over the whole `width`×`height` test terminal.
     pub(crate) fn draw(
-        panel: fn(&mut Frame, Rect, &Ctx<'_>),
+        panel: fn(&mut Frame, Rect, &RenderCtx<'_>),
         snap: &Snapshot,
         state: &UiState,
         w: u16,
         h: u16,
     ) -> Buffer {
         let theme = Theme::builtin();
-        let ctx = Ctx {
+        let ctx = RenderCtx {
             snapshot: snap,
             state,
             theme: &theme,
@@ -338,7 +324,7 @@ pub(crate) mod tests {
         );
         has_all(
             &first,
-            "replicas 2/2 up|heartbeat 250ms writing|ack 0.10s ago",
+            "replicas 2/2 up|heartbeat 250ms writing|ack 100ms ago",
         );
         has_all(
             &second,
@@ -365,7 +351,7 @@ pub(crate) mod tests {
         let first = lines(&buf).join("\n");
         has_all(
             &first,
-            "replicas 3/4 up|failing: lock wait STALE|ack 12.00s ago",
+            "replicas 3/4 up|failing: lock wait STALE|ack 12s ago",
         );
         assert_eq!(style_of(&buf, "STALE"), Theme::builtin().critical);
         assert_eq!(style_of(&buf, "3/4 up"), Theme::builtin().warning);
@@ -380,7 +366,7 @@ pub(crate) mod tests {
         snap.heartbeat.node = Some("r1".to_owned());
         let [line, ..] = text(&snap, 200);
         assert!(
-            line.contains("heartbeat 250ms (read 1.00s) writing on r1"),
+            line.contains("heartbeat 250ms (read 1s) writing on r1"),
             "{line}"
         );
     }
@@ -389,11 +375,9 @@ pub(crate) mod tests {
     fn ddl_banner_shows_each_node_with_elapsed_and_progress() {
         let buf = draw(render, &troubled(), &UiState::default(), 120, 3);
         let banner = lines(&buf).get(1).cloned().unwrap_or_default();
-        let want =
-            "DDL ALTER TABLE big ENGINE=InnoDB — db1 running 00:07 · r1 applying 00:02 (92 %)";
+        let want = "DDL ALTER TABLE big ENGINE=InnoDB — db1 running 7s · r1 applying 2s (92 %)";
         assert!(banner.contains(want), "{banner}");
         assert_eq!(style_of(&buf, "DDL"), Theme::builtin().warning);
-        assert_eq!(clock(3_725), "1:02:05");
         assert_eq!(one_line("ALTER TABLE\n  t\tFORCE", 10), "ALTER TAB…");
     }
 

@@ -6,10 +6,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::block;
-use crate::ui::Ctx;
+use crate::ui::RenderCtx;
 use crate::ui::keys::key_name;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let lines: Vec<Line> = ctx
         .state
         .keys

@@ -4,12 +4,11 @@
 //! ```text
 //! ╭ test reads · r1 · gtid-wait(1s) · running: bake-off 37/110 ──────────╮
 //! │strategy           n fresh stale fell back err p99 wait primary reads │
-//! │none              10   40%   60%        0%   0    0.0ms             0 │
-//! │gtid-wait(1s)     11   91%    0%        9%   0    1.00s             1 │
+//! │none              10   40%   60%        0%   0       0s             0 │
+//! │gtid-wait(1s)     11   91%    0%        9%   0       1s             1 │
 //! │                                                                      │
 //! │gtid-wait(1s): 1× timeout after 1s                                    │
-//! │last fell back  gtid-wait(1s)  read on primary  waited 1.00s          │
-//! │  5 queries                                                           │
+//! │last fell back  gtid-wait(1s)  read on primary  waited 1s  5 queries  │
 //! │cause: timeout after 1s                                               │
 //! ╰──────────────────────────────────────────────────────────────────────╯
 //! ```
@@ -28,10 +27,11 @@ mod table;
 use super::block;
 use super::detail::{Token, ellipsize, words, wrap};
 use crate::probe::{Outcome, ProbeResult, Strategy, TallyView};
-use crate::ui::keys::Action;
-use crate::ui::{Ctx, Theme};
+use crate::ui::keys::Command;
+use crate::ui::{RenderCtx, Theme};
+use crate::units;
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let t = ctx.theme;
     let replica = ctx
         .state
@@ -116,12 +116,12 @@ fn title(replica: Option<&str>, strategy: Strategy, running: Option<&str>, width
 }
 
 /// One line naming the keys that start a test read, from the key table in force.
-fn hint(replica: &str, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
+fn hint(replica: &str, ctx: &RenderCtx<'_>, width: usize) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let keys = &ctx.state.keys;
     let mut tokens: Vec<Token> =
         words(&format!("no test reads on {replica} yet:"), t.muted).collect();
-    let mut say = |actions: &[Action], text: &str| {
+    let mut say = |actions: &[Command], text: &str| {
         let names: Vec<String> = actions.iter().filter_map(|a| keys.key_for(*a)).collect();
         if names.is_empty() {
             return;
@@ -129,10 +129,10 @@ fn hint(replica: &str, ctx: &Ctx<'_>, width: usize) -> Vec<Line<'static>> {
         tokens.extend(names.into_iter().map(|k| Token::new(k, t.key)));
         tokens.extend(words(text, t.muted));
     };
-    say(&[Action::TestRead], "runs one,");
-    say(&[Action::Bakeoff], "bakes off every strategy,");
+    say(&[Command::TestRead], "runs one,");
+    say(&[Command::Bakeoff], "bakes off every strategy,");
     say(
-        &[Action::PrevStrategy, Action::NextStrategy],
+        &[Command::PrevStrategy, Command::NextStrategy],
         "change the strategy",
     );
     wrap(tokens, width, 2)
@@ -149,7 +149,7 @@ fn result_lines(r: &ProbeResult, t: &Theme, width: usize) -> Vec<(u8, Line<'stat
     if let Some(node) = &r.served_by {
         tokens.push(Token::new("read on ", t.muted).and(node.clone(), t.text));
     }
-    let waited = table::wait_text(crate::probe::outcome::ms(r.waited));
+    let waited = units::duration(r.waited);
     tokens.push(Token::new("waited ", t.muted).and(waited, t.text));
     tokens.push(Token::new(r.queries.to_string(), t.text).and(" queries", t.muted));
     let last = tokens.len() - 1;

@@ -1,5 +1,5 @@
 //! The replica table: one row per replica in [`UiState::replicas`] order, the selected row
-//! highlighted because it drives the detail pane.
+//! highlighted, every cell of it, because it drives the detail pane.
 //!
 //! Every value that is not known renders as `NULL`, `?` or `-` in the unknown or muted style and
 //! never as 0: a replica nobody can measure must not look caught up. Narrow terminals drop the
@@ -15,31 +15,13 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
-use super::block;
-use super::topology::{conn_glyph, lag_span, sbm_span, secs_text, severity};
+use super::topology::{conn_glyph, lag_span, sbm_span, severity};
+use super::{block, highlight};
 use crate::mysql::IoRunning;
 use crate::store::windows::{Window, WindowStats};
 use crate::store::{NodeView, ReplicaView};
-use crate::ui::{Ctx, Theme};
-
-/// Binary units with one decimal, in integer arithmetic so no count loses precision.
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut div: u128 = 1;
-    let mut unit = "B";
-    for u in UNITS {
-        if u128::from(n) < div.saturating_mul(1_024) {
-            break;
-        }
-        div = div.saturating_mul(1_024);
-        unit = u;
-    }
-    if div == 1 {
-        return format!("{n} B");
-    }
-    let tenths = (u128::from(n) * 10 + div / 2) / div;
-    format!("{}.{} {unit}", tenths / 10, tenths % 10)
-}
+use crate::ui::{RenderCtx, Theme};
+use crate::units;
 
 /// ` ⏸DRAIN` beside a replica the load balancer does not send reads to (or rwtop drained).
 fn lb_marker(node: &NodeView) -> Option<String> {
@@ -155,7 +137,7 @@ impl Col {
             .find(|(w, _)| *w == window)
             .and_then(|(_, s)| *s);
         let stat = |pick: fn(&WindowStats) -> Duration| match stats.as_ref().map(pick) {
-            Some(d) => Line::styled(secs_text(d), severity(d.as_millis(), theme)),
+            Some(d) => Line::styled(units::lag(d), severity(d.as_millis(), theme)),
             None => Line::styled("-", theme.muted),
         };
         let count = |n: Option<u64>, text: fn(u64) -> String| match n {
@@ -192,16 +174,17 @@ impl Col {
             NotApplied => Line::from(count(app, digits)),
             Bytes => Line::from(count(
                 io.zip(sql).map(|(a, b)| a.saturating_add(b)),
-                human_bytes,
+                units::bytes,
             )),
-            BytesIo => Line::from(count(io, human_bytes)),
-            BytesSql => Line::from(count(sql, human_bytes)),
+            BytesIo => Line::from(count(io, units::bytes)),
+            BytesSql => Line::from(count(sql, units::bytes)),
             Delay | DelayLeft => match (r.sql_delay, r.sql_remaining_delay) {
                 (None | Some(0), _) => Line::styled("-", theme.muted),
-                (Some(d), Some(left)) if self == DelayLeft => {
-                    Line::styled(format!("{d}s ({left}s)"), theme.text)
-                }
-                (Some(d), _) => Line::styled(format!("{d}s"), theme.text),
+                (Some(d), Some(left)) if self == DelayLeft => Line::styled(
+                    format!("{} ({})", units::secs(d), units::secs(left)),
+                    theme.text,
+                ),
+                (Some(d), _) => Line::styled(units::secs(d), theme.text),
             },
             State | StateWord | Name | Address => Line::default(),
         }
@@ -266,7 +249,7 @@ fn columns(width: u16, widest: Widest) -> Vec<Col> {
     cols
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let (theme, state) = (ctx.theme, ctx.state);
     let rows = state.replicas(ctx.snapshot);
     let title = format!(
@@ -293,12 +276,21 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
     let selected = state.selected.min(rows.len().saturating_sub(1));
     let fits = usize::from(area.height.saturating_sub(3)).max(1);
     let first = (selected + 1).saturating_sub(fits);
-    let body = rows.iter().skip(first).take(fits).map(|n| {
-        Row::new(
-            cols.iter()
-                .map(|c| Cell::from(c.cell(n, state.window, theme))),
-        )
-    });
+    let body = rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(fits)
+        .map(|(i, n)| {
+            Row::new(cols.iter().map(|c| {
+                let line = c.cell(n, state.window, theme);
+                Cell::from(if i == selected {
+                    highlight(line, theme.selected)
+                } else {
+                    line
+                })
+            }))
+        });
     let widths = cols.iter().map(|c| Constraint::Length(c.width(widest)));
     let table = Table::new(body, widths)
         .header(header)
@@ -313,7 +305,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
 mod tests {
     use super::*;
     use crate::store::Snapshot;
-    use crate::store::testkit::{Topo, secs};
+    use crate::store::testkit::Topo;
     use crate::ui::UiState;
     use crate::ui::panels::header::tests::{draw, has_all, lines, style_of, troubled};
     use crate::ui::panels::{header, topology};
@@ -352,7 +344,7 @@ mod tests {
         let at140 = text(&topo.snapshot, &UiState::default(), 140);
         assert!(!at140.contains("✖ down"), "{at140}");
         has_all(&at140, "127.0.0.1:13307|GTID not rcvd|IO behind|6.0 MiB");
-        has_all(&at140, "3600s (1200s)|max|0.26s");
+        has_all(&at140, "1h00m (20m00s)|max|0.26s");
         has_all(
             &text(&topo.snapshot, &UiState::default(), 200),
             "state|✖ down",
@@ -409,14 +401,6 @@ mod tests {
     }
 
     #[test]
-    fn units_read_at_a_glance() {
-        let bytes = [512, 1_536, 6 * 1_024 * 1_024, u64::MAX].map(human_bytes);
-        assert_eq!(bytes, ["512 B", "1.5 KiB", "6.0 MiB", "16.0 EiB"]);
-        let times = [0.0, 123.45, 7_380.0].map(|s| secs_text(secs(s)));
-        assert_eq!(times, ["0.00s", "123.4s", "2h03m"]);
-    }
-
-    #[test]
     fn every_panel_survives_tiny_areas() {
         let (snap, state) = (
             troubled(),
@@ -425,7 +409,7 @@ mod tests {
                 ..UiState::default()
             },
         );
-        let panels: [fn(&mut Frame, Rect, &Ctx<'_>); 3] =
+        let panels: [fn(&mut Frame, Rect, &RenderCtx<'_>); 3] =
             [header::render, topology::render, render];
         for (w, h) in (1..=30).flat_map(|w| (1..=5).map(move |h| (w, h))) {
             for panel in panels {

@@ -6,8 +6,6 @@
 //! "unattached" rather than dropped: a replica that fell out of the topology is exactly the one
 //! to notice.
 
-use std::time::Duration;
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -19,12 +17,13 @@ use crate::mysql::IoRunning;
 use crate::poll::ConnState;
 use crate::store::lag::Lag;
 use crate::store::{NodeView, Role, Snapshot};
-use crate::ui::{Ctx, Theme};
+use crate::ui::{RenderCtx, Theme};
+use crate::units;
 
 /// Lag column: `≥` plus six characters.
 const LAG_WIDTH: usize = 7;
-/// SBM column: `NULL` or a few digits.
-const SBM_WIDTH: usize = 5;
+/// SBM column: `NULL` or whole seconds, up to `59m59s`.
+const SBM_WIDTH: usize = 6;
 
 /// Lag and SBM thresholds shared by every panel: under a second is healthy, under ten is worth
 /// watching, beyond that reads are visibly stale.
@@ -36,26 +35,11 @@ pub(crate) fn severity(ms: u128, theme: &Theme) -> Style {
     }
 }
 
-/// Seconds at the heartbeat's resolution, at most 6 characters so a `≥` still fits in 7.
-pub(crate) fn secs_text(d: Duration) -> String {
-    let ms = d.as_millis();
-    match ms {
-        0..100_000 => format!("{}.{:02}s", ms / 1_000, ms % 1_000 / 10),
-        100_000..1_000_000 => format!("{}.{}s", ms / 1_000, ms % 1_000 / 100),
-        1_000_000..3_600_000 => format!("{}s", ms / 1_000),
-        _ => format!("{}h{:02}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
-    }
-}
-
 /// Heartbeat lag now: exact, a lower bound (`≥`), or `?` when it cannot be told.
 pub(crate) fn lag_span(lag: &Lag, theme: &Theme) -> Span<'static> {
-    match lag {
-        Lag::Exact { lag } => Span::styled(secs_text(*lag), severity(lag.as_millis(), theme)),
-        Lag::AtLeast { lag, .. } => Span::styled(
-            format!("≥{}", secs_text(*lag)),
-            severity(lag.as_millis(), theme),
-        ),
-        Lag::Unknown { .. } => Span::styled("?", theme.unknown),
+    match (lag.text(), lag.value()) {
+        (Some(text), Some(d)) => Span::styled(text, severity(d.as_millis(), theme)),
+        _ => Span::styled("?", theme.unknown),
     }
 }
 
@@ -63,7 +47,7 @@ pub(crate) fn lag_span(lag: &Lag, theme: &Theme) -> Span<'static> {
 pub(crate) fn sbm_span(sbm: Option<u64>, theme: &Theme) -> Span<'static> {
     match sbm {
         Some(s) => Span::styled(
-            format!("{s}s"),
+            units::secs(s),
             severity(u128::from(s).saturating_mul(1_000), theme),
         ),
         None => Span::styled("NULL", theme.unknown),
@@ -184,7 +168,7 @@ fn tree(snap: &Snapshot) -> Vec<Entry<'_>> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx<'_>) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let theme = ctx.theme;
     let entries = tree(ctx.snapshot);
     let selected = ctx
@@ -294,7 +278,7 @@ mod tests {
         let all = text(&troubled(), 40, 10);
         has_all(
             &all.join("\n"),
-            "lag   SBM|● db1|├──● r1|│  └╌╳● r3   0.12s  NULL",
+            "lag    SBM|● db1|├──● r1|│  └╌╳● r3   0.12s   NULL",
         );
         has_all(&all.join("\n"), "├╌╳✖ r2|└──● r4     ≥3.20s");
         let rows = ["r1", "r3", "r2", "r4"].map(|n| row(&all, n).1);
@@ -346,13 +330,13 @@ mod tests {
         assert!(line.contains("├──● x248"), "{line}");
         assert_eq!(row(&all, "x241").1, 1, "{}", all.join("\n"));
         assert!(
-            !all.join("\n").contains("lag   SBM"),
+            !all.join("\n").contains("lag    SBM"),
             "the heading scrolled away"
         );
         assert_eq!(style_of(&buf, "x248").bg, Theme::builtin().selected.bg);
         // At the top again: the heading and the primary.
         let top = lines(&draw(render, &topo.snapshot, &UiState::default(), 40, 10));
-        has_all(&top.join("\n"), "lag   SBM|● db1|├──● r1");
+        has_all(&top.join("\n"), "lag    SBM|● db1|├──● r1");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! the other columns, most telling first, while they fit; short panes keep the current
 //! strategy's row and the stale ones and count the rest.
 
+use std::time::Duration;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
@@ -11,19 +13,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Row, Table};
 
 use super::to_u16;
+use crate::probe::outcome::WaitPercentiles;
 use crate::probe::{Strategy, TallyView};
 use crate::ui::Theme;
-
-/// `0.3ms`, `42ms`, `1.20s`.
-pub(super) fn wait_text(ms: f64) -> String {
-    if ms < 10.0 {
-        format!("{ms:.1}ms")
-    } else if ms < 1000.0 {
-        format!("{ms:.0}ms")
-    } else {
-        format!("{:.2}s", ms / 1000.0)
-    }
-}
+use crate::ui::panels::highlight;
+use crate::units;
 
 /// A share that never rounds a stale read away: one in 300 is `<1%`, not `0%`.
 fn percent(count: u32, total: u32) -> String {
@@ -102,10 +96,10 @@ impl Col {
         let count = |n: u32, style: Style| {
             Span::styled(n.to_string(), if n == 0 { t.muted } else { style })
         };
-        let wait = |p: fn(&crate::probe::WaitMs) -> f64| {
-            v.wait_ms.as_ref().map_or_else(
+        let wait = |p: fn(WaitPercentiles) -> Duration| {
+            v.wait_ms.map_or_else(
                 || Span::styled("-", t.muted),
-                |w| Span::styled(wait_text(p(w)), t.text),
+                |w| Span::styled(units::duration(p(w.durations())), t.text),
             )
         };
         match self {
@@ -181,25 +175,29 @@ pub(super) fn render(
     let cols = columns(rows, usize::from(area.width), t);
     let aligned = |col: Col, span: Span<'static>| {
         let line = Line::from(span);
-        Cell::from(if col == Col::Name {
+        if col == Col::Name {
             line
         } else {
             line.right_aligned()
-        })
+        }
     };
     let header = Row::new(
         cols.iter()
-            .map(|(c, _)| aligned(*c, Span::styled(c.header(), t.muted))),
+            .map(|(c, _)| Cell::from(aligned(*c, Span::styled(c.header(), t.muted)))),
     );
     let mut body: Vec<Row> = shown
         .iter()
         .map(|v| {
-            let row = Row::new(cols.iter().map(|(c, _)| aligned(*c, c.cell(v, t))));
-            if v.strategy == current {
-                row.style(t.selected)
-            } else {
-                row
-            }
+            let current = v.strategy == current;
+            let row = Row::new(cols.iter().map(|(c, _)| {
+                let line = aligned(*c, c.cell(v, t));
+                Cell::from(if current {
+                    highlight(line, t.selected)
+                } else {
+                    line
+                })
+            }));
+            if current { row.style(t.selected) } else { row }
         })
         .collect();
     if hidden > 0 {
@@ -224,9 +222,5 @@ mod tests {
         let cases = [(0, 10), (1, 300), (299, 300), (3, 10), (10, 10), (1, 0)];
         let got = cases.map(|(c, n)| percent(c, n));
         assert_eq!(got, ["0%", "<1%", ">99%", "30%", "100%", "0%"]);
-        assert_eq!(
-            [0.26, 42.4, 1_234.0].map(wait_text),
-            ["0.3ms", "42ms", "1.23s"]
-        );
     }
 }

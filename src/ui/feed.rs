@@ -1,5 +1,5 @@
 //! Where the TUI's snapshots come from: a running engine, or a recording played back. The loop
-//! asks the source for the snapshot to draw and when the next one comes, and hands it the
+//! asks the feed for the snapshot to draw and when the next one comes, and hands it the
 //! live-only requests, which a replay never receives (`actions::apply` answers them
 //! "read-only").
 
@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::record::{Player, ReplayStatus};
 use crate::store::Snapshot;
 
-pub struct Source<'a>(Kind<'a>);
+pub struct Feed<'a>(Kind<'a>);
 
 enum Kind<'a> {
     Live {
@@ -23,7 +23,7 @@ enum Kind<'a> {
     Replay(Box<Player>),
 }
 
-impl<'a> Source<'a> {
+impl<'a> Feed<'a> {
     /// Snapshots as the engine publishes them; keys act on its servers.
     #[must_use]
     pub fn live(engine: &'a Engine) -> Self {
@@ -130,10 +130,10 @@ mod tests {
 
     use crate::record::ReplayStatus;
     use crate::store::testkit::Topo;
-    use crate::ui::actions::{Outcome, READ_ONLY, apply};
-    use crate::ui::keys::{Action, KeyMap, ReplayKey};
+    use crate::ui::actions::{Effect, READ_ONLY, apply};
+    use crate::ui::keys::{Command, KeyMap, ReplayKey};
     use crate::ui::panels::footer::replay_text;
-    use crate::ui::{Ctx, Mode, Theme, UiState};
+    use crate::ui::{Mode, RenderCtx, Theme, UiState};
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
@@ -158,7 +158,7 @@ mod tests {
             .draw(|f| {
                 crate::ui::render::render(
                     f,
-                    &Ctx {
+                    &RenderCtx {
                         snapshot: &snapshot,
                         state,
                         theme: &theme,
@@ -186,20 +186,20 @@ mod tests {
         ] {
             assert_eq!(
                 replay.action_for(key(code), Mode::Normal),
-                Some(Action::Replay(want))
+                Some(Command::Replay(want))
             );
         }
         // The live view's keys still work; a key [keys] took stays its owner's.
         assert_eq!(
             replay.action_for(key(KeyCode::Char('s')), Mode::Normal),
-            Some(Action::Sort)
+            Some(Command::Sort)
         );
         let taken = KeyMap::with_overrides([("sort", "space")], "x")
             .unwrap()
             .for_replay();
         assert_eq!(
             taken.action_for(key(KeyCode::Char(' ')), Mode::Normal),
-            Some(Action::Sort)
+            Some(Command::Sort)
         );
     }
 
@@ -218,7 +218,7 @@ mod tests {
                 .unwrap();
             assert_eq!(
                 apply(&mut state, action, &snapshot),
-                Outcome::Continue,
+                Effect::Continue,
                 "{c}"
             );
             assert_eq!(state.status.as_deref(), Some(READ_ONLY), "{c}");
@@ -234,7 +234,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             apply(&mut state, space, &snapshot),
-            Outcome::Replay(ReplayKey::Pause)
+            Effect::Replay(ReplayKey::Pause)
         );
         assert_eq!(state.status, None, "a key clears the last answer");
         // Looking around is not refused.
@@ -242,7 +242,7 @@ mod tests {
             .keys
             .action_for(key(KeyCode::Char('s')), state.mode)
             .unwrap();
-        assert_eq!(apply(&mut state, sort, &snapshot), Outcome::Continue);
+        assert_eq!(apply(&mut state, sort, &snapshot), Effect::Continue);
         assert_eq!(state.status, None);
     }
 
@@ -250,7 +250,7 @@ mod tests {
     fn the_footer_says_where_the_replay_stands_and_shows_its_keys() {
         assert_eq!(
             replay_text(&status(true)),
-            "REPLAY 22:13:20 (00:42 / 05:10) ×2 paused"
+            "REPLAY 22:13:20 (42s / 5m10s) ×2 paused"
         );
         let state = UiState {
             keys: KeyMap::default().for_replay(),
@@ -261,7 +261,7 @@ mod tests {
         let footer = text.lines().last().unwrap();
         assert!(
             footer.starts_with(
-                " REPLAY 22:13:20 (00:42 / 05:10) ×2   space  pause   ←  -10s   →  +10s"
+                " REPLAY 22:13:20 (42s / 5m10s) ×2   space  pause   ←  -10s   →  +10s"
             ),
             "{footer}"
         );

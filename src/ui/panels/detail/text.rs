@@ -1,0 +1,248 @@
+//! The pane's text, in order of what an operator needs first: lag against SBM, the threads'
+//! errors, window percentiles, binlog positions and bytes behind, GTID backlog, delay, GTID state.
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::wrap::{Token, abbreviate, words, wrap};
+use crate::alerts::AlertKind;
+use crate::gtid::GtidList;
+use crate::mysql::{BinlogPos, GtidState, ThreadError};
+use crate::poll::ConnState;
+use crate::store::windows::Window;
+use crate::store::{NodeView, ReplicaView};
+use crate::ui::panels::chart;
+use crate::ui::{RenderCtx, Theme};
+use crate::units;
+
+/// Abbreviated GTID sets keep this many characters: a UUID and the start of its intervals, or
+/// the first few MariaDB domains, enough to recognise a set without it wrapping.
+const GTID_CHARS: usize = 40;
+/// Continuation lines of wrapped text are indented, so an entry's start stays visible.
+const INDENT: usize = 2;
+
+/// The text of the pane, in order of what an operator needs first, wrapped to `width`.
+pub(super) fn lines(
+    node: &NodeView,
+    r: &ReplicaView,
+    ctx: &RenderCtx<'_>,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let t = ctx.theme;
+    let mut lines = vec![summary(node, r, ctx)];
+    let errors = [("IO", &r.last_io_error), ("SQL", &r.last_sql_error)];
+    for (thread, error) in errors {
+        if let Some(error) = error {
+            lines.extend(error_lines(thread, error, t, width));
+        }
+    }
+    lines.push(window_line(r, ctx.state.window, t));
+    let io = r.bytes_behind.io;
+    lines.push(position_line("recv ", &r.received, "io", io, t, width));
+    let sql = r.bytes_behind.sql;
+    lines.push(position_line("appl ", &r.applied, "sql", sql, t, width));
+    lines.push(backlog_line(r, t));
+    lines.extend(delay_line(r, t));
+    match &node.gtid {
+        Some(gtid) => lines.extend(gtid_lines(gtid, ctx.state.panes.expand_gtid, t, width)),
+        None => lines.push(Line::from(vec![
+            Span::styled("gtid ", t.muted),
+            Span::styled("unknown", t.unknown),
+        ])),
+    }
+    lines
+}
+
+/// Lag and SBM side by side, in the chart's colours, flagged when the alert engine holds that
+/// they disagree: the one thing this pane exists to show.
+fn summary(node: &NodeView, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'static> {
+    let t = ctx.theme;
+    let lag_style = Style::new().fg(t.lag).add_modifier(Modifier::BOLD);
+    let sbm_style = Style::new().fg(t.sbm).add_modifier(Modifier::BOLD);
+    let mut spans = vec![Span::styled("lag ", t.muted)];
+    spans.push(match r.heartbeat_lag.text() {
+        Some(lag) => Span::styled(lag, lag_style),
+        None => Span::styled("unknown", t.unknown),
+    });
+    spans.push(Span::styled("  SBM ", t.muted));
+    spans.push(match r.seconds_behind_source {
+        Some(s) => Span::styled(units::secs(s), sbm_style),
+        None => Span::styled("NULL", t.unknown),
+    });
+    let lie = ctx.snapshot.alerts.active.iter().find(|a| {
+        matches!(
+            a.kind,
+            AlertKind::SbmUnderstatesLag | AlertKind::SbmOverstatesLag
+        ) && a.node.as_deref() == Some(node.name.as_str())
+    });
+    match lie.map(|a| a.kind) {
+        Some(AlertKind::SbmUnderstatesLag) => {
+            spans.push(Span::styled("  ◆ SBM understates lag", t.critical));
+        }
+        Some(_) => spans.push(Span::styled("  ◇ SBM overstates lag", t.warning)),
+        None => {}
+    }
+    if node.conn != ConnState::Up {
+        spans.push(Span::styled(
+            format!("  node {}", node.conn.name()),
+            t.warning,
+        ));
+        if let Some(age) = node.sample_age {
+            spans.push(Span::styled(
+                format!(", values {} old", units::duration(age)),
+                t.muted,
+            ));
+        }
+    }
+    Line::from(spans)
+}
+
+fn error_lines(thread: &str, e: &ThreadError, t: &Theme, width: usize) -> Vec<Line<'static>> {
+    let mut tokens = vec![Token::new(
+        format!("{thread} error {}:", e.errno),
+        t.critical,
+    )];
+    tokens.extend(words(&e.message, t.critical));
+    if let Some(at) = &e.timestamp {
+        // One token: a timestamp split over two lines reads as two values.
+        tokens.push(Token::new(format!("(at {at})"), t.muted));
+    }
+    wrap(tokens, width, INDENT)
+}
+
+fn window_line(r: &ReplicaView, window: Window, t: &Theme) -> Line<'static> {
+    let label = Span::styled(format!("{:<4}", chart::window_label(window)), t.title);
+    let stats = r
+        .windows
+        .iter()
+        .find(|(w, _)| *w == window)
+        .and_then(|(_, s)| s.as_ref());
+    let Some(s) = stats else {
+        return Line::from(vec![label, Span::styled("no lag samples", t.unknown)]);
+    };
+    let pair = |name: &str, value: String| {
+        [
+            Span::styled(format!("{name} "), t.muted),
+            Span::styled(format!("{value}  "), t.text),
+        ]
+    };
+    let mut spans = vec![label];
+    spans.extend(pair("p50", units::lag(s.p50)));
+    spans.extend(pair("p99", units::lag(s.p99)));
+    spans.extend(pair("max", units::lag(s.max)));
+    spans.extend(pair("n", s.samples.to_string()));
+    Line::from(spans)
+}
+
+/// `recv file:pos  io 12.3 MiB behind`; the trailing word goes first when the line is too wide
+/// (a 46-column pane with a long file name), the numbers never.
+fn position_line(
+    label: &'static str,
+    pos: &BinlogPos,
+    thread: &str,
+    behind: Option<u64>,
+    t: &Theme,
+    width: usize,
+) -> Line<'static> {
+    let at = if pos.file.is_empty() {
+        Span::styled("—", t.unknown)
+    } else {
+        Span::styled(format!("{}:{}", pos.file, pos.pos), t.text)
+    };
+    let mut line = Line::from(vec![
+        Span::styled(label, t.muted),
+        at,
+        Span::styled(format!("  {thread} "), t.muted),
+        known(behind.map(units::bytes), t),
+    ]);
+    let suffix = " behind";
+    if line.width().saturating_add(suffix.len()) <= width {
+        line.push_span(Span::styled(suffix, t.muted));
+    }
+    line
+}
+
+fn backlog_line(r: &ReplicaView, t: &Theme) -> Line<'static> {
+    let b = r.gtid_backlog;
+    Line::from(vec![
+        Span::styled("backlog ", t.muted),
+        known(b.not_received.map(|n| n.to_string()), t),
+        Span::styled(" trx to receive · ", t.muted),
+        known(b.not_applied.map(|n| n.to_string()), t),
+        Span::styled(" to apply", t.muted),
+    ])
+}
+
+/// Only for a delayed replica: an undelayed one would spend a row saying so.
+fn delay_line(r: &ReplicaView, t: &Theme) -> Option<Line<'static>> {
+    let delay = r.sql_delay.filter(|d| *d > 0)?;
+    let remaining = match r.sql_remaining_delay {
+        Some(left) => Span::styled(format!("{} left", units::secs(left)), t.text),
+        None => Span::styled("not waiting", t.muted),
+    };
+    Some(Line::from(vec![
+        Span::styled("SQL_Delay ", t.muted),
+        Span::styled(units::secs(delay), t.text),
+        Span::styled(" · ", t.muted),
+        remaining,
+    ]))
+}
+
+/// `MySQL`'s executed set, or `MariaDB`'s three lists with equal ones merged under one label
+/// (`slave=binlog=current`): a list that differs is then the one that stands out.
+fn gtid_lines(gtid: &GtidState, expand: bool, t: &Theme, width: usize) -> Vec<Line<'static>> {
+    let entries: Vec<(String, String)> = match gtid {
+        GtidState::Mysql { executed } => vec![("executed".to_owned(), executed.to_string())],
+        GtidState::Mariadb {
+            binlog_pos,
+            slave_pos,
+            current_pos,
+        } => merge_equal(&[
+            ("slave", slave_pos),
+            ("binlog", binlog_pos),
+            ("current", current_pos),
+        ]),
+    };
+    let mut lines = Vec::new();
+    for (label, value) in entries {
+        let head = Token::new("gtid ", t.muted).and(format!("{label} "), t.muted);
+        if value.is_empty() {
+            lines.push(Line::from(
+                head.spans_with(Span::styled("(empty)", t.muted)),
+            ));
+        } else if expand {
+            // Break after the commas of the set, glued, so a copied line pastes back whole.
+            let parts = value
+                .split_inclusive(',')
+                .map(|p| Token::new(p, t.text).glued());
+            lines.extend(wrap(std::iter::once(head).chain(parts), width, INDENT));
+        } else {
+            let value = Span::styled(abbreviate(&value, GTID_CHARS), t.text);
+            lines.push(Line::from(head.spans_with(value)));
+        }
+    }
+    lines
+}
+
+fn merge_equal(lists: &[(&str, &GtidList)]) -> Vec<(String, String)> {
+    let mut merged: Vec<(String, String)> = Vec::new();
+    for (name, list) in lists {
+        let value = list.to_string();
+        match merged.iter_mut().find(|(_, v)| *v == value) {
+            Some((label, _)) => {
+                label.push('=');
+                label.push_str(name);
+            }
+            None => merged.push(((*name).to_owned(), value)),
+        }
+    }
+    merged
+}
+
+/// A value the server did not give (or rwtop could not work out) reads `?`, never 0.
+fn known(value: Option<String>, t: &Theme) -> Span<'static> {
+    match value {
+        Some(v) => Span::styled(v, t.text),
+        None => Span::styled("?", t.unknown),
+    }
+}

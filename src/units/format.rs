@@ -1,0 +1,207 @@
+//! Values to text. Every figure is cut, never rounded up: a lag of 59.996 s reads `59.99s`, not
+//! `60.00s`, and the largest byte count reads `15.9 EiB`, which it is, not `16.0 EiB`.
+
+use std::time::Duration;
+
+/// A duration as a short figure, precise where it is small and at most two units where it is
+/// large: `0s`, `850µs`, `3.2ms`, `42ms`, `1.2s`, `12s`, `2m05s`, `1h02m`, `3d04h`.
+///
+/// For waits, intervals, ages and timeouts. A lag has its own form ([`lag`]), with the
+/// heartbeat's hundredths of a second.
+#[must_use]
+pub fn duration(d: Duration) -> String {
+    let (us, ms, s) = (d.as_micros(), d.as_millis(), d.as_secs());
+    if d.is_zero() {
+        "0s".to_owned()
+    } else if us == 0 {
+        "<1µs".to_owned()
+    } else if ms == 0 {
+        format!("{us}µs")
+    } else if ms < 10 {
+        tenths(us / 100, "ms")
+    } else if s == 0 {
+        format!("{ms}ms")
+    } else if s < 10 {
+        tenths(ms / 100, "s")
+    } else if s < 60 {
+        format!("{s}s")
+    } else {
+        two_units(s)
+    }
+}
+
+/// Whole seconds, as servers count them (`Seconds_Behind_Master`, `SQL_Delay`, a statement's
+/// elapsed time): the same text as [`duration`], `0s`, `42s`, `2m05s`.
+#[must_use]
+pub fn secs(s: u64) -> String {
+    duration(Duration::from_secs(s))
+}
+
+/// A lag in seconds as every table, pane, alert and export shows it: hundredths below a minute
+/// (the heartbeat resolves fractions of a second), then as [`duration`]: `0.00s`, `12.40s`,
+/// `1m00s`, `1h02m`. At most six characters below 100 days, so a `≥` still fits in seven.
+#[must_use]
+pub fn lag(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{s}.{:02}s", d.subsec_millis() / 10)
+    } else {
+        two_units(s)
+    }
+}
+
+/// Binary units with one decimal, in integer arithmetic so no count loses precision: `512 B`,
+/// `1.5 KiB`, `12.3 MiB`, up to `15.9 EiB` for `u64::MAX`.
+#[must_use]
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let n = u128::from(n);
+    let (mut scale, mut unit) = (1024_u128, 0_usize);
+    while unit + 1 < UNITS.len() && n >= scale * 1024 {
+        scale *= 1024;
+        unit += 1;
+    }
+    let tenths = n * 10 / scale;
+    let name = UNITS.get(unit).copied().unwrap_or("EiB");
+    format!("{}.{} {name}", tenths / 10, tenths % 10)
+}
+
+/// A clock offset or difference in milliseconds, signed when it is not zero: `+620ms`, `-3ms`,
+/// `+1.5s`, `0s`.
+#[must_use]
+pub fn offset_ms(ms: i64) -> String {
+    let size = duration(Duration::from_millis(ms.unsigned_abs()));
+    match ms {
+        0 => size,
+        1.. => format!("+{size}"),
+        _ => format!("-{size}"),
+    }
+}
+
+/// `n` tenths of `unit`, the decimal left out when it is zero: `1.2s`, `3s`.
+fn tenths(n: u128, unit: &str) -> String {
+    if n.is_multiple_of(10) {
+        format!("{}{unit}", n / 10)
+    } else {
+        format!("{}.{}{unit}", n / 10, n % 10)
+    }
+}
+
+/// The two largest units of a span of at least a minute: `2m05s`, `1h02m`, `3d04h`.
+fn two_units(s: u64) -> String {
+    let (m, h, d) = (s / 60, s / 3600, s / 86_400);
+    if h == 0 {
+        format!("{m}m{:02}s", s % 60)
+    } else if d == 0 {
+        format!("{h}h{:02}m", m % 60)
+    } else {
+        format!("{d}d{:02}h", h % 24)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    const fn s(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    #[test]
+    fn durations_are_short_and_never_rounded_up() {
+        let cases = [
+            (Duration::ZERO, "0s"),
+            (Duration::from_nanos(1), "<1µs"),
+            (Duration::from_nanos(999), "<1µs"),
+            (Duration::from_micros(1), "1µs"),
+            (Duration::from_micros(850), "850µs"),
+            (Duration::from_micros(999), "999µs"),
+            (ms(1), "1ms"),
+            (Duration::from_micros(3_250), "3.2ms"),
+            (Duration::from_micros(9_999), "9.9ms"),
+            (ms(10), "10ms"),
+            (ms(850), "850ms"),
+            (ms(999), "999ms"),
+            (s(1), "1s"),
+            (ms(1_250), "1.2s"),
+            (ms(9_999), "9.9s"),
+            (s(10), "10s"),
+            (ms(59_999), "59s"),
+            (s(60), "1m00s"),
+            (s(125), "2m05s"),
+            (s(3_599), "59m59s"),
+            (s(3_600), "1h00m"),
+            (s(3_720), "1h02m"),
+            (s(86_399), "23h59m"),
+            (s(86_400), "1d00h"),
+            (s(3 * 86_400 + 4 * 3_600 + 59), "3d04h"),
+            (Duration::MAX, "213503982334601d07h"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(duration(d), want, "{d:?}");
+        }
+        assert_eq!(
+            [0, 42, 125, 3_600].map(secs),
+            ["0s", "42s", "2m05s", "1h00m"]
+        );
+    }
+
+    #[test]
+    fn lags_keep_hundredths_below_a_minute() {
+        let cases = [
+            (Duration::ZERO, "0.00s"),
+            (Duration::from_micros(300), "0.00s"),
+            (ms(9), "0.00s"),
+            (ms(120), "0.12s"),
+            (ms(12_400), "12.40s"),
+            (ms(59_996), "59.99s"),
+            (s(60), "1m00s"),
+            (ms(123_450), "2m03s"),
+            (s(7_380), "2h03m"),
+            (s(86_399), "23h59m"),
+            (s(99 * 86_400 + 23 * 3_600), "99d23h"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(lag(d), want, "{d:?}");
+        }
+        for n in [0, 59, 60, 3_599, 3_600, 86_399, 100 * 86_400 - 1] {
+            assert!(lag(s(n)).chars().count() <= 6, "{}", lag(s(n)));
+        }
+    }
+
+    #[test]
+    fn bytes_in_binary_units_cut_to_a_tenth() {
+        let cases = [
+            (0, "0 B"),
+            (512, "512 B"),
+            (1_023, "1023 B"),
+            (1_024, "1.0 KiB"),
+            (1_536, "1.5 KiB"),
+            (17_612, "17.1 KiB"),
+            (1_048_575, "1023.9 KiB"),
+            (6 * 1_024 * 1_024, "6.0 MiB"),
+            (12_900_000, "12.3 MiB"),
+            (1 << 30, "1.0 GiB"),
+            (1 << 40, "1.0 TiB"),
+            (1 << 50, "1.0 PiB"),
+            (1 << 60, "1.0 EiB"),
+            (u64::MAX, "15.9 EiB"),
+        ];
+        for (n, want) in cases {
+            assert_eq!(bytes(n), want, "{n}");
+        }
+    }
+
+    #[test]
+    fn offsets_carry_their_sign() {
+        let got = [0, 620, -3, 1_500, i64::MIN].map(offset_ms);
+        assert_eq!(got, ["0s", "+620ms", "-3ms", "+1.5s", "-106751991167d07h"]);
+    }
+}
