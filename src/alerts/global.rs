@@ -44,7 +44,10 @@ fn writer_name(writer: &WriterState) -> &'static str {
 
 /// Every replica that answers is beyond the routing threshold, so a router that honours it
 /// sends every read to the primary. A replica whose lag is unknown is not counted as lagging:
-/// this alert claims a fact, so it needs the numbers.
+/// this alert claims a fact, so it needs the numbers. A delayed replica is judged on its true
+/// lag, delay included: its reads are that stale, and routers that bound lag (ProxySQL's
+/// `max_replication_lag` reads SBM, which includes the delay) keep reads off it. The evidence
+/// names the delay, so the alert is not mistaken for a replica falling behind.
 pub fn all_replicas_lagging(inputs: &RuleInputs<'_>) -> Verdict {
     let limit = inputs.settings.routing_max_lag_seconds;
     let mut lags = Vec::new();
@@ -68,10 +71,12 @@ pub fn all_replicas_lagging(inputs: &RuleInputs<'_>) -> Verdict {
     let mut evidence = vec![fact("threshold", format::lag_secs(limit))];
     for node in &lags {
         if let Some(r) = &node.replica {
-            evidence.push(fact(
-                &format!("lag_{}", node.name),
-                format::lag(&r.heartbeat_lag),
-            ));
+            let lag = format::lag(&r.heartbeat_lag);
+            let lag = match r.sql_delay.filter(|d| *d > 0) {
+                Some(delay) => format!("{lag} (SQL_Delay {})", crate::units::secs(delay)),
+                None => lag,
+            };
+            evidence.push(fact(&format!("lag_{}", node.name), lag));
         }
     }
     let cause = format!(
@@ -123,6 +128,20 @@ mod tests {
                 .ends_with("reads would all fall back to the primary")
         );
         assert_eq!(alert.evidence[2], fact("lag_r2", "≥5.00s"));
+    }
+
+    #[test]
+    fn a_delayed_replica_counts_as_lagging_for_routing_and_its_delay_is_named() {
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(3.0) });
+        // r2 is exactly as far behind as its delay: stale for reads all the same.
+        topo.replica_mut("r2", |r| {
+            r.heartbeat_lag = Lag::Exact { lag: secs(4.9) };
+            r.sql_delay = Some(5);
+        });
+        let alert = topo.raise(AlertKind::AllReplicasLagging, None);
+        assert_eq!(alert.evidence[1], fact("lag_r1", "3.00s"));
+        assert_eq!(alert.evidence[2], fact("lag_r2", "4.90s (SQL_Delay 5s)"));
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //! * [`hysteresis`] turns a run of verdicts into raised and cleared alerts.
 //! * [`log`] is the bounded ring of raised/cleared events (no log file: the JSON export and the
 //!   TUI read the ring).
-//! * [`rules`] and the files beside it hold one idea each: thread and error rules, the two SBM
-//!   rules, errant transactions, topology, DDL with its catch-up [`eta`], and the global rules.
+//! * [`rules`] and the files beside it hold one idea each: thread and error rules, the lag
+//!   percentile (judged beyond a replica's `SQL_Delay`), the two SBM rules, errant transactions,
+//!   topology, DDL with its catch-up [`eta`], and the global rules.
 
 mod ddl;
 mod engine;
@@ -21,6 +22,7 @@ mod eta;
 mod format;
 mod global;
 mod hysteresis;
+mod lag;
 mod log;
 mod rules;
 mod sbm;

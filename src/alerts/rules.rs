@@ -1,6 +1,6 @@
 //! What a rule returns, what it may read, and the node-scoped rules simple enough to sit
-//! together: replication threads and errors, lag percentiles, backlog, connection, clocks and
-//! read-only. The SBM, errant, topology and DDL rules each have their own file.
+//! together: replication threads and errors, backlog, connection, clocks and read-only. The lag
+//! percentile, SBM, errant, topology and DDL rules each have their own file.
 
 use super::ddl::DdlMemory;
 use super::format;
@@ -8,7 +8,6 @@ use super::topology::TopologyMemory;
 use super::{AlertKind, AlertSettings};
 use crate::mysql::IoRunning;
 use crate::poll::ConnState;
-use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 use crate::units;
 
@@ -117,7 +116,7 @@ pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<(AlertKind
         ),
         (
             AlertKind::LagP99High,
-            with_replica(node, |r| lag_p99_high(inputs.settings, r)),
+            with_replica(node, |r| super::lag::p99_high(inputs.settings, r)),
         ),
         (
             AlertKind::GtidBacklogHigh,
@@ -252,34 +251,6 @@ fn replication_error(r: &ReplicaView) -> Verdict {
         (Some(e), _) => format!("SQL error {}: {}", e.errno, format::quote(&e.message)),
         (None, Some(e)) => format!("IO error {}: {}", e.errno, format::quote(&e.message)),
         (None, None) => String::new(),
-    };
-    Verdict::bad(evidence, cause)
-}
-
-fn lag_p99_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
-    let stats = r
-        .windows
-        .iter()
-        .find(|(w, _)| *w == Window::OneMinute)
-        .and_then(|(_, s)| *s);
-    let Some(stats) = stats else {
-        return Verdict::Unknown;
-    };
-    let limit = settings.lag_p99_seconds;
-    if stats.p99.as_secs_f64() <= limit {
-        return Verdict::Clean;
-    }
-    let evidence = vec![
-        fact("lag_p99_1m", units::lag(stats.p99)),
-        fact("threshold", format::lag_secs(limit)),
-        fact("lag_p50_1m", units::lag(stats.p50)),
-        fact("lag_max_1m", units::lag(stats.max)),
-        fact("samples", stats.samples.to_string()),
-    ];
-    let cause = if stats.p50.as_secs_f64() > limit {
-        "lag stayed high for most of the last minute: the replica cannot keep up with the writes"
-    } else {
-        "lag spiked in the last minute: write bursts or large transactions"
     };
     Verdict::bad(evidence, cause)
 }

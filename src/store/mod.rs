@@ -4,6 +4,7 @@
 
 pub mod alert_view;
 pub mod backlog;
+mod delay;
 mod discovery;
 mod failover;
 pub mod histogram;
@@ -25,7 +26,7 @@ use crate::poll::{PollEvent, ReportedReplica, WriterState};
 use crate::probe::ProbeEvent;
 use lag::Acks;
 use node::NodeEntry;
-pub use snapshot::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot};
+pub use snapshot::{HeartbeatView, LagBeyondDelay, NodeView, ReplicaView, Role, Snapshot};
 
 /// What the store accepts: every task's reports, each in the task's own type.
 #[derive(Debug, Clone)]

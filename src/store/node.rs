@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::backlog::{SourceHistory, bytes_behind, gtid_backlog};
+use super::delay::BeyondDelay;
 use super::lag::Lag;
 use super::series::{Point, Series};
 use super::snapshot::{NodeView, ReplicaView, Role};
@@ -35,6 +36,8 @@ pub struct NodeEntry {
     /// Best clock-offset estimate (server minus this host, ms), its round trip and age.
     pub clock: Option<(i64, std::time::Duration, Instant)>,
     windows: LagWindows,
+    /// Lag less `SQL_Delay`, only while the replica is delayed.
+    beyond_delay: Option<Box<BeyondDelay>>,
     histogram: super::histogram::LagHistogram,
     series: Series,
     /// The chart's points, rebuilt once per new point rather than per snapshot.
@@ -67,6 +70,7 @@ impl NodeEntry {
                 reason: "no heartbeat read yet".to_owned(),
             },
             windows: LagWindows::new(),
+            beyond_delay: None,
             histogram: super::histogram::LagHistogram::default(),
             series: Series::with_capacity(points),
             chart: Arc::from(Vec::new()),
@@ -83,6 +87,9 @@ impl NodeEntry {
         self.samples += 1;
         self.as_source.record(&sample);
         if let Some(status) = sample.replication.first() {
+            if status.sql_delay.is_some_and(|d| d > 0) {
+                BeyondDelay::delay_seen(&mut self.beyond_delay, sample.at);
+            }
             let lag_ms = self
                 .lag
                 .value()
@@ -111,6 +118,13 @@ impl NodeEntry {
             // whatever the bound happens to be.
             self.windows.record(at, lag);
             self.histogram.observe(lag);
+            let delay = self
+                .sample
+                .as_ref()
+                .and_then(|s| s.replication.first())
+                .and_then(|r| r.sql_delay)
+                .unwrap_or(0);
+            BeyondDelay::track(&mut self.beyond_delay, at, lag, delay);
         }
         self.lag = lag;
     }
@@ -173,6 +187,7 @@ impl NodeEntry {
                 last_sql_error: status.last_sql_error.clone(),
                 series: Arc::clone(&self.chart),
                 lag_histogram: self.histogram.clone(),
+                beyond_delay: self.beyond_delay.as_ref().map(|b| b.view(now)),
             }
         });
         NodeView {

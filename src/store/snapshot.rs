@@ -111,6 +111,18 @@ pub struct ReplicaView {
     /// Every exact heartbeat lag since rwtop started, in fixed buckets (Prometheus).
     #[serde(default)]
     pub lag_histogram: super::histogram::LagHistogram,
+    /// While the replica has a `SQL_Delay` (and for a minute after it is removed): its lag less
+    /// the delay, which the lag alerts judge it on. The lag above stays the true one.
+    #[serde(default)]
+    pub beyond_delay: Option<LagBeyondDelay>,
+}
+
+/// A delayed replica's heartbeat lag beyond its intended delay.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LagBeyondDelay {
+    /// The last minute of exact readings, each less the delay in force when it was read (0 while
+    /// within the delay); `None` before the first such reading.
+    pub one_minute: Option<WindowStats>,
 }
 
 impl Snapshot {

@@ -124,6 +124,7 @@ fn healthy_replica() -> ReplicaView {
         last_sql_error: None,
         series: Arc::from(Vec::new()),
         lag_histogram: crate::store::histogram::LagHistogram::default(),
+        beyond_delay: None,
     }
 }
 

@@ -239,6 +239,14 @@ fn positions_backlog_and_delay_say_unknown_as_unknown() {
         "{all}"
     );
     assert!(all.contains("SQL_Delay 1h00m · 20m00s left"), "{all}");
+    // The delay beside the true lag it is part of.
+    topo.replica_mut("r1", |r| {
+        r.heartbeat_lag = Lag::Exact {
+            lag: Duration::from_millis(3_600_250),
+        }
+    });
+    let all = text(&draw(&topo.snapshot, &UiState::default(), 60, 14));
+    assert!(all.contains("lag 1h00m (delay 1h00m)  SBM"), "{all}");
     // In the 80×24 pane a long figure drops the word, never the number.
     topo.replica_mut("r1", |r| r.bytes_behind.io = Some(123_456_789));
     let all = text(&draw(&topo.snapshot, &UiState::default(), 48, 12));

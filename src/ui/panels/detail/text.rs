@@ -64,6 +64,13 @@ fn summary(node: &NodeView, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'stati
         Some(lag) => Span::styled(lag, lag_style),
         None => Span::styled("unknown", t.unknown),
     });
+    // The true lag includes a deliberate delay; the alerts judge what lies beyond it.
+    if let Some(delay) = r.sql_delay.filter(|d| *d > 0) {
+        spans.push(Span::styled(
+            format!(" (delay {})", units::secs(delay)),
+            t.muted,
+        ));
+    }
     spans.push(Span::styled("  SBM ", t.muted));
     spans.push(match r.seconds_behind_source {
         Some(s) => Span::styled(units::secs(s), sbm_style),
