@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::gtid::{GtidList, GtidSet};
 use crate::mysql::{
     BinlogFile, BinlogPos, GtidState, NodeState, ReplicaGtid, ReplicaStatus, bytes_between,
 };
@@ -40,16 +41,16 @@ fn saturate(count: u128) -> u64 {
     u64::try_from(count).unwrap_or(u64::MAX)
 }
 
-/// `source` is a state of the node this replica replicates from, reported before the replica's
+/// `source` is what the node this replica replicates from had, reported before the replica's
 /// status was read ([`SourceHistory::before`]); the transactions it has and the replica has not
 /// received are a lower bound of those in flight.
 #[must_use]
 pub fn gtid_backlog(
     status: &ReplicaStatus,
     replica: &NodeState,
-    source: Option<&NodeState>,
+    source: Option<&SourceGtid>,
 ) -> GtidBacklog {
-    match (&status.gtid, source.map(|s| &s.gtid)) {
+    match (&status.gtid, source) {
         (
             ReplicaGtid::Mysql {
                 retrieved,
@@ -59,7 +60,7 @@ pub fn gtid_backlog(
             source_gtid,
         ) => {
             let not_received = match source_gtid {
-                Some(GtidState::Mysql { executed: upstream }) => Some(saturate(
+                Some(SourceGtid::Mysql { executed: upstream }) => Some(saturate(
                     upstream.subtract(&retrieved.union(executed)).count(),
                 )),
                 _ => None,
@@ -81,9 +82,7 @@ pub fn gtid_backlog(
                 (None, GtidState::Mysql { .. }) => None,
             };
             let not_received = match source_gtid {
-                Some(GtidState::Mariadb { binlog_pos, .. }) => {
-                    Some(binlog_pos.total_distance(io_pos))
-                }
+                Some(SourceGtid::Mariadb { binlog_pos }) => Some(binlog_pos.total_distance(io_pos)),
                 _ => None,
             };
             GtidBacklog {
@@ -138,27 +137,49 @@ pub fn bytes_behind(
     }
 }
 
+/// The part of a node's GTID state its replicas are compared with: what it has executed
+/// (`MySQL`) or written to its binlog (`MariaDB`), and nothing else, since a few are kept per node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceGtid {
+    Mysql { executed: GtidSet },
+    Mariadb { binlog_pos: GtidList },
+}
+
+impl SourceGtid {
+    #[must_use]
+    pub fn of(state: &GtidState) -> Self {
+        match state {
+            GtidState::Mysql { executed } => Self::Mysql {
+                executed: executed.clone(),
+            },
+            GtidState::Mariadb { binlog_pos, .. } => Self::Mariadb {
+                binlog_pos: binlog_pos.clone(),
+            },
+        }
+    }
+}
+
 /// What a node reported of itself as a source in one poll, and the last instant that report
 /// can describe.
 #[derive(Debug, Clone)]
 pub struct SourceState {
     /// When the poll's answers were all in: the state is the node's at some moment before.
     pub answered: Instant,
-    pub state: NodeState,
+    pub gtid: SourceGtid,
     pub head: Option<BinlogPos>,
 }
 
-/// A node's last few states as a source, oldest first. Every node polls at the same
-/// interval, so the state a replica needs (the newest before its own poll, at most a poll or two old)
-/// is among the last [`SourceHistory::KEEP`]; more would only hold memory.
+/// A node's last few states as a source, oldest first. Every node polls at the same interval,
+/// so the state a replica needs (the newest before its own poll began) is one of the last two or
+/// three; [`SourceHistory::KEEP`] leaves room for a nudged poll, and more would only hold memory
+/// (each state is a GTID set and a binlog position, a few hundred bytes).
 #[derive(Debug, Default)]
 pub struct SourceHistory {
     states: VecDeque<SourceState>,
 }
 
 impl SourceHistory {
-    /// Room for a nudged poll (`p`) or a slow replica poll between two regular ones.
-    pub const KEEP: usize = 8;
+    pub const KEEP: usize = 4;
 
     /// Keeps this sample's state; samples of one node arrive in the order they were taken.
     pub fn record(&mut self, sample: &NodeSample) {
@@ -167,7 +188,7 @@ impl SourceHistory {
         }
         self.states.push_back(SourceState {
             answered: sample.at + sample.took,
-            state: sample.state.clone(),
+            gtid: SourceGtid::of(&sample.state.gtid),
             head: sample.binlog.as_ref().map(|b| b.position.clone()),
         });
     }
@@ -185,7 +206,6 @@ impl SourceHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gtid::{GtidList, GtidSet};
     use crate::mysql::{Family, parse_vertical};
 
     fn fixture(path: &str) -> crate::mysql::RawRow {
@@ -221,7 +241,7 @@ mod tests {
         // The source has 5 transactions beyond what the replica retrieved.
         let uuid = retrieved.uuids().next().unwrap();
         let source = state_mysql(&format!("{executed},{uuid}:1-211898"));
-        let backlog = gtid_backlog(&status, &replica, Some(&source));
+        let backlog = gtid_backlog(&status, &replica, Some(&SourceGtid::of(&source.gtid)));
         assert_eq!(backlog.not_received, Some(5));
         assert_eq!(backlog.not_applied, Some(211_893 - 210_457));
         assert_eq!(backlog.total(), Some(5 + 211_893 - 210_457));
@@ -248,7 +268,7 @@ mod tests {
             read_only: false,
             super_read_only: None,
         };
-        let backlog = gtid_backlog(&status, &replica, Some(&source));
+        let backlog = gtid_backlog(&status, &replica, Some(&SourceGtid::of(&source.gtid)));
         // Received up to 0-1-10, applied 0-1-8, source at 0-1-13.
         assert_eq!(backlog.not_received, Some(3));
         assert_eq!(backlog.not_applied, Some(2));
@@ -319,9 +339,9 @@ mod tests {
     }
 
     fn gtid_of(state: Option<&SourceState>) -> Option<String> {
-        match &state?.state.gtid {
-            GtidState::Mariadb { binlog_pos, .. } => Some(binlog_pos.to_string()),
-            GtidState::Mysql { executed } => Some(executed.to_string()),
+        match &state?.gtid {
+            SourceGtid::Mariadb { binlog_pos } => Some(binlog_pos.to_string()),
+            SourceGtid::Mysql { executed } => Some(executed.to_string()),
         }
     }
 
@@ -349,8 +369,8 @@ mod tests {
             history.record(&source_sample(t0 + ms(i * 1000), 2, &gtid, 100));
         }
         assert_eq!(history.states.len(), SourceHistory::KEEP);
-        assert_eq!(gtid(&history, t0 + ms(5_000)), None);
-        assert_eq!(gtid(&history, t0 + ms(12_002)).as_deref(), Some("0-1-130"));
+        assert_eq!(gtid(&history, t0 + ms(15_900)), None);
+        assert_eq!(gtid(&history, t0 + ms(17_002)).as_deref(), Some("0-1-180"));
     }
 
     /// Through the store: a caught-up replica (received everything the source had before its

@@ -173,7 +173,7 @@ impl NodeEntry {
                     .iter()
                     .map(|w| (*w, self.windows.stats(now, *w)))
                     .collect(),
-                gtid_backlog: gtid_backlog(status, &sample.state, source_state.map(|s| &s.state)),
+                gtid_backlog: gtid_backlog(status, &sample.state, source_state.map(|s| &s.gtid)),
                 bytes_behind: bytes_behind(
                     status,
                     source_state.and_then(|s| s.head.as_ref()),
