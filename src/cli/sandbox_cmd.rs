@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use rwtop::mysql::{GtidState, IoRunning, NodeState, ReplicaStatus};
-use rwtop::sandbox::{Ports, Sandbox, SandboxError, SandboxSpec, layout, toml_out};
+use rwtop::sandbox::{Ports, Sandbox, SandboxError, SandboxSpec, layout, mask_passwords, toml_out};
 
 use super::SandboxAction;
 use super::output::emit;
@@ -147,7 +147,8 @@ fn channel_errors(text: &mut String, status: &Result<ReplicaStatus, SandboxError
         }
         Ok(r) => {
             for e in [&r.last_io_error, &r.last_sql_error].into_iter().flatten() {
-                let _ = writeln!(text, "         ! error {}: {}", e.errno, e.message);
+                let message = mask_passwords(&e.message);
+                let _ = writeln!(text, "         ! error {}: {message}", e.errno);
             }
         }
     }

@@ -38,7 +38,8 @@ impl Sandbox {
             };
             let errors = [&status.last_io_error, &status.last_sql_error];
             if let Some(err) = errors.into_iter().flatten().next() {
-                return Some(format!("{on}: error {}: {}", err.errno, err.message));
+                let message = super::mask_passwords(&err.message);
+                return Some(format!("{on}: error {}: {message}", err.errno));
             }
             if status.io_running != crate::mysql::IoRunning::Yes || !status.sql_running {
                 return Some(format!("{on}: replication threads not both running"));

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+pub use admin::mask_passwords;
 pub use error::SandboxError;
 pub use plan::{AGGREGATOR, SECOND_CHANNEL, SECOND_PRIMARY};
 pub use ports::Ports;
