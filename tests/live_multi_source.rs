@@ -178,3 +178,52 @@ async fn live_two_primaries_feed_the_aggregator_and_one_channel_stops_alone() {
     assert!(rows.values().all(|r| yes_yes(Some(r))), "{rows:?}");
     t.sandbox().wait_replicating(DEADLINE).unwrap();
 }
+
+/// `Master_Port` of one of the aggregator's channels.
+fn source_port(t: &TestSandbox, channel: &str) -> u16 {
+    t.admin(AGGREGATOR, "SHOW ALL SLAVES STATUS")
+        .iter()
+        .find(|row| row.text(&["Connection_name"]).ok().flatten() == Some(channel))
+        .unwrap_or_else(|| panic!("no channel {channel:?}"))
+        .u16(&["Master_Port"])
+        .unwrap()
+}
+
+/// `up` again re-points the named channel too: through a new relay, or straight to `p2`.
+#[tokio::test]
+async fn live_up_again_repoints_the_named_channel() {
+    use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
+    let t = TestSandbox::start_multi_source(1);
+    let p2_port = t.sandbox().port(SECOND_PRIMARY).unwrap();
+    let first_relay = t.channel_relay(AGGREGATOR, SECOND_CHANNEL).port();
+    assert_eq!(source_port(&t, SECOND_CHANNEL), first_relay);
+    let spec = SandboxSpec {
+        replicas: 1,
+        ports: Ports::Free,
+        multi_source: true,
+        ..SandboxSpec::new(t.sandbox().dir())
+    };
+    for (id, relay) in [(1, true), (2, false)] {
+        let again = Sandbox::up(&SandboxSpec {
+            relay,
+            ..spec.clone()
+        })
+        .unwrap_or_else(|e| panic!("up again: {e}"));
+        let want = if relay {
+            let port = again
+                .channel_relay(AGGREGATOR, SECOND_CHANNEL)
+                .expect("a new relay")
+                .port();
+            assert_ne!(port, first_relay);
+            port
+        } else {
+            assert!(again.channel_relay(AGGREGATOR, SECOND_CHANNEL).is_none());
+            p2_port
+        };
+        assert_eq!(source_port(&t, SECOND_CHANNEL), want, "relay: {relay}");
+        // Still replicating through the new link.
+        write(&t, SECOND_PRIMARY, "t2", id);
+        arrives(&t, "t2", id).await;
+        drop(again); // not ephemeral: leaves the servers to `t`
+    }
+}
