@@ -110,6 +110,112 @@ fn live_cli_up_status_down_leaves_nothing_behind() {
 }
 
 #[test]
+fn live_cli_multi_source_shows_both_primaries_and_both_channels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sb");
+    let dir_s = dir.to_str().unwrap();
+    let base = free_base_port(4);
+    let base_s = base.to_string();
+    let up_args = [
+        "sandbox",
+        "up",
+        "--dir",
+        dir_s,
+        "--base-port",
+        &base_s,
+        "--replicas",
+        "1",
+        "--multi-source",
+    ];
+    let up = rwtop(&up_args, &[]);
+    let (out, err) = text(&up);
+    assert!(up.status.success(), "up failed: {err}");
+
+    // The config lists every node: p2 as a replica (one [primary] only), with a comment.
+    let config_text = std::fs::read_to_string(dir.join("rwtop.toml")).unwrap();
+    let config: toml::Value = toml::from_str(&config_text).unwrap();
+    assert_eq!(config["primary"]["name"].as_str(), Some("primary"));
+    let replicas: Vec<(&str, &str)> = config["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["dsn"].as_str().unwrap()))
+        .collect();
+    let dsn = |i: u16| format!("mysql://rwtop@127.0.0.1:{}", base + i);
+    assert_eq!(
+        replicas,
+        [
+            ("r1", dsn(1).as_str()),
+            ("p2", dsn(2).as_str()),
+            ("agg", dsn(3).as_str())
+        ],
+        "{config_text}"
+    );
+    assert!(
+        config_text.contains("# p2: a second primary (GTID domain 1)"),
+        "{config_text}"
+    );
+    assert!(out.contains(&config_text), "up prints the config");
+
+    let status = rwtop(&["sandbox", "status", "--dir", dir_s], &[]);
+    let (out, _) = text(&status);
+    assert!(status.status.success(), "{}", text(&status).1);
+    let line = |start: &str| {
+        out.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no line {start:?} in:\n{out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    // NODE PORT PID ROLE RO IO SQL SBM GTID
+    let p2 = line("p2 ");
+    assert_eq!(p2[3..8], ["primary", "OFF", "-", "-", "-"], "{out}");
+    assert_eq!(
+        p2[8].split('-').next(),
+        Some("1"),
+        "p2 writes in domain 1: {out}"
+    );
+    let agg = line("agg ");
+    assert_eq!(agg[3..8], ["replica", "ON", "Yes", "Yes", "0"], "{out}");
+    let mut agg_domains: Vec<&str> = agg[8]
+        .split(',')
+        .filter_map(|g| g.split('-').next())
+        .collect();
+    agg_domains.sort_unstable();
+    assert_eq!(agg_domains, ["0", "1"], "agg applied both domains: {out}");
+    let channel = line("  channel 'p2' from p2 ");
+    assert_eq!(channel[4..], ["Yes", "Yes", "0"], "{out}");
+
+    let pids: Vec<&str> = ["primary ", "r1 ", "p2 ", "agg "]
+        .iter()
+        .map(|n| out.lines().find(|l| l.starts_with(n)).unwrap())
+        .map(|l| l.split_whitespace().nth(2).unwrap())
+        .collect();
+    assert!(pids.iter().all(|p| pid_alive(p)), "{out}");
+
+    // Again is harmless; without --multi-source it is another sandbox, refused.
+    let again = rwtop(&up_args, &[]);
+    assert!(again.status.success(), "{}", text(&again).1);
+    let other = rwtop(&up_args[..up_args.len() - 1], &[]);
+    let (_, err) = text(&other);
+    assert_eq!(other.status.code(), Some(1), "{err}");
+    assert!(err.contains("a second primary and an aggregator"), "{err}");
+
+    let down = rwtop(&["sandbox", "down", "--dir", dir_s], &[]);
+    assert!(down.status.success(), "{}", text(&down).1);
+    assert!(
+        pids.iter().all(|p| !pid_alive(p)),
+        "no server survives down"
+    );
+    for port in base..base + 4 {
+        assert!(
+            TcpListener::bind(("127.0.0.1", port)).is_ok(),
+            "port {port} still taken"
+        );
+    }
+}
+
+#[test]
 fn live_taken_port_is_refused_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
     let holder = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -141,3 +141,52 @@ fn live_sandbox_up_passes_no_password_in_argv_nor_rwtop_password_to_its_servers(
         }
     }
 }
+
+/// A replica's `Last_SQL_Error` quotes the replicated statement that failed, password and all
+/// (`CREATE USER … IDENTIFIED BY '…'` arriving where the account exists): the sandbox's
+/// "not replicating" error and `rwtop sandbox status` print it masked.
+#[tokio::test]
+async fn live_a_replication_error_quoting_a_password_is_printed_masked() {
+    const SECRET: &str = "pw-quoted-by-the-server-0123";
+    let t = common::TestSandbox::start(1, false);
+    t.admin(
+        "r1",
+        "SET sql_log_bin=0; CREATE USER 'clash'@'127.0.0.1'; SET sql_log_bin=1",
+    );
+    t.admin(
+        "primary",
+        &format!("CREATE USER 'clash'@'127.0.0.1' IDENTIFIED BY '{SECRET}'"),
+    );
+    let quoted = common::eventually(
+        "r1's SQL thread stops on the clash",
+        std::time::Duration::from_secs(30),
+        async || {
+            let status = t.sandbox().channel_status("r1", "").unwrap()?;
+            status.last_sql_error.map(|e| e.message)
+        },
+    )
+    .await;
+    assert!(quoted.contains(SECRET), "the server quotes it: {quoted}");
+
+    let waited = t
+        .sandbox()
+        .wait_replicating(std::time::Duration::ZERO)
+        .unwrap_err()
+        .to_string();
+    assert!(waited.contains("IDENTIFIED BY '***'"), "{waited}");
+    assert!(!waited.contains(SECRET), "{waited}");
+
+    let status = common::rwtop(
+        &[
+            "sandbox",
+            "status",
+            "--dir",
+            t.sandbox().dir().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let out = String::from_utf8_lossy(&status.stdout);
+    assert!(out.contains("! error 1396"), "{out}");
+    assert!(out.contains("IDENTIFIED BY '***'"), "{out}");
+    assert!(!out.contains(SECRET), "{out}");
+}

@@ -15,7 +15,12 @@ use crate::units;
 
 pub use super::eta::DdlMemory;
 
+/// Judged only on a sample that carried a processlist scan: the others repeat an older scan,
+/// which can neither prove the statement still runs nor that it ended.
 pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
+    if !node.processes_fresh {
+        return Verdict::Unknown;
+    }
     let Some(ddl) = node.ddl.iter().max_by_key(|d| d.elapsed_s) else {
         return Verdict::Clean;
     };
@@ -185,6 +190,36 @@ mod tests {
             "db1 running OPTIMIZE for 1m15s (38 %); lagging: r1 ETA unknown"
         );
         assert!(alert.evidence.contains(&fact("progress", "37.5 %")));
+    }
+
+    #[test]
+    fn the_first_scan_without_the_statement_clears_and_samples_without_a_scan_judge_nothing() {
+        let mut topo = Topo::new();
+        let mut engine = AlertEngine::new(AlertSettings::default());
+        topo.node_mut("r1", |n| n.ddl = vec![ddl("ALTER TABLE t FORCE", 5, true)]);
+        engine.evaluate(&topo.at(1));
+        // A sample without a scan repeats the older one: it does not make a second bad sample.
+        topo.node_mut("r1", |n| n.processes_fresh = false);
+        assert!(find(&engine.evaluate(&topo.at(2)), KIND, Some("r1")).is_none());
+        topo.node_mut("r1", |n| n.processes_fresh = true);
+        assert!(find(&engine.evaluate(&topo.at(3)), KIND, Some("r1")).is_some());
+        // Nor, while raised, a clean one: the statement may still run.
+        topo.node_mut("r1", |n| {
+            n.ddl.clear();
+            n.processes_fresh = false;
+        });
+        assert!(find(&engine.evaluate(&topo.at(4)), KIND, Some("r1")).is_some());
+        // The next scan shows it gone: cleared at once, not after three samples.
+        topo.node_mut("r1", |n| n.processes_fresh = true);
+        let view = engine.evaluate(&topo.at(5));
+        assert!(find(&view, KIND, Some("r1")).is_none(), "{view:#?}");
+        assert!(
+            view.log[0]
+                .summary
+                .starts_with("ddl_in_flight on r1 cleared after 1 clean sample "),
+            "{:?}",
+            view.log[0]
+        );
     }
 
     #[test]

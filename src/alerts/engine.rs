@@ -174,7 +174,10 @@ impl AlertEngine {
                 }
             }
             Transition::Cleared(alert) => {
-                let why = format!("after {} clean samples", self.settings.clear_after.max(1));
+                let why = match self.settings.clean_samples_to_clear(kind) {
+                    1 => "after 1 clean sample".to_owned(),
+                    n => format!("after {n} clean samples"),
+                };
                 self.log.cleared(&alert, at, &why);
             }
         }

@@ -1,4 +1,5 @@
-//! Raise after N consecutive bad samples, clear after M consecutive clean ones, per (kind, node).
+//! Raise after N consecutive bad samples, clear after M consecutive clean ones, per (kind, node)
+//! (M is 1 for a schema change, whose end is a fact: [`AlertSettings::clean_samples_to_clear`]).
 //!
 //! One poll can catch a replica mid-reconnect or a source sampled a moment before its replica;
 //! an alert that fires on that trains the operator to ignore alerts. A sample the rule cannot
@@ -62,7 +63,7 @@ impl Tracker {
                     return Transition::Nothing;
                 }
                 self.clean += 1;
-                if self.clean < settings.clear_after.max(1) {
+                if self.clean < settings.clean_samples_to_clear(kind) {
                     return Transition::Nothing;
                 }
                 self.clean = 0;

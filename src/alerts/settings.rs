@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use super::AlertKind;
+
 /// The thresholds an operator may configure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
@@ -81,6 +83,18 @@ impl AlertSettings {
             routing_max_lag_seconds: t.routing_max_lag_seconds,
             clock_skew_ms: i64::try_from(t.clock_skew_ms).unwrap_or(i64::MAX),
             log_capacity: 1000,
+        }
+    }
+
+    /// Clean samples before a raised alert of `kind` clears. A schema change that is gone from
+    /// a processlist scan has ended, a fact rather than a reading that flickers: its alert clears
+    /// on the first such scan, so the banner ends with the statement (raising still takes
+    /// `raise_after` scans).
+    #[must_use]
+    pub fn clean_samples_to_clear(&self, kind: AlertKind) -> u32 {
+        match kind {
+            AlertKind::DdlInFlight => 1,
+            _ => self.clear_after.max(1),
         }
     }
 }

@@ -185,6 +185,10 @@ pub enum SandboxAction {
         /// Add a cascaded replica (c1) that replicates from r1.
         #[arg(long)]
         cascade: bool,
+        /// Add a second primary (p2, GTID domain 1) and a node (agg) that replicates from both:
+        /// from primary on the default channel and from p2 on channel 'p2'.
+        #[arg(long)]
+        multi_source: bool,
         /// Servers offer TLS (a throwaway CA in <dir>/tls; the printed config verifies it).
         #[arg(long)]
         tls: bool,

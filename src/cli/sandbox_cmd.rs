@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use rwtop::mysql::{GtidState, IoRunning, NodeState};
-use rwtop::sandbox::{Ports, Sandbox, SandboxSpec, layout, toml_out};
+use rwtop::mysql::{GtidState, IoRunning, NodeState, ReplicaStatus};
+use rwtop::sandbox::{Ports, Sandbox, SandboxError, SandboxSpec, layout, mask_passwords, toml_out};
 
 use super::SandboxAction;
 use super::output::emit;
@@ -16,6 +16,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
             replicas,
             semisync,
             cascade,
+            multi_source,
             tls,
             dir,
             base_port,
@@ -29,6 +30,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
                 ephemeral: false,
                 relay: false,
                 tls,
+                multi_source,
             };
             let start = Instant::now();
             let sandbox = Sandbox::up(&spec)?;
@@ -120,6 +122,40 @@ fn gtid_text(state: &NodeState) -> String {
     }
 }
 
+/// IO, SQL and `Seconds_Behind_Master` of one channel, as printed.
+fn threads_text(status: &Result<ReplicaStatus, SandboxError>) -> (String, &'static str, String) {
+    match status {
+        Err(_) => ("?".to_owned(), "?", "?".to_owned()),
+        Ok(r) => (
+            match r.io_running {
+                IoRunning::Yes => "Yes".to_owned(),
+                IoRunning::Connecting => "Connecting".to_owned(),
+                IoRunning::No => "No".to_owned(),
+            },
+            if r.sql_running { "Yes" } else { "No" },
+            r.seconds_behind_source
+                .map_or_else(|| "NULL".to_owned(), |s| s.to_string()),
+        ),
+    }
+}
+
+/// The problems of one channel, one line each.
+fn channel_errors(text: &mut String, status: &Result<ReplicaStatus, SandboxError>) {
+    match status {
+        Err(e) => {
+            let _ = writeln!(text, "         ! {e}");
+        }
+        Ok(r) => {
+            for e in [&r.last_io_error, &r.last_sql_error].into_iter().flatten() {
+                let message = mask_passwords(&e.message);
+                let _ = writeln!(text, "         ! error {}: {message}", e.errno);
+            }
+        }
+    }
+}
+
+/// A line per node (its default channel's threads on it), then a line per named channel under
+/// the node that has it.
 fn report(sandbox: &Sandbox) -> String {
     let mut text = format!(
         "{:<8} {:>5} {:>8} {:<8} {:<4} {:<10} {:<4} {:>4}  GTID\n",
@@ -138,36 +174,33 @@ fn report(sandbox: &Sandbox) -> String {
             Ok(state) => (if state.read_only { "ON" } else { "OFF" }, gtid_text(state)),
             Err(_) => ("?", "?".to_owned()),
         };
-        let (io, sql, sbm) = match &node.replication {
-            None => ("-".to_owned(), "-", "-".to_owned()),
-            Some(Err(_)) => ("?".to_owned(), "?", "?".to_owned()),
-            Some(Ok(r)) => (
-                match r.io_running {
-                    IoRunning::Yes => "Yes".to_owned(),
-                    IoRunning::Connecting => "Connecting".to_owned(),
-                    IoRunning::No => "No".to_owned(),
-                },
-                if r.sql_running { "Yes" } else { "No" },
-                r.seconds_behind_source
-                    .map_or_else(|| "NULL".to_owned(), |s| s.to_string()),
-            ),
-        };
+        let default = node.channels.iter().find(|c| c.channel.is_empty());
+        let (io, sql, sbm) = default.map_or_else(
+            || ("-".to_owned(), "-", "-".to_owned()),
+            |c| threads_text(&c.status),
+        );
         let _ = writeln!(
             text,
             "{:<8} {:>5} {:>8} {:<8} {:<4} {:<10} {:<4} {:>4}  {}",
             node.spec.name, node.spec.port, pid, role, ro, io, sql, sbm, gtid
         );
-        let replication_error = node.replication.as_ref().and_then(|r| r.as_ref().err());
         if let Some(e) = node.state.as_ref().err() {
             let _ = writeln!(text, "         ! {e}");
         }
-        if let Some(e) = replication_error {
-            let _ = writeln!(text, "         ! {e}");
+        if let Some(c) = default {
+            channel_errors(&mut text, &c.status);
         }
-        if let Some(Ok(r)) = &node.replication {
-            for e in [&r.last_io_error, &r.last_sql_error].into_iter().flatten() {
-                let _ = writeln!(text, "         ! error {}: {}", e.errno, e.message);
-            }
+        for c in node.channels.iter().filter(|c| !c.channel.is_empty()) {
+            let (io, sql, sbm) = threads_text(&c.status);
+            let _ = writeln!(
+                text,
+                "{:<37} {:<10} {:<4} {:>4}",
+                format!("  channel '{}' from {}", c.channel, c.source),
+                io,
+                sql,
+                sbm
+            );
+            channel_errors(&mut text, &c.status);
         }
     }
     text

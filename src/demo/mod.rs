@@ -114,6 +114,7 @@ impl Demo {
             ephemeral: true,
             relay: true,
             tls: false,
+            multi_source: false,
         };
         // A port chosen free can be taken by another program before its server binds it; `up`
         // leaves nothing behind on failure, so once more on new ports is clean.

@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-pub use control::SourceLink;
+pub use control::{SourceLink, ThreadControl};
 pub use waits::{GtidWaitOutcome, WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -15,7 +15,7 @@ pub mod tls;
 
 pub use binlog::{BinlogFile, BinlogStatus, bytes_between};
 pub use conn::{Endpoint, NodeConn, Secret, SqlError, Timeouts};
-pub use flavor::{Family, Flavor, GtidWaitOutcome, SourceLink, Version};
+pub use flavor::{Family, Flavor, GtidWaitOutcome, SourceLink, ThreadControl, Version};
 pub use node_state::{GtidState, Identity, NodeState};
 pub use processlist::{DdlStatement, ProcessSummary, Processlist};
 pub use replica_hosts::ReplicaHost;

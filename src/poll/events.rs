@@ -83,6 +83,9 @@ pub struct PtRead {
     /// `NOW(6) − ts` and `UTC_TIMESTAMP(6) − ts` on the server read, in ms; `None`: no row.
     pub local_ms: Option<i64>,
     pub utc_ms: Option<i64>,
+    /// The row's `ts` as written: whether it moves between reads tells whether anything still
+    /// updates it, however fresh it looks.
+    pub ts: Option<chrono::NaiveDateTime>,
 }
 
 /// What the heartbeat writer is doing.

@@ -19,10 +19,16 @@ const BACKOFF_START: Duration = Duration::from_millis(250);
 const BACKOFF_CAP: Duration = Duration::from_secs(5);
 /// Consecutive failures before a node is shown `down` rather than `retrying`.
 const DOWN_AFTER: u32 = 2;
+/// Polls after the last scan that showed a DDL during which every poll still scans: the
+/// statement's end is read at the next poll, and a migration's next statement at once rather
+/// than at the cadence.
+pub const DDL_SCAN_LINGER: u64 = 5;
+
 /// Which of the occasional statements a status poll adds. The binlog list and discovery change
 /// rarely (every 5th poll). The processlist scan costs the server 0.3-0.7 ms, more than the rest
 /// of a poll together (docs/benchmarks.md), but it is how a DDL in flight is seen: every 3rd poll, so a
-/// short ALTER is not missed, and every poll while one runs (the poller adds that).
+/// short ALTER is not missed, and every poll while one runs and for [`DDL_SCAN_LINGER`] polls
+/// after ([`PollParts::after_ddl`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[expect(
     clippy::struct_excessive_bools,
@@ -53,6 +59,14 @@ impl PollParts {
             processes: n % 3 == 1,
             clock: every_fifth,
         }
+    }
+
+    /// Adds the processlist scan when the last scan that showed a DDL was `polls_ago` polls
+    /// back, up to [`DDL_SCAN_LINGER`]; `None`: no DDL seen on this connection.
+    #[must_use]
+    pub fn after_ddl(mut self, polls_ago: Option<u64>) -> Self {
+        self.processes |= polls_ago.is_some_and(|n| n <= DDL_SCAN_LINGER);
+        self
     }
 }
 
@@ -169,8 +183,8 @@ async fn poll_connected(
     let mut is_replica = false;
     // Which reported host names resolve, looked up once per connection.
     let mut resolved: HashMap<String, bool> = HashMap::new();
-    // While a DDL runs, its progress is read every poll.
-    let mut ddl_running = false;
+    // The poll whose scan last showed a DDL: its progress and its end are read every poll.
+    let mut ddl_seen: Option<u64> = None;
     loop {
         let mut nudged = false;
         let due_at = tokio::select! {
@@ -190,8 +204,9 @@ async fn poll_connected(
         let status_due = nudged || due(last_status, due_at, spec.interval);
         if status_due {
             last_status = Some(due_at);
-            let mut parts = PollParts::for_poll(polls, spec.discovery);
-            parts.processes |= ddl_running;
+            let poll = polls;
+            let parts = PollParts::for_poll(poll, spec.discovery)
+                .after_ddl(ddl_seen.map(|seen| poll - seen));
             polls += 1;
             match poll_status(&mut conn, parts).await {
                 Ok(mut sample) => {
@@ -207,8 +222,8 @@ async fn poll_connected(
                         *failures = 0;
                     }
                     is_replica = !sample.replication.is_empty();
-                    if let Some(list) = &sample.processes {
-                        ddl_running = !list.ddl.is_empty();
+                    if sample.processes.as_ref().is_some_and(|l| !l.ddl.is_empty()) {
+                        ddl_seen = Some(poll);
                     }
                     let event = PollEvent::Sample {
                         node: name.clone(),
@@ -409,6 +424,25 @@ mod tests {
             "first scan on the second poll"
         );
         assert!(!PollParts::for_poll(0, false).replica_hosts);
+    }
+
+    #[test]
+    fn a_ddl_is_scanned_every_poll_for_a_while_then_at_the_cadence() {
+        let scans = |ddl_seen: Option<u64>| -> Vec<u64> {
+            (20..40)
+                .filter(|&n| {
+                    PollParts::for_poll(n, true)
+                        .after_ddl(ddl_seen.map(|seen| n - seen))
+                        .processes
+                })
+                .collect()
+        };
+        // Without a DDL the cost stays at every 3rd poll.
+        assert_eq!(scans(None), vec![22, 25, 28, 31, 34, 37]);
+        // Last seen on poll 20: every poll up to 25, then every 3rd again.
+        let after = scans(Some(20));
+        assert_eq!(&after[..6], &[20, 21, 22, 23, 24, 25]);
+        assert_eq!(&after[6..], &[28, 31, 34, 37]);
     }
 
     #[test]

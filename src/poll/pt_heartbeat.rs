@@ -53,6 +53,7 @@ pub async fn read(conn: &mut NodeConn, table: &str) -> Result<PtRead, SqlError> 
         sent_at,
         local_ms,
         utc_ms,
+        ts,
     })
 }
 

@@ -1,11 +1,13 @@
-//! Waiting for replication: every replica running both threads and caught up with its source.
+//! Waiting for replication: every link running both threads and its replica caught up with the
+//! link's source.
 
 use std::time::{Duration, Instant};
 
 use super::{Sandbox, SandboxError};
 
 impl Sandbox {
-    /// Waits until every replica runs both threads and has applied everything its primary has.
+    /// Waits until every link (each channel of each replica) runs both threads and its replica
+    /// has applied everything the link's source has.
     pub fn wait_replicating(&self, deadline: Duration) -> Result<(), SandboxError> {
         let start = Instant::now();
         loop {
@@ -20,39 +22,35 @@ impl Sandbox {
         }
     }
 
-    /// `None` when all replicas are caught up, else what the first one lacks.
+    /// `None` when all links are caught up, else what the first one lacks.
     fn first_replica_behind(&self) -> Option<String> {
-        for node in self.state.replicas() {
-            let source = node.source.as_deref().unwrap_or("primary");
-            let status = match self.replica_status(&node.name) {
+        for link in self.state.links() {
+            let (node, source) = (link.replica, link.source);
+            let on = if link.channel.is_empty() {
+                node.to_owned()
+            } else {
+                format!("{node} (channel '{}')", link.channel)
+            };
+            let status = match self.channel_status(node, link.channel) {
                 Ok(Some(status)) => status,
-                Ok(None) => return Some(format!("{}: replication is not configured", node.name)),
+                Ok(None) => return Some(format!("{on}: replication is not configured")),
                 Err(e) => return Some(e.to_string()),
             };
             let errors = [&status.last_io_error, &status.last_sql_error];
             if let Some(err) = errors.into_iter().flatten().next() {
-                return Some(format!(
-                    "{}: error {}: {}",
-                    node.name, err.errno, err.message
-                ));
+                let message = super::mask_passwords(&err.message);
+                return Some(format!("{on}: error {}: {message}", err.errno));
             }
             if status.io_running != crate::mysql::IoRunning::Yes || !status.sql_running {
-                return Some(format!(
-                    "{}: replication threads not both running",
-                    node.name
-                ));
+                return Some(format!("{on}: replication threads not both running"));
             }
             // Replica first, then its source: read the other way round, a busy source makes the
             // replica look ahead.
-            let (Ok(mine), Ok(theirs)) = (self.node_state(&node.name), self.node_state(source))
-            else {
-                return Some(format!("{}: cannot read GTID state", node.name));
+            let (Ok(mine), Ok(theirs)) = (self.node_state(node), self.node_state(source)) else {
+                return Some(format!("{on}: cannot read GTID state"));
             };
             if !mine.has_applied_all_of(&theirs) {
-                return Some(format!(
-                    "{}: still applying {source}'s transactions",
-                    node.name
-                ));
+                return Some(format!("{on}: still applying {source}'s transactions"));
             }
         }
         None

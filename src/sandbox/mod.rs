@@ -6,6 +6,9 @@
 //!
 //! With [`SandboxSpec::relay`], each replica reaches its source through an in-process TCP
 //! [`Relay`] that a test can stall, reproducing a network that goes silent without closing.
+//!
+//! With [`SandboxSpec::multi_source`], a second primary (`p2`, GTID domain 1) and an aggregator
+//! (`agg`) that replicates from both, on the default channel from `primary` and on channel `p2`.
 
 mod admin;
 mod catch_up;
@@ -13,9 +16,11 @@ mod error;
 pub mod layout;
 mod links;
 mod mycnf;
+mod plan;
 mod ports;
 mod process;
 pub mod relay;
+mod report;
 mod server;
 mod state;
 pub mod tls;
@@ -28,13 +33,16 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+pub use admin::mask_passwords;
 pub use error::SandboxError;
+pub use plan::{AGGREGATOR, SECOND_CHANNEL, SECOND_PRIMARY};
 pub use ports::Ports;
 pub use relay::Relay;
+pub use report::{ChannelReport, NodeReport};
 pub use server::Binaries;
-pub use state::{NodeSpec, SandboxState};
+pub use state::{Link, NamedChannel, NodeSpec, SandboxState};
 
-use crate::mysql::{Endpoint, Family, NodeState, RawRow, ReplicaStatus, Secret};
+use crate::mysql::{Endpoint, Family, NodeState, RawRow, Secret};
 use admin::Admin;
 use layout::{MAX_SOCKET_PATH, NodeDir, password_file, state_file};
 
@@ -71,6 +79,10 @@ pub struct SandboxSpec {
     pub relay: bool,
     /// Servers offer TLS with a throwaway CA (`tls/ca.pem`) and a certificate for 127.0.0.1.
     pub tls: bool,
+    /// Add a second primary ([`SECOND_PRIMARY`], GTID domain 1) and an aggregator
+    /// ([`AGGREGATOR`]) replicating from `primary` on the default channel and from the second
+    /// primary on channel [`SECOND_CHANNEL`].
+    pub multi_source: bool,
 }
 
 impl SandboxSpec {
@@ -85,6 +97,7 @@ impl SandboxSpec {
             ports: Ports::Base(DEFAULT_BASE_PORT),
             ephemeral: false,
             relay: false,
+            multi_source: false,
         }
     }
 }
@@ -97,18 +110,9 @@ pub struct Sandbox {
     /// Servers this handle started, by node; only their exits matter while waiting for a start.
     children: Vec<(String, Child)>,
     ephemeral: bool,
-    /// One relay per replica link, by replica name, when the spec asked for them. Dropped with
-    /// the handle, after the servers are killed (ephemeral) or left running.
-    relays: Vec<(String, Relay)>,
-}
-
-/// One node as `status` sees it.
-#[derive(Debug)]
-pub struct NodeReport {
-    pub spec: NodeSpec,
-    pub pid: Option<i32>,
-    pub state: Result<NodeState, SandboxError>,
-    pub replication: Option<Result<ReplicaStatus, SandboxError>>,
+    /// One relay per replication link, by replica and channel, when the spec asked for them.
+    /// Dropped with the handle, after the servers are killed (ephemeral) or left running.
+    relays: Vec<((String, String), Relay)>,
 }
 
 impl Sandbox {
@@ -145,27 +149,7 @@ impl Sandbox {
     }
 
     fn create(spec: &SandboxSpec, binaries: Binaries) -> Result<Self, SandboxError> {
-        let cascaded = usize::from(spec.cascade && spec.replicas > 0);
-        let ports = ports::choose_ports(&spec.ports, spec.replicas + 1 + cascaded)?;
-        let mut nodes = vec![NodeSpec {
-            name: "primary".to_owned(),
-            port: ports[0],
-            server_id: 1,
-            source: None,
-        }];
-        for (i, port) in ports.iter().enumerate().skip(1) {
-            let cascade = i > spec.replicas;
-            nodes.push(NodeSpec {
-                name: if cascade {
-                    "c1".to_owned()
-                } else {
-                    format!("r{i}")
-                },
-                port: *port,
-                server_id: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                source: Some(if cascade { "r1" } else { "primary" }.to_owned()),
-            });
-        }
+        let nodes = plan::nodes(spec)?;
         let state = SandboxState {
             format: SandboxState::FORMAT,
             family: format!("{:?}", binaries.flavor.family).to_lowercase(),
@@ -211,22 +195,7 @@ impl Sandbox {
         binaries: Binaries,
         state: SandboxState,
     ) -> Result<Self, SandboxError> {
-        let cascaded = state.nodes.iter().any(|n| n.name == "c1");
-        let replicas = state.replicas().count() - usize::from(cascaded);
-        if replicas != spec.replicas || state.semisync != spec.semisync || cascaded != spec.cascade
-        {
-            return Err(SandboxError::Exists {
-                dir: spec.dir.display().to_string(),
-                problem: format!(
-                    "it has {replicas} replicas{}; run `rwtop sandbox down` first to build a different one",
-                    if state.semisync {
-                        " with semi-sync"
-                    } else {
-                        ""
-                    }
-                ),
-            });
-        }
+        plan::check_same_shape(spec, &state)?;
         if let Ports::Base(base) = spec.ports {
             let have = state.primary().map_or(0, |p| p.port);
             if base != have && base != DEFAULT_BASE_PORT {
@@ -248,7 +217,7 @@ impl Sandbox {
         if spec.relay {
             sandbox.start_relays()?;
         }
-        sandbox.repoint_replicas()?;
+        sandbox.repoint_links()?;
         sandbox.wait_replicating(START_DEADLINE)?;
         toml_out::write(&sandbox)?;
         Ok(sandbox)
@@ -271,6 +240,7 @@ impl Sandbox {
                 port: node.port,
                 server_id: node.server_id,
                 is_replica: node.source.is_some(),
+                gtid_domain_id: node.gtid_domain_id,
                 semisync: self.state.semisync,
                 as_root: server::running_as_root(),
                 flavor: &self.binaries.flavor,
@@ -386,31 +356,6 @@ impl Sandbox {
     }
 
     #[must_use]
-    pub fn report(&self) -> Vec<NodeReport> {
-        self.state
-            .nodes
-            .iter()
-            .map(|node| {
-                let dirs = self.node_dir(&node.name);
-                let pid = process::live_pid(&dirs.pid_file, &dirs.cnf);
-                NodeReport {
-                    spec: node.clone(),
-                    pid,
-                    state: self.node_state(&node.name),
-                    replication: node.source.as_ref().map(|_| {
-                        self.replica_status(&node.name)?
-                            .ok_or_else(|| SandboxError::Admin {
-                                node: node.name.clone(),
-                                sql: self.binaries.flavor.replica_status_sql().to_owned(),
-                                problem: "no replication configured".to_owned(),
-                            })
-                    }),
-                }
-            })
-            .collect()
-    }
-
-    #[must_use]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -476,20 +421,7 @@ impl Sandbox {
         admin.run(name, &self.node_dir(name).socket, sql)
     }
 
-    fn replica_status(&self, name: &str) -> Result<Option<ReplicaStatus>, SandboxError> {
-        let sql = self.binaries.flavor.replica_status_sql();
-        let rows = self.admin(name, sql)?;
-        rows.first()
-            .map(ReplicaStatus::from_row)
-            .transpose()
-            .map_err(|e| SandboxError::Admin {
-                node: name.to_owned(),
-                sql: sql.to_owned(),
-                problem: e.to_string(),
-            })
-    }
-
-    fn node_state(&self, name: &str) -> Result<NodeState, SandboxError> {
+    pub(super) fn node_state(&self, name: &str) -> Result<NodeState, SandboxError> {
         let sql = self.binaries.flavor.state_sql();
         let rows = self.admin(name, sql)?;
         let parsed = rows

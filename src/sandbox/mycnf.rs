@@ -13,6 +13,9 @@ pub struct CnfParams<'a> {
     pub port: u16,
     pub server_id: u32,
     pub is_replica: bool,
+    /// `MariaDB`'s GTID domain of the node's own writes (a second primary's differs from the
+    /// first's); `MySQL` tells sources apart by `server_uuid` and has no such setting.
+    pub gtid_domain_id: u32,
     pub semisync: bool,
     pub as_root: bool,
     pub flavor: &'a Flavor,
@@ -51,6 +54,9 @@ pub fn render(p: &CnfParams<'_>) -> String {
     match p.flavor.family {
         Family::Mariadb => {
             cnf.push_str("log_slave_updates=ON\ngtid_strict_mode=ON\n");
+            if p.gtid_domain_id != 0 {
+                let _ = writeln!(cnf, "gtid_domain_id={}", p.gtid_domain_id);
+            }
             if p.semisync {
                 let side = if p.is_replica { "slave" } else { "master" };
                 let _ = writeln!(cnf, "rpl_semi_sync_{side}_enabled=ON");

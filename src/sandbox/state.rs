@@ -13,8 +13,39 @@ pub struct NodeSpec {
     pub name: String,
     pub port: u16,
     pub server_id: u32,
-    /// Name of the node this one replicates from; `None` for the primary.
+    /// Name of the node this one replicates from on its default channel; `None` for a root
+    /// (the primary, or a multi-source sandbox's second primary).
     pub source: Option<String>,
+    /// More sources, each on a channel of its own (`MariaDB`'s named connections).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<NamedChannel>,
+    /// `MariaDB`'s `gtid_domain_id`: each writable root of a multi-source sandbox writes in a
+    /// domain of its own, so a replica of both keeps one position per domain.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub gtid_domain_id: u32,
+}
+
+/// A replication channel besides the default one: its name, and the node it replicates from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedChannel {
+    pub name: String,
+    pub source: String,
+}
+
+/// One replication link: `replica` replicates from `source` on `channel` (`""`: the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link<'a> {
+    pub replica: &'a str,
+    pub channel: &'a str,
+    pub source: &'a str,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if signature"
+)]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,12 +92,35 @@ impl SandboxState {
             .map_err(|e| SandboxError::io(format!("writing {}", path.display()), e))
     }
 
+    /// The first root: the primary, which the accounts and rwtop's schema start from.
     #[must_use]
     pub fn primary(&self) -> Option<&NodeSpec> {
-        self.nodes.iter().find(|n| n.source.is_none())
+        self.roots().next()
+    }
+
+    /// The nodes that replicate from no one: the primary, then any second primary.
+    pub fn roots(&self) -> impl Iterator<Item = &NodeSpec> {
+        self.nodes.iter().filter(|n| n.source.is_none())
     }
 
     pub fn replicas(&self) -> impl Iterator<Item = &NodeSpec> {
         self.nodes.iter().filter(|n| n.source.is_some())
+    }
+
+    /// Every replication link: each replica's default channel, then its named ones.
+    pub fn links(&self) -> impl Iterator<Item = Link<'_>> {
+        self.replicas().flat_map(|node| {
+            let default = node.source.as_deref().map(|source| Link {
+                replica: &node.name,
+                channel: "",
+                source,
+            });
+            let named = node.channels.iter().map(|c| Link {
+                replica: &node.name,
+                channel: &c.name,
+                source: &c.source,
+            });
+            default.into_iter().chain(named)
+        })
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 use super::layout::{config_file, password_file};
-use super::{Sandbox, SandboxError};
+use super::{NodeSpec, Sandbox, SandboxError, SandboxState};
 
 #[must_use]
 pub fn render(sandbox: &Sandbox) -> String {
@@ -25,15 +25,17 @@ pub fn render(sandbox: &Sandbox) -> String {
             super::tls::ca(sandbox.dir()).display()
         );
     }
+    let primary = state.primary().map(|p| p.name.as_str());
     for node in &state.nodes {
-        let table = if node.source.is_none() {
+        let table = if node.source.is_none() && Some(node.name.as_str()) == primary {
             "[primary]"
         } else {
             "[[replicas]]"
         };
         let _ = write!(
             out,
-            "\n{table}\nname = \"{name}\"\ndsn = \"mysql://{user}@127.0.0.1:{port}\"\n",
+            "\n{note}{table}\nname = \"{name}\"\ndsn = \"mysql://{user}@127.0.0.1:{port}\"\n",
+            note = note(state, node),
             name = node.name,
             user = state.monitor_user,
             port = node.port,
@@ -46,4 +48,30 @@ pub fn write(sandbox: &Sandbox) -> Result<(), SandboxError> {
     let path = config_file(sandbox.dir());
     fs::write(&path, render(sandbox))
         .map_err(|e| SandboxError::io(format!("writing {}", path.display()), e))
+}
+
+/// What the table of a node cannot say: a second root, and a node with several sources.
+fn note(state: &SandboxState, node: &NodeSpec) -> String {
+    if node.source.is_none() && state.primary() != Some(node) {
+        return format!(
+            "# {name}: a second primary (GTID domain {domain}); the config has one [primary],\n\
+             # so it is listed as a replica, and rwtop writes no heartbeat row on it.\n",
+            name = node.name,
+            domain = node.gtid_domain_id,
+        );
+    }
+    if node.channels.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = node
+        .channels
+        .iter()
+        .map(|c| format!("from {} on channel '{}'", c.source, c.name))
+        .collect();
+    format!(
+        "# {name}: replicates from {source} on the default channel and {named}.\n",
+        name = node.name,
+        source = node.source.as_deref().unwrap_or("-"),
+        named = named.join(" and "),
+    )
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use super::layout::{NodeDir, password_file};
 use super::process::run_with_deadline;
 use super::server::{self, Binaries};
-use super::{Sandbox, SandboxError};
-use crate::mysql::{Flavor, SourceLink, grants::monitor_grants};
+use super::{Link, Sandbox, SandboxError};
+use crate::mysql::{Flavor, SourceLink, ThreadControl, grants::monitor_grants};
 
 fn repl_password_file(dir: &Path) -> PathBuf {
     dir.join("repl.password")
@@ -98,8 +98,16 @@ pub fn init_datadir(bin: &Binaries, node: &str, dirs: &NodeDir) -> Result<(), Sa
     Ok(())
 }
 
-/// Accounts and rwtop's schema on the primary (they replicate to every replica), then each
-/// replica pointed at its source with GTID auto-positioning.
+/// Accounts and rwtop's schema on the primary (they replicate to every replica), the same
+/// accounts on any second primary, then each link set up with GTID auto-positioning and started.
+///
+/// A second primary creates its accounts with the binary log off: the aggregator already has
+/// them from the first primary, and `CREATE USER` arriving again through the second channel
+/// would stop that channel's SQL thread (error 1396). Those accounts are the replication user,
+/// which the aggregator's second channel logs in as, and the monitor user, with which rwtop reads
+/// the second primary and writes its heartbeat row there. Its `CREATE DATABASE IF NOT EXISTS
+/// rwtop` is logged, so the aggregator applies something in the second primary's domain before
+/// `up` calls the channel caught up.
 pub fn wire(sandbox: &Sandbox) -> Result<(), SandboxError> {
     let state = sandbox.state();
     let flavor = &sandbox.binaries().flavor;
@@ -107,51 +115,71 @@ pub fn wire(sandbox: &Sandbox) -> Result<(), SandboxError> {
     let repl_password = read_secret(&repl_password_file(sandbox.dir()))?;
     let monitor = format!("'{}'@'127.0.0.1'", state.monitor_user);
     let repl = format!("'{}'@'127.0.0.1'", state.repl_user);
-    let mut sql = vec![
-        "CREATE DATABASE IF NOT EXISTS rwtop".to_owned(),
+    let mut accounts = vec![
         format!("CREATE USER {repl} IDENTIFIED BY '{repl_password}'"),
         format!("GRANT REPLICATION SLAVE ON *.* TO {repl}"),
         format!("CREATE USER {monitor} IDENTIFIED BY '{monitor_password}'"),
     ];
-    sql.extend(monitor_grants(flavor.family, &monitor));
-    let primary = state.primary().map(|p| p.name.clone()).unwrap_or_default();
-    sandbox.admin(&primary, &sql.join(";\n"))?;
+    accounts.extend(monitor_grants(flavor.family, &monitor));
+    let schema = "CREATE DATABASE IF NOT EXISTS rwtop".to_owned();
+    for (i, root) in state.roots().enumerate() {
+        let sql = if i == 0 {
+            [vec![schema.clone()], accounts.clone()].concat()
+        } else {
+            [
+                vec!["SET sql_log_bin=0".to_owned()],
+                accounts.clone(),
+                vec!["SET sql_log_bin=1".to_owned(), schema.clone()],
+            ]
+            .concat()
+        };
+        sandbox.admin(&root.name, &sql.join(";\n"))?;
+    }
 
-    for node in state.replicas() {
+    for link in state.links() {
         // The relay's port when the link goes through one (the relay forwards to the source).
-        let port = sandbox.link_port(&node.name).unwrap_or_default();
-        let change = change_source_sql(flavor, port, &state.repl_user, &repl_password);
-        sandbox.admin(
-            &node.name,
-            &format!("{change}; {}", flavor.start_replica_sql()),
-        )?;
+        let port = sandbox
+            .link_port(link.replica, link.channel)
+            .unwrap_or_default();
+        let change =
+            change_source_sql(flavor, link.channel, port, &state.repl_user, &repl_password);
+        let start = flavor.channel_thread_sql(ThreadControl::Start, link.channel);
+        sandbox.admin(link.replica, &format!("{change}; {start}"))?;
     }
     Ok(())
 }
 
-/// Points a replicating node at another port of 127.0.0.1 (its source directly, or a relay),
-/// keeping GTID auto-positioning so it resumes exactly where it stopped.
-pub fn repoint(sandbox: &Sandbox, replica: &str, port: u16) -> Result<(), SandboxError> {
+/// Points one link at another port of 127.0.0.1 (its source directly, or a relay), keeping GTID
+/// auto-positioning so it resumes exactly where it stopped.
+pub fn repoint(sandbox: &Sandbox, link: Link<'_>, port: u16) -> Result<(), SandboxError> {
     let flavor = &sandbox.binaries().flavor;
     let repl_password = read_secret(&repl_password_file(sandbox.dir()))?;
-    let change = change_source_sql(flavor, port, &sandbox.state().repl_user, &repl_password);
+    let user = &sandbox.state().repl_user;
+    let change = change_source_sql(flavor, link.channel, port, user, &repl_password);
     sandbox.admin(
-        replica,
+        link.replica,
         &format!(
             "{}; {change}; {}",
-            flavor.stop_replica_sql(),
-            flavor.start_replica_sql()
+            flavor.channel_thread_sql(ThreadControl::Stop, link.channel),
+            flavor.channel_thread_sql(ThreadControl::Start, link.channel)
         ),
     )?;
     Ok(())
 }
 
 /// Every sandbox link is to a port of 127.0.0.1, as the replication account.
-fn change_source_sql(flavor: &Flavor, port: u16, user: &str, repl_password: &str) -> String {
-    flavor.change_source_sql(&SourceLink {
+fn change_source_sql(
+    flavor: &Flavor,
+    channel: &str,
+    port: u16,
+    user: &str,
+    repl_password: &str,
+) -> String {
+    let link = SourceLink {
         host: "127.0.0.1",
         port,
         user,
         password: repl_password,
-    })
+    };
+    flavor.change_channel_source_sql(&link, channel)
 }

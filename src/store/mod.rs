@@ -90,6 +90,8 @@ pub struct Store {
     /// Read-only mode: the primary's own pt-heartbeat row, which tells whether pt-heartbeat
     /// runs and in which zone it writes.
     pt_primary: Option<crate::poll::PtRead>,
+    /// Read-only mode: whether each node's pt-heartbeat row has moved since rwtop started.
+    pt_moved: HashMap<String, RowProgress>,
     /// The primary's name: the configured one, then the node the heartbeat writer moved to.
     primary: Option<String>,
     probes: crate::probe::ProbeBook,
@@ -147,6 +149,7 @@ impl Store {
                 settings.drain_detail.clone(),
             ),
             pt_primary: None,
+            pt_moved: HashMap::new(),
             primary: configured
                 .iter()
                 .find(|(_, _, role)| *role == Role::Primary)
@@ -219,7 +222,18 @@ impl Store {
                     let age = age - self.clock_correction(&node);
                     Duration::from_millis(u64::try_from(age.max(0)).unwrap_or(0))
                 });
-                let lag = self.acks.lag(read.seq, read.sent_at, stale, upper);
+                let lag = if self.writer == WriterState::Observing && self.acks.latest().is_none() {
+                    // Another rwtop holds the writer lock, and its row has not moved yet.
+                    lag::Lag::Unknown {
+                        reason: format!(
+                            "rwtop's heartbeat row on {} has not advanced since rwtop started: \
+                             is the rwtop that holds its writer lock running?",
+                            self.primary.as_deref().unwrap_or("the primary")
+                        ),
+                    }
+                } else {
+                    self.acks.lag(read.seq, read.sent_at, stale, upper)
+                };
                 if let Some(entry) = self.nodes.get_mut(&node) {
                     entry.apply_heartbeat(read, lag);
                 }
@@ -246,12 +260,21 @@ impl Store {
 
     /// pt-heartbeat lag of one node: `now − ts` on the replica, corrected by how far the
     /// replica's clock runs ahead of the primary's (pt-heartbeat is taken to run on the primary's
-    /// host, as it usually does).
+    /// host, as it usually does). Unknown until the primary's row has been seen to move: a row
+    /// nobody updates any more is as old as it is, not a lag, even on the first reading.
     fn apply_pt(&mut self, node: &str, read: crate::poll::PtRead) {
+        self.pt_moved
+            .entry(node.to_owned())
+            .or_default()
+            .observe(read.ts);
         if self.primary.as_deref() == Some(node) {
             self.pt_primary = Some(read);
             return;
         }
+        // Without a known primary, the node's own copy of the row moving shows that updates
+        // still reach it.
+        let root = self.primary.clone().unwrap_or_else(|| node.to_owned());
+        let moved = self.pt_moved.get(&root).is_some_and(|p| p.moved);
         let table = self.settings.pt_table.clone().unwrap_or_default();
         // The zone in which the primary's own row is fresh is the zone pt-heartbeat writes in.
         let use_utc = self.pt_primary.is_some_and(
@@ -262,6 +285,12 @@ impl Store {
         let lag = match raw {
             None => lag::Lag::Unknown {
                 reason: format!("no pt-heartbeat row in {table} on this node"),
+            },
+            Some(_) if !moved => lag::Lag::Unknown {
+                reason: format!(
+                    "pt-heartbeat's row on {root} has not advanced since rwtop started: \
+                     is pt-heartbeat running?"
+                ),
             },
             Some(_) if self.pt_stale() => lag::Lag::Unknown {
                 reason: format!("pt-heartbeat is not updating {table} on the primary"),
@@ -418,3 +447,24 @@ impl Store {
         }
     }
 }
+
+/// Whether a heartbeat row was seen to move since rwtop started: the `ts` of the first reading,
+/// then whether a later one was newer.
+#[derive(Debug, Default, Clone, Copy)]
+struct RowProgress {
+    first: Option<chrono::NaiveDateTime>,
+    moved: bool,
+}
+
+impl RowProgress {
+    fn observe(&mut self, ts: Option<chrono::NaiveDateTime>) {
+        match (self.first, ts) {
+            (None, Some(ts)) => self.first = Some(ts),
+            (Some(first), Some(ts)) if ts > first => self.moved = true,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

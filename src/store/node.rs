@@ -30,6 +30,8 @@ pub struct NodeEntry {
     pub binlog_files: Vec<BinlogFile>,
     /// The newest processlist scan: samples carry one only every few polls.
     pub processes: Option<Processlist>,
+    /// Which sample (by [`Self::samples`]) carried that scan.
+    processes_at: u64,
     /// Status samples applied so far: rules count consecutive samples by it.
     pub samples: u64,
     pub lag: Lag,
@@ -64,6 +66,7 @@ impl NodeEntry {
             as_source: SourceHistory::default(),
             binlog_files: Vec::new(),
             processes: None,
+            processes_at: 0,
             samples: 0,
             clock: None,
             lag: Lag::Unknown {
@@ -81,10 +84,11 @@ impl NodeEntry {
         if let Some(files) = sample.binlog_files.take() {
             self.binlog_files = files;
         }
+        self.samples += 1;
         if let Some(processes) = sample.processes.take() {
             self.processes = Some(processes);
+            self.processes_at = self.samples;
         }
-        self.samples += 1;
         self.as_source.record(&sample);
         if let Some(status) = sample.replication.first() {
             if status.sql_delay.is_some_and(|d| d > 0) {
@@ -216,6 +220,7 @@ impl NodeEntry {
                 .filter(|_| self.is_up())
                 .map(|p| p.ddl.clone())
                 .unwrap_or_default(),
+            processes_fresh: self.processes.is_some() && self.processes_at == self.samples,
             sample_seq: self.samples,
             server_uuid: self.identity.as_ref().and_then(|i| i.server_uuid.clone()),
             gtid: sample.map(|s| s.state.gtid.clone()),

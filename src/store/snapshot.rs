@@ -73,6 +73,10 @@ pub struct NodeView {
     pub processes: Option<crate::mysql::ProcessSummary>,
     /// Schema changes running on this node (from the newest processlist scan).
     pub ddl: Vec<crate::mysql::DdlStatement>,
+    /// The newest sample carried that scan: `processes` and `ddl` are as of `sample_seq`, not
+    /// an older sample's (rules about them judge only such samples).
+    #[serde(default)]
+    pub processes_fresh: bool,
     /// Status samples taken so far: a new value means a new sample to judge.
     pub sample_seq: u64,
     /// MySQL only.

@@ -73,6 +73,7 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         clock_offset_ms: Some(0),
         processes: None,
         ddl: Vec::new(),
+        processes_fresh: true,
         sample_seq: BASE_SEQ,
         server_uuid: None,
         gtid: Some(mariadb_gtid("0-1-100")),

@@ -68,6 +68,16 @@ impl TestSandbox {
         Self::start_spec(replicas, |spec| spec.relay = true)
     }
 
+    /// A second primary `p2` (GTID domain 1) and an aggregator `agg` replicating from `primary`
+    /// on the default channel and from `p2` on channel `'p2'`, every link through a relay
+    /// ([`Self::channel_relay`]).
+    pub fn start_multi_source(replicas: usize) -> Self {
+        Self::start_spec(replicas, |spec| {
+            spec.multi_source = true;
+            spec.relay = true;
+        })
+    }
+
     /// Servers that offer TLS with the sandbox's own CA (see `rwtop::sandbox::tls`).
     pub fn start_with_tls(replicas: usize) -> Self {
         Self::start_spec(replicas, |spec| spec.tls = true)
@@ -111,6 +121,14 @@ impl TestSandbox {
         self.sandbox()
             .relay(replica)
             .unwrap_or_else(|| panic!("{replica} has no relay: use TestSandbox::start_with_relay"))
+    }
+
+    /// The relay of one channel of a replica (`""`: the default channel); panics on a sandbox
+    /// started without relays.
+    pub fn channel_relay(&self, replica: &str, channel: &str) -> &Relay {
+        self.sandbox()
+            .channel_relay(replica, channel)
+            .unwrap_or_else(|| panic!("{replica} has no relay on channel '{channel}'"))
     }
 
     /// Starts again the servers that were killed.

@@ -1,0 +1,93 @@
+//! The store's own tests: pt-heartbeat lag from the events pollers send.
+
+use super::*;
+use crate::poll::PtRead;
+
+fn store(with_primary: bool) -> Store {
+    let endpoint = |port| Endpoint {
+        host: "127.0.0.1".to_owned(),
+        port,
+        user: "rwtop".to_owned(),
+        password: None,
+        tls: crate::mysql::Tls::default(),
+    };
+    let mut nodes = vec![("r1".to_owned(), endpoint(3307), Role::Replica)];
+    if with_primary {
+        nodes.push(("db1".to_owned(), endpoint(3306), Role::Primary));
+    }
+    let settings = StoreSettings {
+        read_pace: None,
+        heartbeat_interval: Duration::from_millis(250),
+        poll_interval: Duration::from_secs(1),
+        discovery: false,
+        template: None,
+        pt_table: Some("percona.heartbeat".to_owned()),
+        drain_backend: None,
+        drain_detail: None,
+    };
+    Store::new(settings, &nodes)
+}
+
+/// A read of a row written at `written_s` (seconds past a base instant) that is `age_ms` old.
+fn read(store: &mut Store, node: &str, written_s: i64, age_ms: i64) -> lag::Lag {
+    let base = chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default();
+    let ts = (base + chrono::Duration::seconds(written_s)).naive_utc();
+    let read = PtRead {
+        sent_at: Instant::now(),
+        local_ms: Some(age_ms),
+        utc_ms: Some(age_ms),
+        ts: Some(ts),
+    };
+    store.apply(PollEvent::PtHeartbeat {
+        node: node.to_owned(),
+        read,
+    });
+    store.nodes.get(node).map_or_else(
+        || lag::Lag::Unknown {
+            reason: "not polled".to_owned(),
+        },
+        |n| n.lag.clone(),
+    )
+}
+
+const NOT_MOVED: &str =
+    "pt-heartbeat's row on db1 has not advanced since rwtop started: is pt-heartbeat running?";
+
+#[test]
+fn pt_lag_is_unknown_until_the_primarys_row_moves() {
+    let mut store = store(true);
+    let unknown = |reason: &str| lag::Lag::Unknown {
+        reason: reason.to_owned(),
+    };
+    // The replica read before the primary: its stale row's age is not its lag.
+    assert_eq!(read(&mut store, "r1", 0, 19_570), unknown(NOT_MOVED));
+    // A primary row that looks fresh but has not moved proves nothing yet.
+    read(&mut store, "db1", 0, 800);
+    assert_eq!(read(&mut store, "r1", 0, 900), unknown(NOT_MOVED));
+    read(&mut store, "db1", 0, 1_800);
+    assert_eq!(read(&mut store, "r1", 0, 1_900), unknown(NOT_MOVED));
+    // It moved: lag is exact from then on.
+    read(&mut store, "db1", 2, 100);
+    assert_eq!(
+        read(&mut store, "r1", 1, 1_300),
+        lag::Lag::Exact {
+            lag: Duration::from_millis(1_300)
+        }
+    );
+}
+
+#[test]
+fn without_a_primary_the_replicas_own_row_must_move() {
+    let mut store = store(false);
+    let first = read(&mut store, "r1", 0, 19_570);
+    assert!(
+        matches!(&first, lag::Lag::Unknown { reason } if reason.starts_with("pt-heartbeat's row on r1 has not advanced")),
+        "{first:?}"
+    );
+    assert_eq!(
+        read(&mut store, "r1", 1, 250),
+        lag::Lag::Exact {
+            lag: Duration::from_millis(250)
+        }
+    );
+}
