@@ -223,7 +223,7 @@ async fn stall_link(director: &Director, stop: &mut Stop) -> Result<(), Stopped>
 async fn io_thread_stopped(director: &Director, stop: &mut Stop) -> Result<(), Stopped> {
     let flavor = &director.sandbox.binaries().flavor;
     let (stop_io, start_io) = (flavor.stop_io_thread_sql(), flavor.start_io_thread_sql());
-    if director.admin(stop, "r1", stop_io).await?.is_none() {
+    if director.admin(stop, "r1", &stop_io).await?.is_none() {
         return Ok(());
     }
     director.say("incident: r1's IO thread stopped; SBM is NULL, the GTID backlog grows, c1 falls behind too");
@@ -231,10 +231,10 @@ async fn io_thread_stopped(director: &Director, stop: &mut Stop) -> Result<(), S
     // Restarted even when stopping: a replica left without its IO thread is not what anyone
     // asked for if the sandbox outlives the script.
     if held.is_err() {
-        director.undo_in_background("r1", start_io.to_owned());
+        director.undo_in_background("r1", start_io.clone());
         return Err(Stopped);
     }
-    if director.admin(stop, "r1", start_io).await?.is_some() {
+    if director.admin(stop, "r1", &start_io).await?.is_some() {
         director.say("resolved: r1's IO thread is running again; r1 and c1 catch up");
     }
     Ok(())

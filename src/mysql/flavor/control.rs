@@ -45,70 +45,60 @@ impl Flavor {
         self.mysql_at_least(8, 0, 23)
     }
 
-    /// One of the thread-control statements, in this flavor's keyword.
-    fn thread_sql(&self, which: ThreadControl) -> &'static str {
-        let says_replica = self.says_replica();
-        match which {
-            ThreadControl::Start if says_replica => "START REPLICA",
-            ThreadControl::Start => "START SLAVE",
-            ThreadControl::Stop if says_replica => "STOP REPLICA",
-            ThreadControl::Stop => "STOP SLAVE",
-            ThreadControl::StartIo if says_replica => "START REPLICA IO_THREAD",
-            ThreadControl::StartIo => "START SLAVE IO_THREAD",
-            ThreadControl::StopIo if says_replica => "STOP REPLICA IO_THREAD",
-            ThreadControl::StopIo => "STOP SLAVE IO_THREAD",
-            ThreadControl::StartSql if says_replica => "START REPLICA SQL_THREAD",
-            ThreadControl::StartSql => "START SLAVE SQL_THREAD",
-            ThreadControl::StopSql if says_replica => "STOP REPLICA SQL_THREAD",
-            ThreadControl::StopSql => "STOP SLAVE SQL_THREAD",
-        }
-    }
-
     /// A thread-control statement for one channel (`""`: the default channel, unnamed).
     #[must_use]
     pub fn channel_thread_sql(&self, which: ThreadControl, channel: &str) -> String {
-        let plain = self.thread_sql(which);
+        let (verb, threads) = match which {
+            ThreadControl::Start => ("START", ""),
+            ThreadControl::Stop => ("STOP", ""),
+            ThreadControl::StartIo => ("START", " IO_THREAD"),
+            ThreadControl::StopIo => ("STOP", " IO_THREAD"),
+            ThreadControl::StartSql => ("START", " SQL_THREAD"),
+            ThreadControl::StopSql => ("STOP", " SQL_THREAD"),
+        };
+        let keyword = if self.says_replica() {
+            "REPLICA"
+        } else {
+            "SLAVE"
+        };
         if channel.is_empty() {
-            return plain.to_owned();
+            return format!("{verb} {keyword}{threads}");
         }
         let name = literal(channel);
         match self.family {
             // The name goes between the keyword and the thread option.
-            Family::Mariadb => {
-                let keyword_end = if plain.ends_with("_THREAD") {
-                    plain.rfind(' ').unwrap_or(plain.len())
-                } else {
-                    plain.len()
-                };
-                let (head, threads) = plain.split_at(keyword_end);
-                format!("{head} {name}{threads}")
-            }
-            Family::Mysql => format!("{plain} FOR CHANNEL {name}"),
+            Family::Mariadb => format!("{verb} {keyword} {name}{threads}"),
+            Family::Mysql => format!("{verb} {keyword}{threads} FOR CHANNEL {name}"),
         }
+    }
+
+    /// A thread-control statement for the default channel.
+    fn thread_sql(&self, which: ThreadControl) -> String {
+        self.channel_thread_sql(which, "")
     }
 
     /// Starts both replication threads.
     #[must_use]
-    pub fn start_replica_sql(&self) -> &'static str {
+    pub fn start_replica_sql(&self) -> String {
         self.thread_sql(ThreadControl::Start)
     }
 
     /// Stops both replication threads.
     #[must_use]
-    pub fn stop_replica_sql(&self) -> &'static str {
+    pub fn stop_replica_sql(&self) -> String {
         self.thread_sql(ThreadControl::Stop)
     }
 
     /// Starts the IO (receiver) thread alone.
     #[must_use]
-    pub fn start_io_thread_sql(&self) -> &'static str {
+    pub fn start_io_thread_sql(&self) -> String {
         self.thread_sql(ThreadControl::StartIo)
     }
 
     /// Stops the IO (receiver) thread alone: the replica keeps applying what it has, then
     /// `Seconds_Behind_Master` reads `NULL`.
     #[must_use]
-    pub fn stop_io_thread_sql(&self) -> &'static str {
+    pub fn stop_io_thread_sql(&self) -> String {
         self.thread_sql(ThreadControl::StopIo)
     }
 
