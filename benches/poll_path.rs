@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use rwtop::mysql::{
-    BinlogFile, BinlogStatus, Endpoint, Family, NodeConn, NodeState, Processlist, RawRow,
-    ReplicaStatus, Timeouts, parse_vertical,
+    BinlogFile, BinlogStatus, Family, NodeConn, NodeState, Processlist, RawRow, ReplicaStatus,
+    Timeouts, parse_vertical,
 };
 use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
 use rwtop::poll::{ConnState, HeartbeatRead, NodeSample, PollEvent};
@@ -225,27 +225,16 @@ fn store_memory() -> Result<()> {
     let fixtures = fixtures()?;
     // The fixture's replica replicates from 127.0.0.1:26306: make that the store's primary, so
     // snapshots resolve every replica's source and compute backlog and bytes behind.
-    let endpoint = |port| Endpoint {
-        host: "127.0.0.1".to_owned(),
-        port,
-        user: "rwtop".to_owned(),
-        password: None,
-        tls: rwtop::mysql::Tls::default(),
-    };
+    let endpoint = rwtop::store::testkit::local_endpoint;
     let mut nodes = vec![("primary".to_owned(), endpoint(26_306), Role::Primary)];
     for i in 0..REPLICAS {
         let port = u16::try_from(30_000 + i)?;
         nodes.push((replica_name(i), endpoint(port), Role::Replica));
     }
     let settings = StoreSettings {
-        read_pace: None,
         heartbeat_interval: Duration::from_millis(HEARTBEAT_MS),
         poll_interval: Duration::from_millis(POLL_MS),
-        discovery: false,
-        template: None,
-        pt_table: None,
-        drain_backend: None,
-        drain_detail: None,
+        ..rwtop::store::testkit::store_settings()
     };
 
     let rss_before = rss_kib()?;

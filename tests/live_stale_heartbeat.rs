@@ -92,6 +92,25 @@ impl Drop for Updater {
     }
 }
 
+/// Starts updating the row with `sql` as `user` and waits for `r1`'s lag to become exact and
+/// small; the row keeps moving while the returned updater lives.
+async fn small_lag_once_updated(
+    engine: &Engine,
+    t: &TestSandbox,
+    user: &str,
+    sql: &'static str,
+) -> Updater {
+    let updater = Updater::start(t, user, sql).await;
+    until(
+        engine,
+        "a small exact lag once the row moves",
+        DEADLINE,
+        |s| exact(s, "r1").filter(|l| *l < SMALL),
+    )
+    .await;
+    updater
+}
+
 /// pt-heartbeat's table and its row as pt-heartbeat writes it (local time, `T` between date and
 /// time), `age` seconds old.
 fn pt_row(age: f64) -> String {
@@ -140,17 +159,11 @@ async fn live_read_only_lag_is_unknown_until_pt_heartbeats_row_advances() {
     never_lag(&engine, "a pt-heartbeat row 1 s old").await;
 
     // Now something updates it, as pt-heartbeat would: lag becomes exact and small.
-    let _pt = Updater::start(
+    let _pt = small_lag_once_updated(
+        &engine,
         &t,
         "pt",
         "UPDATE percona.heartbeat SET ts = DATE_FORMAT(NOW(6), '%Y-%m-%dT%H:%i:%s.%f')",
-    )
-    .await;
-    until(
-        &engine,
-        "a small exact lag once the row moves",
-        DEADLINE,
-        |s| exact(s, "r1").filter(|l| *l < SMALL),
     )
     .await;
     engine.shutdown().await;
@@ -190,18 +203,12 @@ async fn live_observed_heartbeat_lag_is_unknown_until_the_row_advances() {
     );
 
     // The other rwtop writes again.
-    let _writer = Updater::start(
+    let _writer = small_lag_once_updated(
+        &engine,
         &t,
         "other",
         "UPDATE rwtop.heartbeat SET seq = seq + 1, ts = UTC_TIMESTAMP(6) \
          WHERE writer_id = 'rwtop-test'",
-    )
-    .await;
-    until(
-        &engine,
-        "a small exact lag once the row moves",
-        DEADLINE,
-        |s| exact(s, "r1").filter(|l| *l < SMALL),
     )
     .await;
     engine.shutdown().await;

@@ -377,33 +377,17 @@ mod tests {
     /// poll) reads 0 although a newer source state is in, and a real backlog still shows.
     #[test]
     fn the_store_reads_no_backlog_from_a_source_state_taken_after_the_replica() {
-        use crate::mysql::{Endpoint, Tls};
         use crate::poll::{ConnState, PollEvent};
-        use crate::store::{Role, Store, StoreSettings};
+        use crate::store::{Role, Store};
         let ms = std::time::Duration::from_millis;
         // The fixture's replica reads from 127.0.0.1:26306: received 0-1-10 up to
         // binlog.000001:2291, applied 0-1-8.
-        let endpoint = |port| Endpoint {
-            host: "127.0.0.1".to_owned(),
-            port,
-            user: "rwtop".to_owned(),
-            password: None,
-            tls: Tls::default(),
-        };
+        let endpoint = crate::store::testkit::local_endpoint;
         let nodes = [
             ("p".to_owned(), endpoint(26_306), Role::Primary),
             ("r".to_owned(), endpoint(26_307), Role::Replica),
         ];
-        let settings = StoreSettings {
-            read_pace: None,
-            heartbeat_interval: ms(250),
-            poll_interval: ms(1000),
-            discovery: false,
-            template: None,
-            pt_table: None,
-            drain_backend: None,
-            drain_detail: None,
-        };
+        let settings = crate::store::testkit::store_settings();
         let mut store = Store::new(settings, &nodes);
         for node in ["p", "r"] {
             let state = ConnState::Up;

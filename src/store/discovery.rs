@@ -37,7 +37,6 @@ pub(super) fn node_name(reported: &str, address: &str, taken: impl Fn(&str) -> b
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
 
     use super::*;
     use crate::mysql::{Endpoint, Identity, ReplicaHost};
@@ -87,13 +86,7 @@ mod tests {
     }
 
     fn store(configured: &[(&str, u16)]) -> Store {
-        let endpoint = |port| Endpoint {
-            host: "127.0.0.1".to_owned(),
-            port,
-            user: "rwtop".to_owned(),
-            password: None,
-            tls: crate::mysql::Tls::default(),
-        };
+        let endpoint = crate::store::testkit::local_endpoint;
         let nodes: Vec<(String, Endpoint, Role)> = configured
             .iter()
             .enumerate()
@@ -102,16 +95,10 @@ mod tests {
                 ((*name).to_owned(), endpoint(*port), role)
             })
             .collect();
-        let (interval, heartbeat) = (Duration::from_secs(1), Duration::from_millis(250));
         let settings = StoreSettings {
-            read_pace: None,
-            heartbeat_interval: heartbeat,
-            poll_interval: interval,
             discovery: true,
             template: Some(endpoint(configured[0].1)),
-            pt_table: None,
-            drain_backend: None,
-            drain_detail: None,
+            ..crate::store::testkit::store_settings()
         };
         Store::new(settings, &nodes)
     }

@@ -6,16 +6,44 @@ use std::time::Duration;
 
 use super::alert_view::{Alert, AlertKind, AlertsView};
 use crate::gtid::{GtidList, GtidSet};
-use crate::mysql::{BinlogPos, DdlStatement, GtidState, IoRunning};
+use crate::mysql::{BinlogPos, DdlStatement, Endpoint, GtidState, IoRunning};
 use crate::poll::{ConnState, WriterState};
 use crate::store::backlog::{BytesBehind, GtidBacklog};
 use crate::store::lag::Lag;
 use crate::store::windows::{Window, WindowStats};
-use crate::store::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot};
+use crate::store::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot, StoreSettings};
 
 const PRIMARY_UUID: &str = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
 const BASE_UPTIME_S: u64 = 100;
 const BASE_SEQ: u64 = 10;
+
+/// A node at `127.0.0.1:port` as the user `rwtop`, for stores built in tests and benches.
+#[must_use]
+pub fn local_endpoint(port: u16) -> Endpoint {
+    Endpoint {
+        host: "127.0.0.1".to_owned(),
+        port,
+        user: "rwtop".to_owned(),
+        password: None,
+        tls: crate::mysql::Tls::default(),
+    }
+}
+
+/// Store settings at the shipped intervals (1 s polls, 250 ms heartbeat), with discovery,
+/// read-only mode and drains off: a test turns on what it checks.
+#[must_use]
+pub fn store_settings() -> StoreSettings {
+    StoreSettings {
+        read_pace: None,
+        heartbeat_interval: Duration::from_millis(250),
+        poll_interval: Duration::from_secs(1),
+        discovery: false,
+        template: None,
+        pt_table: None,
+        drain_backend: None,
+        drain_detail: None,
+    }
+}
 
 #[must_use]
 pub fn secs(s: f64) -> Duration {

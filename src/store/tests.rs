@@ -4,26 +4,14 @@ use super::*;
 use crate::poll::PtRead;
 
 fn store(with_primary: bool) -> Store {
-    let endpoint = |port| Endpoint {
-        host: "127.0.0.1".to_owned(),
-        port,
-        user: "rwtop".to_owned(),
-        password: None,
-        tls: crate::mysql::Tls::default(),
-    };
+    let endpoint = testkit::local_endpoint;
     let mut nodes = vec![("r1".to_owned(), endpoint(3307), Role::Replica)];
     if with_primary {
         nodes.push(("db1".to_owned(), endpoint(3306), Role::Primary));
     }
     let settings = StoreSettings {
-        read_pace: None,
-        heartbeat_interval: Duration::from_millis(250),
-        poll_interval: Duration::from_secs(1),
-        discovery: false,
-        template: None,
         pt_table: Some("percona.heartbeat".to_owned()),
-        drain_backend: None,
-        drain_detail: None,
+        ..testkit::store_settings()
     };
     Store::new(settings, &nodes)
 }
