@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, alert, evidence, exact, primary_and, until};
+use common::{Load, TestSandbox, alert, evidence, primary_and, until, until_healthy};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::mysql::{NodeConn, Timeouts};
@@ -20,20 +20,12 @@ fn spec(t: &TestSandbox, replicas: &[&str]) -> EngineSpec {
     primary_and(t, replicas)
 }
 
-async fn healthy(engine: &Engine, replicas: &[&str]) {
-    until(engine, "caught up and no alerts", DEADLINE, |s| {
-        let caught_up = replicas.iter().all(|r| exact(s, r) == Some(Duration::ZERO));
-        (caught_up && s.alerts.active.is_empty()).then_some(())
-    })
-    .await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_io_thread_stopped_raises_with_evidence_and_clears() {
     let t = TestSandbox::start(1, false);
     let engine = Engine::start(&spec(&t, &["r1"]));
     let _load = Load::start(&t).await;
-    healthy(&engine, &["r1"]).await;
+    until_healthy(&engine, &["r1"], DEADLINE).await;
     t.admin("r1", "STOP SLAVE IO_THREAD");
     let (a, took) = until(&engine, "io_thread_stopped", DEADLINE, |s| {
         alert(s, AlertKind::IoThreadStopped, Some("r1"))
@@ -57,7 +49,7 @@ async fn live_io_thread_stopped_raises_with_evidence_and_clears() {
 async fn live_sql_thread_stopped_raises_within_three_intervals() {
     let t = TestSandbox::start(1, false);
     let engine = Engine::start(&spec(&t, &["r1"]));
-    healthy(&engine, &["r1"]).await;
+    until_healthy(&engine, &["r1"], DEADLINE).await;
     t.admin("r1", "STOP SLAVE SQL_THREAD");
     let (a, took) = until(&engine, "sql_thread_stopped", DEADLINE, |s| {
         alert(s, AlertKind::SqlThreadStopped, Some("r1"))
@@ -72,7 +64,7 @@ async fn live_sql_thread_stopped_raises_within_three_intervals() {
 async fn live_a_single_bad_sample_raises_nothing() {
     let t = TestSandbox::start(1, false);
     let engine = Engine::start(&spec(&t, &["r1"]));
-    healthy(&engine, &["r1"]).await;
+    until_healthy(&engine, &["r1"], DEADLINE).await;
     t.admin("r1", "STOP SLAVE SQL_THREAD");
     // One sample sees it stopped; it runs again before the next.
     let (seq, _) = until(&engine, "one sample of the stopped thread", DEADLINE, |s| {
@@ -101,7 +93,7 @@ async fn live_stalled_source_link_is_caught_while_sbm_says_zero() {
     let t = TestSandbox::start_with_relay(1);
     let engine = Engine::start(&spec(&t, &["r1"]));
     let _load = Load::start(&t).await;
-    healthy(&engine, &["r1"]).await;
+    until_healthy(&engine, &["r1"], DEADLINE).await;
     t.relay("r1").stall();
     let (a, took) = until(&engine, "sbm_understates_lag", DEADLINE, |s| {
         alert(s, AlertKind::SbmUnderstatesLag, Some("r1"))
@@ -135,7 +127,7 @@ async fn live_stalled_source_link_is_caught_while_sbm_says_zero() {
 async fn live_idle_primary_keeps_lag_at_zero_without_alerts() {
     let t = TestSandbox::start(2, false);
     let engine = Engine::start(&spec(&t, &["r1", "r2"]));
-    healthy(&engine, &["r1", "r2"]).await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
     // 30 s with no application writes: only rwtop's heartbeat moves.
     let start = Instant::now();
     let mut rx = engine.snapshots();
@@ -166,7 +158,7 @@ async fn live_idle_primary_keeps_lag_at_zero_without_alerts() {
 async fn live_stopped_heartbeat_writer_is_stale_and_shows_no_current_lag() {
     let t = TestSandbox::start(1, false);
     let engine = Engine::start(&spec(&t, &["r1"]));
-    healthy(&engine, &["r1"]).await;
+    until_healthy(&engine, &["r1"], DEADLINE).await;
     // The primary made read_only: the writer must stop writing (and says why).
     t.admin("primary", "SET GLOBAL read_only = ON");
     let (s, _) = until(&engine, "heartbeat_stale", DEADLINE, |s| {
@@ -191,7 +183,7 @@ async fn live_stopped_heartbeat_writer_is_stale_and_shows_no_current_lag() {
 async fn live_write_on_a_replica_is_errant_and_writable() {
     let t = TestSandbox::start(1, false);
     let engine = Engine::start(&spec(&t, &["r1"]));
-    healthy(&engine, &["r1"]).await;
+    until_healthy(&engine, &["r1"], DEADLINE).await;
     t.admin("r1", "SET GLOBAL read_only = OFF; CREATE TABLE rwtop.errant (id INT PRIMARY KEY); INSERT INTO rwtop.errant VALUES (1)");
     let gtid = t.admin("r1", "SELECT @@global.gtid_binlog_pos AS pos")[0]
         .text(&["pos"])
@@ -233,7 +225,7 @@ async fn live_rebuilding_alter_is_in_flight_on_primary_then_replicas_and_clears(
     );
     t.sandbox().wait_replicating(DEADLINE).unwrap();
     let engine = Engine::start(&spec(&t, &["r1", "r2"]));
-    healthy(&engine, &["r1", "r2"]).await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
     // The application runs the ALTER, not rwtop (whose user may not).
     t.admin(
         "primary",

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, exact, primary_and, until};
+use common::{TestSandbox, primary_and, until, until_healthy};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
 use rwtop::mysql::{Endpoint, NodeConn, Secret, Timeouts};
@@ -132,13 +132,7 @@ async fn live_ddl_alert_and_banner_clear_within_two_seconds_of_the_last_node() {
     );
     t.sandbox().wait_replicating(DEADLINE).unwrap();
     let engine = Engine::start(&primary_and(&t, &["r1", "r2"]));
-    until(&engine, "caught up and no alerts", DEADLINE, |s| {
-        let caught_up = ["r1", "r2"]
-            .iter()
-            .all(|r| exact(s, r) == Some(Duration::ZERO));
-        (caught_up && s.alerts.active.is_empty()).then_some(())
-    })
-    .await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
     let (gtid_tx, gtid_rx) = watch::channel(None);
     let mut watchers = Vec::new();

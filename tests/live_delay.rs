@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, alert, evidence, exact, primary_and, until};
+use common::{Load, TestSandbox, alert, evidence, exact, primary_and, until, until_healthy};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
 
@@ -25,13 +25,7 @@ async fn live_a_delayed_replica_raises_no_lag_alert_until_it_falls_behind_its_de
     let t = TestSandbox::start(2, false);
     let engine = Engine::start(&primary_and(&t, &["r1", "r2"]));
     let _load = Load::start(&t).await;
-    until(&engine, "caught up and no alerts", DEADLINE, |s| {
-        let caught_up = ["r1", "r2"]
-            .iter()
-            .all(|r| exact(s, r) == Some(Duration::ZERO));
-        (caught_up && s.alerts.active.is_empty()).then_some(())
-    })
-    .await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
     // r1 delayed by 5 s (the threads stopped to change it), r2's SQL thread stopped.
     let flavor = &t.sandbox().binaries().flavor;

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, alert, evidence, exact, lag, primary_and, until};
+use common::{Load, TestSandbox, alert, evidence, exact, lag, primary_and, until, until_healthy};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use rwtop::alerts::AlertKind;
@@ -68,15 +68,6 @@ const AFTERMATH: &[AlertKind] = &[AlertKind::LagP99High];
 /// No alert active but the fault's aftermath.
 fn quiet(s: &Snapshot) -> bool {
     s.alerts.active.iter().all(|a| AFTERMATH.contains(&a.kind))
-}
-
-/// Every replica caught up (exact lag 0) and no alert active.
-async fn settled(engine: &Engine, replicas: &[&str]) {
-    until(engine, "replicas caught up and no alerts", DEADLINE, |s| {
-        let caught_up = replicas.iter().all(|r| exact(s, r) == Some(Duration::ZERO));
-        (caught_up && s.alerts.active.is_empty()).then_some(())
-    })
-    .await;
 }
 
 /// Nodes that must not notice another node's fault: up, sampled on time, replicas with an exact
@@ -211,7 +202,7 @@ async fn live_fault_killed_replica_is_down_without_lag_and_recovers() {
     let mut t = TestSandbox::start(2, false);
     let engine = Engine::start(&spec(&t, &["r1", "r2"]));
     let _load = Load::start(&t).await;
-    settled(&engine, &["r1", "r2"]).await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
     kill(pid(&t, "r1"), Signal::SIGKILL).expect("SIGKILL");
     let mut control = Control::new(&["primary", "r2"]);
@@ -246,7 +237,7 @@ async fn live_fault_frozen_replica_times_out_per_node_and_recovers() {
     let t = TestSandbox::start(2, false);
     let engine = Engine::start(&spec(&t, &["r1", "r2"]));
     let _load = Load::start(&t).await;
-    settled(&engine, &["r1", "r2"]).await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
     // A frozen server keeps its sockets: nothing fails, queries hang. Only the timeouts can
     // tell, and a hung query must not hold up the other pollers.
@@ -278,7 +269,7 @@ async fn live_fault_killed_primary_stops_lag_honestly_and_recovers() {
     let mut t = TestSandbox::start(2, false);
     let engine = Engine::start(&spec(&t, &["r1", "r2"]));
     let _load = Load::start(&t).await;
-    settled(&engine, &["r1", "r2"]).await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
     kill(pid(&t, "primary"), Signal::SIGKILL).expect("SIGKILL");
     let killed = Instant::now();
@@ -531,7 +522,7 @@ async fn live_fault_switchover_with_configured_roles_promotes_r1_without_false_a
     let writer_id = spec.writer_id.clone();
     let engine = Engine::start(&spec);
     let _load = Load::start(&t).await;
-    settled(&engine, &["r1", "r2"]).await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
     switch_over_to_r1(&t, &writer_id);
 
     // The configured replica r1 now takes writes and replicates from nobody: it is shown as a
@@ -636,7 +627,7 @@ async fn live_fault_writer_never_writes_to_a_read_only_primary_even_when_it_coul
     }
     let writer_id = spec.writer_id.clone();
     let engine = Engine::start(&spec);
-    settled(&engine, &["r1"]).await;
+    until_healthy(&engine, &["r1"], DEADLINE).await;
     assert_eq!(engine.latest().heartbeat.writer, WriterState::Writing);
     // A test read while writable: the prober's primary connection is open and set up.
     let probe = one_probe(&engine, 1).await;
@@ -848,7 +839,7 @@ async fn live_fault_stopped_io_thread_grows_lag_then_clears() {
     let t = TestSandbox::start(2, false);
     let engine = Engine::start(&spec(&t, &["r1", "r2"]));
     let _load = Load::start(&t).await;
-    settled(&engine, &["r1", "r2"]).await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
     admin(&t, "r1", "STOP SLAVE IO_THREAD");
     let mut control = Control::new(&["primary", "r2"]);
@@ -924,7 +915,7 @@ async fn live_fault_killed_replication_connection_reconnects_or_is_shown_connect
     tokio::task::block_in_place(|| t.sandbox().wait_replicating(DEADLINE)).unwrap();
     let engine = Engine::start(&spec(&t, &["r1", "r2"]));
     let _load = Load::start(&t).await;
-    settled(&engine, &["r1", "r2"]).await;
+    until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
     let mut control = Control::new(&["primary", "r2"]);
 
     // A connection killed while the source still accepts the replica: the IO thread reconnects

@@ -271,6 +271,16 @@ pub async fn until<T>(
     (found, start.elapsed())
 }
 
+/// Waits, up to `deadline`, until every one of `replicas` reads an exact lag of 0 and no alert
+/// is active: the healthy start a fault or a scene is measured from.
+pub async fn until_healthy(engine: &rwtop::engine::Engine, replicas: &[&str], deadline: Duration) {
+    until(engine, "caught up and no alerts", deadline, |s| {
+        let caught_up = replicas.iter().all(|r| exact(s, r) == Some(Duration::ZERO));
+        (caught_up && s.alerts.active.is_empty()).then_some(())
+    })
+    .await;
+}
+
 /// A replica's heartbeat lag as the snapshot shows it; `None` for a node without replica data.
 pub fn lag(s: &rwtop::store::Snapshot, node: &str) -> Option<rwtop::store::lag::Lag> {
     Some(s.node(node)?.replica.as_ref()?.heartbeat_lag.clone())
