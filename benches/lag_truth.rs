@@ -34,6 +34,8 @@
     reason = "counts and milliseconds here are far below 2^52"
 )]
 
+#[path = "support/env.rs"]
+mod env;
 #[path = "support/rng.rs"]
 #[allow(
     dead_code,
@@ -50,6 +52,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use env::env_or;
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
 use rwtop::store::lag::Lag;
@@ -117,16 +120,6 @@ struct Seen {
 struct Options {
     phase: Duration,
     rounds: u32,
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> Result<T> {
-    match std::env::var(name) {
-        Ok(text) => text
-            .trim()
-            .parse()
-            .map_err(|_| anyhow!("{name}={text:?} is not a valid number")),
-        Err(_) => Ok(default),
-    }
 }
 
 fn main() -> ExitCode {

@@ -18,6 +18,8 @@
     reason = "counts, ticks and microseconds here are far below 2^52"
 )]
 
+#[path = "support/env.rs"]
+mod env;
 #[path = "support/frames.rs"]
 mod frames;
 #[path = "support/procfs.rs"]
@@ -30,6 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use env::env_or;
 use procfs::{clock_ticks_per_second, machine, own_cpu, process_ticks, row, rss_kib};
 use rwtop::alerts::{AlertEngine, AlertSettings};
 use rwtop::engine::{Engine, EngineSpec};
@@ -70,16 +73,6 @@ fn main() -> ExitCode {
             eprintln!("scale: {err:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> Result<T> {
-    match std::env::var(name) {
-        Ok(text) => text
-            .trim()
-            .parse()
-            .map_err(|_| anyhow!("{name}={text:?} is not a valid value")),
-        Err(_) => Ok(default),
     }
 }
 
