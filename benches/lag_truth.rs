@@ -268,7 +268,7 @@ async fn collect(
         let s = rx.borrow_and_update().clone();
         let lags = REPLICAS
             .iter()
-            .map(|r| Some(s.node(r)?.replica.as_ref()?.heartbeat_lag.clone()))
+            .map(|r| Some(s.node(r)?.replica()?.heartbeat_lag.clone()))
             .collect();
         into.lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -363,7 +363,7 @@ fn caught_up(
         let s = engine.latest();
         let zero = REPLICAS.iter().all(|r| {
             matches!(
-                s.node(r).and_then(|n| n.replica.as_ref()).map(|r| &r.heartbeat_lag),
+                s.node(r).and_then(|n| n.replica()).map(|r| &r.heartbeat_lag),
                 Some(Lag::Exact { lag }) if lag.is_zero()
             )
         });
@@ -385,7 +385,7 @@ fn caught_up(
                     .iter()
                     .map(|r| s
                         .node(r)
-                        .and_then(|n| n.replica.as_ref())
+                        .and_then(|n| n.replica())
                         .map(|r| r.heartbeat_lag.clone()))
                     .collect::<Vec<_>>()
             );

@@ -38,7 +38,7 @@ fn snapshot(replicas: usize) -> Snapshot {
         let mut n = template.clone();
         n.name = format!("replica-{i:04}");
         n.address = format!("10.0.{}.{}:3306", i / 250, i % 250);
-        if let Some(r) = n.replica.as_mut() {
+        if let Some(r) = n.replica_mut() {
             for k in 0..10_000_u64 {
                 r.lag_histogram.observe(Duration::from_micros(
                     (k * 7919 + i as u64 * 104_729) % 3_000_000,

@@ -34,7 +34,7 @@ use rwtop::mysql::{
     Timeouts, parse_vertical,
 };
 use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
-use rwtop::poll::{ConnState, HeartbeatRead, NodeSample, PollEvent};
+use rwtop::poll::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent};
 use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
 use rwtop::store::{Role, Store, StoreSettings};
 
@@ -150,14 +150,16 @@ impl Feed {
             let at = self.base + Duration::from_millis(now_ms);
             let seq = now_ms / HEARTBEAT_MS + 1;
             // Events are built first, as pollers would, so only the store's work is timed.
-            events.push(PollEvent::Ack { seq, at });
+            events.push(PollEvent::Ack { writer: 0, seq, at });
             for i in 0..REPLICAS {
                 let behind = self.rng.heartbeats_behind().min(seq - 1);
                 let read = HeartbeatRead {
                     sent_at: at + Duration::from_millis(2),
                     rtt: Duration::from_micros(300),
-                    seq: Some(seq - behind),
-                    row_age_ms: i64::try_from(behind * HEARTBEAT_MS + 3).ok(),
+                    rows: vec![BeatRow {
+                        seq: Some(seq - behind),
+                        row_age_ms: i64::try_from(behind * HEARTBEAT_MS + 3).ok(),
+                    }],
                 };
                 events.push(PollEvent::Heartbeat {
                     node: replica_name(i),
@@ -277,7 +279,7 @@ fn store_memory() -> Result<()> {
         .snapshot(now)
         .nodes
         .iter()
-        .filter_map(|n| n.replica.as_ref())
+        .filter_map(|n| n.replica())
         .filter(|r| {
             r.windows
                 .iter()
@@ -378,8 +380,8 @@ impl Op {
                 black_box(poll_status(conn, parts).await?);
             }
             Self::Heartbeat => {
-                let read = read_heartbeat(conn, WRITER_ID).await?;
-                if read.seq.is_none() {
+                let read = read_heartbeat(conn, &[WRITER_ID.to_owned()]).await?;
+                if read.row(0).seq.is_none() {
                     bail!("the heartbeat row vanished from {}", conn.address());
                 }
             }
@@ -592,7 +594,12 @@ fn poll_mix() -> String {
 async fn wait_for_row(conn: &mut NodeConn) -> Result<()> {
     let began = Instant::now();
     loop {
-        if read_heartbeat(conn, WRITER_ID).await?.seq.is_some() {
+        if read_heartbeat(conn, &[WRITER_ID.to_owned()])
+            .await?
+            .row(0)
+            .seq
+            .is_some()
+        {
             return Ok(());
         }
         if began.elapsed() > Duration::from_secs(30) {

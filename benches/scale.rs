@@ -365,7 +365,7 @@ async fn wait_ready(engine: &Engine, n: usize) -> Result<Duration> {
             .filter(|node| node.role == Role::Replica)
             .filter(|node| {
                 !matches!(
-                    node.replica.as_ref().map(|r| &r.heartbeat_lag),
+                    node.replica().map(|r| &r.heartbeat_lag),
                     Some(Lag::Exact { .. })
                 )
             })
@@ -414,7 +414,7 @@ impl Counts {
             polls += seq;
             slowest = slowest.min(seq);
             let count = |v: Option<&rwtop::store::NodeView>| {
-                v.and_then(|v| v.replica.as_ref())
+                v.and_then(|v| v.replica())
                     .map_or(0, |r| r.lag_histogram.count)
             };
             reads += count(Some(node)).saturating_sub(count(before));
@@ -445,7 +445,7 @@ fn report_state(snap: &Snapshot, name: &dyn Fn(&str) -> String) {
     let p99 = snap
         .nodes
         .iter()
-        .filter_map(|n| n.replica.as_ref())
+        .filter_map(|n| n.replica())
         .filter_map(|r| {
             r.windows
                 .iter()

@@ -1883,7 +1883,7 @@ fn hostile_snapshot(scenario: &str, variant: u8) -> Snapshot {
                 applier: false,
             });
         }
-        let Some(r) = node.replica.as_mut().filter(|_| variant >= 3) else {
+        let Some(r) = node.replica_mut().filter(|_| variant >= 3) else {
             continue;
         };
         r.seconds_behind_source = Some(u64::MAX);

@@ -69,7 +69,7 @@ async fn live_a_single_bad_sample_raises_nothing() {
     // One sample sees it stopped; it runs again before the next.
     let (seq, _) = until(&engine, "one sample of the stopped thread", DEADLINE, |s| {
         let n = s.node("r1")?;
-        (!n.replica.as_ref()?.sql_running).then_some(n.sample_seq)
+        (!n.replica()?.sql_running).then_some(n.sample_seq)
     })
     .await;
     t.admin("r1", "START SLAVE SQL_THREAD");
@@ -141,7 +141,7 @@ async fn live_idle_primary_keeps_lag_at_zero_without_alerts() {
             s.alerts.active
         );
         for r in ["r1", "r2"] {
-            match &s.node(r).unwrap().replica.as_ref().unwrap().heartbeat_lag {
+            match &s.node(r).unwrap().replica().unwrap().heartbeat_lag {
                 Lag::Exact { lag } => worst = worst.max(*lag),
                 other => panic!("{r}: {other:?} on an idle, healthy topology"),
             }
@@ -165,13 +165,7 @@ async fn live_stopped_heartbeat_writer_is_stale_and_shows_no_current_lag() {
         alert(s, AlertKind::HeartbeatStale, None).map(|_| s.clone())
     })
     .await;
-    let lag = &s
-        .node("r1")
-        .unwrap()
-        .replica
-        .as_ref()
-        .unwrap()
-        .heartbeat_lag;
+    let lag = &s.node("r1").unwrap().replica().unwrap().heartbeat_lag;
     assert!(
         matches!(lag, Lag::Unknown { .. }),
         "a stale heartbeat is not a current lag: {lag:?}"
@@ -279,8 +273,7 @@ async fn live_rebuilding_alter_is_in_flight_on_primary_then_replicas_and_clears(
     })
     .await;
     assert!(s.nodes.iter().any(|n| {
-        n.replica
-            .as_ref()
+        n.replica()
             .and_then(|r| r.heartbeat_lag.value())
             .is_some_and(|l| l > Duration::from_secs(1))
     }));

@@ -86,7 +86,7 @@ fn sample_seq(s: &Snapshot, node: &str) -> u64 {
 
 /// "Not received" of `node` as the snapshot shows it (`None`: unknown or no replica data).
 fn not_received(s: &Snapshot, node: &str) -> Option<u64> {
-    s.node(node)?.replica.as_ref()?.gtid_backlog.not_received
+    s.node(node)?.replica()?.gtid_backlog.not_received
 }
 
 /// How many readings are 0, as "zeros of total (values)".

@@ -65,7 +65,7 @@ async fn live_a_delayed_replica_raises_no_lag_alert_until_it_falls_behind_its_de
     .await;
     let r1 = s
         .node("r1")
-        .and_then(|n| n.replica.clone())
+        .and_then(|n| n.replica().cloned())
         .expect("r1's status");
     assert_eq!(r1.sql_delay, Some(u64::from(DELAY_S)));
     r1_lags.sort();

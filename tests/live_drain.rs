@@ -213,7 +213,7 @@ async fn a_drained_replica_is_shown_and_skipped_by_lag_threshold_routing() {
             let s = rx.borrow_and_update().clone();
             let measured = ["r1", "r2"].iter().all(|n| {
                 s.node(n)
-                    .and_then(|n| n.replica.as_ref())
+                    .and_then(|n| n.replica())
                     .is_some_and(|r| r.heartbeat_lag.value().is_some())
             });
             (measured && s.drain.states.get("r1") == Some(&ServerState::Ready)).then_some(())

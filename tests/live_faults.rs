@@ -217,7 +217,7 @@ async fn live_fault_killed_replica_is_down_without_lag_and_recovers() {
     let r1 = s.node("r1").unwrap();
     assert_eq!(r1.conn.name(), "down");
     assert_eq!(r1.role, Role::Replica, "a dead replica stays in the tree");
-    assert!(r1.replica.is_none(), "no last values for a dead node");
+    assert!(r1.replica().is_none(), "no last values for a dead node");
     let why = cause(&s, "r1");
     let address = t.sandbox().endpoint("r1").unwrap().address();
     assert!(
@@ -292,7 +292,7 @@ async fn live_fault_killed_primary_stops_lag_honestly_and_recovers() {
     assert!(took <= RAISE_WITHIN, "raised after {took:?}");
     // The replicas answer, but nothing they show can be called caught up: the heartbeat stopped.
     for r in ["r1", "r2"] {
-        let replica = s.node(r).unwrap().replica.as_ref().unwrap();
+        let replica = s.node(r).unwrap().replica().unwrap();
         assert_eq!(replica.io_running, IoRunning::Connecting, "{r}");
         assert_eq!(replica.seconds_behind_source, None, "{r}");
         assert!(
@@ -430,7 +430,7 @@ async fn live_fault_failover_is_followed_and_nothing_is_written_to_read_only_nod
     )
     .await;
     eprintln!("failover followed after {took:?}");
-    let r2_link = s.node(&r2).unwrap().replica.as_ref().unwrap();
+    let r2_link = s.node(&r2).unwrap().replica().unwrap();
     assert_eq!(r2_link.io_running, IoRunning::Yes, "r2 replicates from r1");
     assert!(r2_link.sql_running);
     let moved = alert(&s, AlertKind::TopologyChanged, Some(&r2)).unwrap();
@@ -858,7 +858,7 @@ async fn live_fault_stopped_io_thread_grows_lag_then_clears() {
     )
     .await;
     eprintln!("IO thread stopped: raised, lag over 2 s after {took:?}");
-    let r1 = s.node("r1").unwrap().replica.as_ref().unwrap();
+    let r1 = s.node("r1").unwrap().replica().unwrap();
     assert_eq!(r1.io_running, IoRunning::No);
     assert_eq!(r1.seconds_behind_source, None);
     assert!(
@@ -934,8 +934,7 @@ async fn live_fault_killed_replication_connection_reconnects_or_is_shown_connect
                 redumped = dump_thread(&t).filter(|id| *id != first);
             }
             let r1 = s.node("r1")?;
-            let clean =
-                r1.replica.as_ref()?.io_running == IoRunning::Yes && exact(s, "r1").is_some();
+            let clean = r1.replica()?.io_running == IoRunning::Yes && exact(s, "r1").is_some();
             (redumped.is_some() && clean && r1.sample_seq >= seen + 3).then_some(())
         },
     )
@@ -972,7 +971,7 @@ async fn live_fault_killed_replication_connection_reconnects_or_is_shown_connect
     )
     .await;
     eprintln!("link refused: alerts and 2 s of lag after {took:?}");
-    let r1 = s.node("r1").unwrap().replica.as_ref().unwrap();
+    let r1 = s.node("r1").unwrap().replica().unwrap();
     assert_eq!(r1.io_running, IoRunning::Connecting);
     assert!(r1.io_state.contains("Reconnecting"), "{:?}", r1.io_state);
     let error = r1.last_io_error.as_ref().expect("Last_IO_Error");

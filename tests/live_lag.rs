@@ -66,7 +66,7 @@ async fn live_caught_up_replicas_read_lag_below_one_heartbeat() {
         |s| {
             let enough = ["r1", "r2"].iter().all(|r| {
                 s.node(r)
-                    .and_then(|n| n.replica.as_ref())
+                    .and_then(|n| n.replica())
                     .and_then(|r| r.windows[0].1)
                     .is_some_and(|w| w.samples >= 20)
             });
@@ -81,7 +81,7 @@ async fn live_caught_up_replicas_read_lag_below_one_heartbeat() {
             Some("primary"),
             "topology from the replica's own status"
         );
-        let r = node.replica.as_ref().unwrap();
+        let r = node.replica().unwrap();
         let (window, stats) = r.windows[0];
         assert_eq!(window, Window::OneMinute);
         let stats = stats.unwrap();
@@ -116,7 +116,7 @@ async fn live_sql_thread_stopped_for_3s_reads_3s_of_lag() {
         "backlog of received, unapplied transactions",
         DEADLINE,
         |s| {
-            let r = s.node("r1")?.replica.clone()?;
+            let r = s.node("r1")?.replica().cloned()?;
             (r.gtid_backlog.not_applied? > 0 && !r.sql_running).then_some(r)
         },
     )
@@ -135,7 +135,7 @@ async fn live_sql_thread_stopped_for_3s_reads_3s_of_lag() {
     let stopped_max = stop_begin.elapsed();
     // The largest exact lag seen while the thread was stopped is the stop's length.
     let (max, _) = until(&engine, "caught up again", DEADLINE, |s| {
-        let r = s.node("r1")?.replica.clone()?;
+        let r = s.node("r1")?.replica().cloned()?;
         let caught_up = exact(s, "r1") == Some(Duration::ZERO) && r.sql_running;
         caught_up.then(|| r.windows[0].1.map(|w| w.max))?
     })
@@ -162,7 +162,7 @@ async fn live_io_thread_stopped_grows_not_received_and_lag() {
         "not_received growing and lag over 1.5 s",
         DEADLINE,
         |s| {
-            let r = s.node("r1")?.replica.clone()?;
+            let r = s.node("r1")?.replica().cloned()?;
             seen.push(r.gtid_backlog.not_received?);
             let growing = seen.len() > 3 && seen.last() > seen.first();
             (growing && r.heartbeat_lag.value()? > Duration::from_millis(1500)).then_some(r)
@@ -219,10 +219,7 @@ async fn live_master_delay_2s_reads_about_2s() {
         "median {median:?}"
     );
     let s = engine.latest();
-    assert_eq!(
-        s.node("r1").unwrap().replica.as_ref().unwrap().sql_delay,
-        Some(2)
-    );
+    assert_eq!(s.node("r1").unwrap().replica().unwrap().sql_delay, Some(2));
     engine.shutdown().await;
 }
 
@@ -246,7 +243,10 @@ async fn live_killed_replica_goes_down_fast_and_comes_back() {
     let took = killed.elapsed();
     assert!(took <= 2 * INTERVAL, "down after {took:?}");
     let r1 = s.node("r1").unwrap();
-    assert!(r1.replica.is_none(), "no last values shown for a dead node");
+    assert!(
+        r1.replica().is_none(),
+        "no last values shown for a dead node"
+    );
     assert_eq!(
         r1.role,
         Role::Replica,

@@ -104,7 +104,7 @@ fn lag_over(s: &Snapshot, node: &str, over: Duration) -> bool {
 fn routable(s: &Snapshot, node: &str, max: Duration) -> bool {
     let running = s
         .node(node)
-        .and_then(|n| n.replica.as_ref())
+        .and_then(|n| n.replica())
         .is_some_and(|r| r.sql_running && r.io_running == IoRunning::Yes);
     running && exact(s, node).is_some_and(|l| l <= max)
 }
@@ -190,7 +190,7 @@ async fn a_stopped_sql_thread_shows_which_strategies_hold() {
             |s| {
                 let r1_stopped = s
                     .node("r1")
-                    .and_then(|n| n.replica.as_ref())
+                    .and_then(|n| n.replica())
                     .is_some_and(|r| !r.sql_running);
                 (r1_stopped && routable(s, "r2", ms(1000))).then(|| s.clone())
             },

@@ -108,10 +108,7 @@ async fn live_read_only_mode_measures_pt_heartbeat_and_writes_nothing() {
     let _ = pt.0.kill();
     let _ = pt.0.wait();
     until(&engine, "stale heartbeat, unknown lag", DEADLINE, |s| {
-        let unknown = matches!(
-            s.node("r1")?.replica.as_ref()?.heartbeat_lag,
-            Lag::Unknown { .. }
-        );
+        let unknown = matches!(s.node("r1")?.replica()?.heartbeat_lag, Lag::Unknown { .. });
         (s.heartbeat.stale && unknown).then_some(())
     })
     .await;

@@ -228,7 +228,7 @@ fn assert_matches(s: &Snapshot, m: &Exposition) {
             "{}",
             n.name
         );
-        if let Some(r) = &n.replica {
+        if let Some(r) = n.replica() {
             assert_replica_matches(n, r, m);
         }
     }
@@ -395,14 +395,12 @@ async fn metrics_scraped_over_http_match_the_snapshot() {
             ["r1", "r2"]
                 .iter()
                 .all(|name| {
-                    s.node(name)
-                        .and_then(|n| n.replica.as_ref())
-                        .is_some_and(|r| {
-                            matches!(r.heartbeat_lag, Lag::Exact { .. })
-                                && r.lag_histogram.count >= 8
-                                && r.gtid_backlog.total().is_some()
-                                && r.bytes_behind.io.is_some()
-                        })
+                    s.node(name).and_then(|n| n.replica()).is_some_and(|r| {
+                        matches!(r.heartbeat_lag, Lag::Exact { .. })
+                            && r.lag_histogram.count >= 8
+                            && r.gtid_backlog.total().is_some()
+                            && r.bytes_behind.io.is_some()
+                    })
                 })
                 .then_some(())
         },
@@ -569,7 +567,7 @@ async fn a_null_sbm_keeps_the_replica(t: &TestSandbox, engine: &Engine, addr: So
     t.admin("r1", "STOP SLAVE SQL_THREAD");
     eventually("sql_thread_stopped raised on r1", DEADLINE, async || {
         let s = engine.latest();
-        let r = s.node("r1")?.replica.as_ref()?;
+        let r = s.node("r1")?.replica()?;
         let raised = s
             .alerts
             .active

@@ -169,15 +169,7 @@ async fn a_recorded_scenario_replays_to_the_same_snapshots_and_panels() {
     // The last frame is the last live snapshot, series and all.
     let replayed = recording.frame(frames - 1).unwrap();
     assert_eq!(json(&replayed), json(&live));
-    let series = |s: &Snapshot| {
-        s.node("r1")
-            .unwrap()
-            .replica
-            .as_ref()
-            .unwrap()
-            .series
-            .clone()
-    };
+    let series = |s: &Snapshot| s.node("r1").unwrap().replica().unwrap().series.clone();
     assert!(series(&live).len() >= frames / 2, "a chart worth checking");
     assert_eq!(series(&replayed), series(&live));
 

@@ -93,7 +93,7 @@ fn lagging_replicas<'a>(
     inputs: &'a RuleInputs<'_>,
     node: &'a NodeView,
 ) -> Vec<(&'a NodeView, &'a ReplicaView)> {
-    if let Some(r) = &node.replica {
+    if let Some(r) = node.replica() {
         return if inputs.is_lagging(r) {
             vec![(node, r)]
         } else {
@@ -108,7 +108,7 @@ fn lagging_replicas<'a>(
         .nodes
         .iter()
         .filter(|n| n.conn == ConnState::Up)
-        .filter_map(|n| Some((n, n.replica.as_ref()?)))
+        .filter_map(|n| Some((n, n.replica()?)))
         .filter(|(_, r)| inputs.is_lagging(r))
         .collect()
 }

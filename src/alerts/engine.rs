@@ -21,7 +21,8 @@ use super::{AlertKind, AlertSettings, AlertsView, Severity, global};
 use crate::poll::ConnState;
 use crate::store::{NodeView, Snapshot};
 
-type Key = (AlertKind, Option<String>);
+/// An alert's identity: its kind, node and (named) channel.
+type Key = (AlertKind, Option<String>, Option<String>);
 
 /// Which status sample of a node was judged last, and when.
 #[derive(Debug)]
@@ -67,36 +68,34 @@ impl AlertEngine {
             .collect();
         let global_due = self.global_due(snapshot.uptime);
 
-        let mut verdicts: Vec<(AlertKind, Option<String>, Verdict)> = Vec::new();
+        let mut verdicts: Vec<(Key, Verdict)> = Vec::new();
         {
             let inputs = RuleInputs::new(snapshot, &self.settings, &self.ddl, &self.topology);
             for node in &due {
-                for (kind, verdict) in node_verdicts(&inputs, node) {
-                    verdicts.push((kind, Some(node.name.clone()), verdict));
+                for (kind, channel, verdict) in node_verdicts(&inputs, node) {
+                    verdicts.push(((kind, Some(node.name.clone()), channel), verdict));
                 }
             }
             if global_due {
+                let global = |kind| (kind, None, None);
                 verdicts.extend([
                     (
-                        AlertKind::HeartbeatStale,
-                        None,
+                        global(AlertKind::HeartbeatStale),
                         global::heartbeat_stale(&inputs),
                     ),
                     (
-                        AlertKind::AllReplicasLagging,
-                        None,
+                        global(AlertKind::AllReplicasLagging),
                         global::all_replicas_lagging(&inputs),
                     ),
                     (
-                        AlertKind::TopologyChanged,
-                        None,
+                        global(AlertKind::TopologyChanged),
                         self.topology.primary_verdict(snapshot),
                     ),
                 ]);
             }
         }
-        for (kind, node, verdict) in verdicts {
-            self.apply(kind, node, verdict, at);
+        for (key, verdict) in verdicts {
+            self.apply(&key, verdict, at);
         }
 
         for node in &due {
@@ -152,21 +151,16 @@ impl AlertEngine {
         next.is_some()
     }
 
-    fn apply(
-        &mut self,
-        kind: AlertKind,
-        node: Option<String>,
-        verdict: Verdict,
-        at: DateTime<Utc>,
-    ) {
-        let key = (kind, node);
+    fn apply(&mut self, key: &Key, verdict: Verdict, at: DateTime<Utc>) {
+        let kind = key.0;
         // Clean or unknown samples of a rule with nothing in progress change nothing: no state
         // is kept for them, so memory follows what is wrong, not the size of the topology.
-        if !matches!(verdict, Verdict::Bad(_)) && !self.trackers.contains_key(&key) {
+        if !matches!(verdict, Verdict::Bad(_)) && !self.trackers.contains_key(key) {
             return;
         }
         let tracker = self.trackers.entry(key.clone()).or_default();
-        match tracker.observe(kind, key.1.as_deref(), verdict, at, &self.settings) {
+        let scope = (key.1.as_deref(), key.2.as_deref());
+        match tracker.observe(kind, scope, verdict, at, &self.settings) {
             Transition::Nothing => {}
             Transition::Raised => {
                 if let Some(alert) = tracker.active() {
@@ -181,14 +175,14 @@ impl AlertEngine {
                 self.log.cleared(&alert, at, &why);
             }
         }
-        if self.trackers.get(&key).is_some_and(Tracker::is_idle) {
-            self.trackers.remove(&key);
+        if self.trackers.get(key).is_some_and(Tracker::is_idle) {
+            self.trackers.remove(key);
         }
     }
 
     fn is_active(&self, kind: AlertKind, node: Option<&str>) -> bool {
         self.trackers
-            .get(&(kind, node.map(str::to_owned)))
+            .get(&(kind, node.map(str::to_owned), None))
             .is_some_and(|t| t.active().is_some())
     }
 
@@ -197,15 +191,28 @@ impl AlertEngine {
         let present = snapshot.names();
         self.nodes.retain(|name, _| present.contains(name.as_str()));
         self.topology.retain(&present);
-        let gone: Vec<Key> = self
+        // A channel the node answers without (RESET REPLICA ALL) is gone too.
+        let channel_gone = |node: &str, channel: &str| {
+            snapshot.node(node).is_some_and(|n| {
+                n.conn == ConnState::Up && n.sample_seq > 0 && n.channel(channel).is_none()
+            })
+        };
+        let gone: Vec<(Key, &str)> = self
             .trackers
             .keys()
-            .filter(|(_, node)| node.as_deref().is_some_and(|n| !present.contains(n)))
-            .cloned()
+            .filter_map(|key| match key {
+                (_, Some(node), _) if !present.contains(node.as_str()) => {
+                    Some((key.clone(), "(node no longer monitored)"))
+                }
+                (_, Some(node), Some(channel)) if channel_gone(node, channel) => {
+                    Some((key.clone(), "(channel no longer configured)"))
+                }
+                _ => None,
+            })
             .collect();
-        for key in gone {
+        for (key, why) in gone {
             if let Some(alert) = self.trackers.remove(&key).and_then(|mut t| t.take()) {
-                self.log.cleared(&alert, at, "(node no longer monitored)");
+                self.log.cleared(&alert, at, why);
             }
         }
     }
@@ -218,12 +225,20 @@ impl AlertEngine {
             .cloned()
             .collect();
         active.sort_by(|a, b| {
-            (a.severity != Severity::Critical, a.since, a.kind, &a.node).cmp(&(
-                b.severity != Severity::Critical,
-                b.since,
-                b.kind,
-                &b.node,
-            ))
+            (
+                a.severity != Severity::Critical,
+                a.since,
+                a.kind,
+                &a.node,
+                &a.channel,
+            )
+                .cmp(&(
+                    b.severity != Severity::Critical,
+                    b.since,
+                    b.kind,
+                    &b.node,
+                    &b.channel,
+                ))
         });
         AlertsView {
             active,

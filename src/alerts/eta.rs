@@ -211,7 +211,9 @@ mod tests {
         let Some(r1) = snapshot.node("r1") else {
             panic!()
         };
-        let Some(replica) = &r1.replica else { panic!() };
+        let Some(replica) = r1.replica() else {
+            panic!()
+        };
         let eta = catch_up(&memory, snapshot.uptime, r1, replica);
         assert_eq!(
             eta,
@@ -247,7 +249,9 @@ mod tests {
         let Some(r1) = snapshot.node("r1") else {
             panic!()
         };
-        let Some(replica) = &r1.replica else { panic!() };
+        let Some(replica) = r1.replica() else {
+            panic!()
+        };
         let eta = catch_up(&DdlMemory::default(), snapshot.uptime, r1, replica);
         // 80 s → 52.5 s of lag over 55 s: 0.5 s/s, so 52 s of lag is 104 s away.
         assert_eq!(eta.short(), "~2m00s");
@@ -270,7 +274,9 @@ mod tests {
         let Some(r1) = snapshot.node("r1") else {
             panic!()
         };
-        let Some(replica) = &r1.replica else { panic!() };
+        let Some(replica) = r1.replica() else {
+            panic!()
+        };
         assert_eq!(
             catch_up(&DdlMemory::default(), snapshot.uptime, r1, replica),
             Eta::Unknown

@@ -56,7 +56,7 @@ pub fn all_replicas_lagging(inputs: &RuleInputs<'_>) -> Verdict {
         if node.role != Role::Replica || node.conn != ConnState::Up {
             continue;
         }
-        match node.replica.as_ref().and_then(|r| r.heartbeat_lag.value()) {
+        match node.lag().and_then(|lag| lag.value()) {
             Some(lag) if lag.as_secs_f64() <= limit => return Verdict::Clean,
             Some(_) => lags.push(node),
             None => unknown = true,
@@ -70,8 +70,8 @@ pub fn all_replicas_lagging(inputs: &RuleInputs<'_>) -> Verdict {
     }
     let mut evidence = vec![fact("threshold", format::lag_secs(limit))];
     for node in &lags {
-        if let Some(r) = &node.replica {
-            let lag = format::lag(&r.heartbeat_lag);
+        if let (Some(r), Some(lag)) = (node.replica(), node.lag()) {
+            let lag = format::lag(&lag);
             let lag = match r.sql_delay.filter(|d| *d > 0) {
                 Some(delay) => format!("{lag} (SQL_Delay {})", crate::units::secs(delay)),
                 None => lag,

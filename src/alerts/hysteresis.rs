@@ -49,7 +49,7 @@ impl Tracker {
     pub fn observe(
         &mut self,
         kind: AlertKind,
-        node: Option<&str>,
+        (node, channel): (Option<&str>, Option<&str>),
         verdict: Verdict,
         at: DateTime<Utc>,
         settings: &AlertSettings,
@@ -88,6 +88,7 @@ impl Tracker {
                 self.active = Some(Alert {
                     kind,
                     node: node.map(str::to_owned),
+                    channel: channel.map(str::to_owned),
                     severity: kind.severity(),
                     since,
                     last_seen: at,
@@ -122,7 +123,7 @@ mod tests {
         let settings = AlertSettings::default();
         let mut t = Tracker::default();
         let kind = AlertKind::NodeDown;
-        let mut step = |v, s| t.observe(kind, Some("r1"), v, at(s), &settings);
+        let mut step = |v, s| t.observe(kind, (Some("r1"), None), v, at(s), &settings);
         assert_eq!(step(bad("a"), 0), Transition::Nothing);
         assert_eq!(step(Verdict::Unknown, 1), Transition::Nothing);
         assert_eq!(step(bad("b"), 2), Transition::Raised);
@@ -149,7 +150,7 @@ mod tests {
         let settings = AlertSettings::default();
         let mut t = Tracker::default();
         let kind = AlertKind::NodeDown;
-        let mut step = |v, s| t.observe(kind, None, v, at(s), &settings);
+        let mut step = |v, s| t.observe(kind, (None, None), v, at(s), &settings);
         assert_eq!(step(bad("a"), 0), Transition::Nothing);
         assert_eq!(step(Verdict::Clean, 1), Transition::Nothing);
         assert_eq!(step(bad("a"), 2), Transition::Nothing);

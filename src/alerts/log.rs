@@ -51,6 +51,7 @@ impl AlertLog {
             raised,
             kind: alert.kind,
             node: alert.node.clone(),
+            channel: alert.channel.clone(),
             summary,
         });
     }
@@ -63,8 +64,7 @@ impl AlertLog {
 
 fn on(alert: &Alert) -> String {
     alert
-        .node
-        .as_deref()
+        .place()
         .map_or_else(String::new, |n| format!(" on {n}"))
 }
 
@@ -79,6 +79,7 @@ mod tests {
         let alert = Alert {
             kind: AlertKind::NodeDown,
             node: Some("r1".to_owned()),
+            channel: None,
             severity: Severity::Critical,
             since: at,
             last_seen: at,

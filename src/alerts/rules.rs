@@ -89,57 +89,96 @@ impl<'a> RuleInputs<'a> {
     }
 }
 
-/// Every node-scoped rule's verdict on a new sample of `node`. A node that does not answer is
-/// judged only on that: the rest of its data is its last sample's, already judged.
-pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<(AlertKind, Verdict)> {
-    let mut out = vec![(AlertKind::NodeDown, node_down(node))];
+/// A verdict and the channel it is about (`None`: the node as a whole, or its default channel,
+/// which stays unnamed).
+pub type Scoped = (AlertKind, Option<String>, Verdict);
+
+/// Every node-scoped rule's verdict on a new sample of `node`: the node's own rules once, the
+/// replication rules once per channel. A node that does not answer is judged only on that: the
+/// rest of its data is its last sample's, already judged.
+pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<Scoped> {
+    let mut out = vec![(AlertKind::NodeDown, None, node_down(node))];
     if node.conn != ConnState::Up {
         return out;
     }
+    if node.channels.is_empty() {
+        let unjudged = |kind| (kind, None, with_replica(node, |_| Verdict::Clean));
+        out.push((AlertKind::IoThreadStopped, None, no_channel(node)));
+        out.extend(CHANNEL_RULES.iter().skip(1).map(|kind| unjudged(*kind)));
+    }
+    for r in &node.channels {
+        let scope = (!r.channel.is_empty()).then(|| r.channel.clone());
+        for kind in CHANNEL_RULES {
+            let verdict = channel_verdict(inputs, node, r, kind);
+            out.push((kind, scope.clone(), named(verdict, scope.as_deref())));
+        }
+    }
     out.extend([
-        (AlertKind::IoThreadStopped, io_thread_stopped(node)),
-        (
-            AlertKind::SqlThreadStopped,
-            with_replica(node, sql_thread_stopped),
-        ),
-        (
-            AlertKind::ReplicationError,
-            with_replica(node, replication_error),
-        ),
-        (
-            AlertKind::SbmUnderstatesLag,
-            super::sbm::understates(inputs, node),
-        ),
-        (
-            AlertKind::SbmOverstatesLag,
-            super::sbm::overstates(inputs, node),
-        ),
-        (
-            AlertKind::LagP99High,
-            with_replica(node, |r| super::lag::p99_high(inputs.settings, r)),
-        ),
-        (
-            AlertKind::GtidBacklogHigh,
-            with_replica(node, |r| gtid_backlog_high(inputs.settings, r)),
-        ),
         (
             AlertKind::ErrantTransactions,
+            None,
             super::errant::verdict(inputs, node),
         ),
-        (AlertKind::ClockSkew, clock_skew(inputs, node)),
+        (AlertKind::ClockSkew, None, clock_skew(inputs, node)),
         (
             AlertKind::TopologyChanged,
+            None,
             inputs.topology.source_verdict(node),
         ),
-        (AlertKind::WritableReplica, writable_replica(node)),
-        (AlertKind::DdlInFlight, super::ddl::verdict(inputs, node)),
+        (AlertKind::WritableReplica, None, writable_replica(node)),
+        (
+            AlertKind::DdlInFlight,
+            None,
+            super::ddl::verdict(inputs, node),
+        ),
     ]);
     out
 }
 
-/// Runs a replica rule; a primary is clean, a replica without status data is not judged.
+/// The rules judged on each replication channel of a node.
+const CHANNEL_RULES: [AlertKind; 7] = [
+    AlertKind::IoThreadStopped,
+    AlertKind::SqlThreadStopped,
+    AlertKind::ReplicationError,
+    AlertKind::SbmUnderstatesLag,
+    AlertKind::SbmOverstatesLag,
+    AlertKind::LagP99High,
+    AlertKind::GtidBacklogHigh,
+];
+
+fn channel_verdict(
+    inputs: &RuleInputs<'_>,
+    node: &NodeView,
+    r: &ReplicaView,
+    kind: AlertKind,
+) -> Verdict {
+    match kind {
+        AlertKind::IoThreadStopped => io_thread_stopped(r),
+        AlertKind::SqlThreadStopped => sql_thread_stopped(r),
+        AlertKind::ReplicationError => replication_error(r),
+        AlertKind::SbmUnderstatesLag => super::sbm::understates(inputs, r),
+        AlertKind::SbmOverstatesLag => super::sbm::overstates(inputs, node, r),
+        AlertKind::LagP99High => super::lag::p99_high(inputs.settings, r),
+        AlertKind::GtidBacklogHigh => gtid_backlog_high(inputs.settings, r),
+        _ => Verdict::Unknown,
+    }
+}
+
+/// A named channel's evidence starts with its name, so every output says which channel.
+fn named(verdict: Verdict, channel: Option<&str>) -> Verdict {
+    match (verdict, channel) {
+        (Verdict::Bad(mut finding), Some(channel)) => {
+            finding.evidence.insert(0, fact("channel", channel));
+            Verdict::Bad(finding)
+        }
+        (verdict, _) => verdict,
+    }
+}
+
+/// Runs a replica rule on the node's first channel; a primary is clean, a replica without
+/// status data is not judged.
 pub fn with_replica(node: &NodeView, rule: impl FnOnce(&ReplicaView) -> Verdict) -> Verdict {
-    match &node.replica {
+    match node.replica() {
         Some(replica) => rule(replica),
         None if node.role == Role::Primary => Verdict::Clean,
         None => Verdict::Unknown,
@@ -166,18 +205,19 @@ fn node_down(node: &NodeView) -> Verdict {
     }
 }
 
-fn io_thread_stopped(node: &NodeView) -> Verdict {
-    let Some(r) = &node.replica else {
-        // A replica by configuration that reports no replication channel at all.
-        if node.role == Role::Replica && node.sample_seq > 0 {
-            let evidence = vec![fact("replica_status", "empty")];
-            return Verdict::bad(
-                evidence,
-                "no replication configured (replica status is empty): RESET REPLICA ALL?",
-            );
-        }
-        return with_replica(node, |_| Verdict::Clean);
-    };
+/// A replica by configuration that reports no replication channel at all.
+fn no_channel(node: &NodeView) -> Verdict {
+    if node.role == Role::Replica && node.sample_seq > 0 {
+        let evidence = vec![fact("replica_status", "empty")];
+        return Verdict::bad(
+            evidence,
+            "no replication configured (replica status is empty): RESET REPLICA ALL?",
+        );
+    }
+    with_replica(node, |_| Verdict::Clean)
+}
+
+fn io_thread_stopped(r: &ReplicaView) -> Verdict {
     if r.io_running == IoRunning::Yes {
         return Verdict::Clean;
     }

@@ -9,10 +9,10 @@
 use std::time::Duration;
 
 use super::format;
-use super::rules::{RuleInputs, Verdict, fact, with_replica};
+use super::rules::{RuleInputs, Verdict, fact};
 use crate::mysql::IoRunning;
-use crate::store::NodeView;
 use crate::store::lag::Lag;
+use crate::store::{NodeView, ReplicaView};
 use crate::units;
 
 /// The smallest disagreement worth a word: two heartbeat intervals (the heartbeat's
@@ -23,53 +23,51 @@ fn understate_margin(inputs: &RuleInputs<'_>) -> f64 {
         .max(inputs.settings.sbm_disagree_seconds)
 }
 
-pub fn understates(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
-    with_replica(node, |r| {
-        let Some(sbm) = r.seconds_behind_source else {
-            return Verdict::Clean;
-        };
-        // A lower bound works here: the replica is at least that far behind.
-        let Some(lag) = r.heartbeat_lag.value() else {
-            return Verdict::Unknown;
-        };
-        let margin = understate_margin(inputs);
-        let lag_s = lag.as_secs_f64();
-        #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
-        let sbm_s = sbm as f64;
-        if lag_s <= margin || lag_s - sbm_s <= margin {
-            return Verdict::Clean;
-        }
-        let mut evidence = vec![
-            fact("seconds_behind_source", format::sbm(Some(sbm))),
-            fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
-        ];
-        let backlog = r.gtid_backlog;
-        let cause = if r.io_running == IoRunning::Yes {
-            let not_received = backlog.not_received.filter(|n| *n > 0);
-            let bytes_io = r.bytes_behind.io.filter(|n| *n > 0);
-            if not_received.is_some() || bytes_io.is_some() {
-                if let Some(n) = not_received {
-                    evidence.push(fact("not_received", format::trx(n)));
-                }
-                if let Some(n) = bytes_io {
-                    evidence.push(fact("bytes_behind_io", units::bytes(n)));
-                }
-                "source link stalled: the source has transactions this replica has not \
-                 received, and SBM only counts what arrived"
-            } else if let Some(n) = backlog.not_applied.filter(|n| *n > 0) {
-                evidence.push(fact("not_applied", format::trx(n)));
-                "relay-log backlog not reflected in SBM (idle-then-burst): SBM restarts from \
-                 the first event applied after an idle spell"
-            } else {
-                "SBM reads behind the heartbeat with no backlog in sight: SBM counts from event \
-                 timestamps, which reset when the relay log is re-fetched or the source idles"
+pub fn understates(inputs: &RuleInputs<'_>, r: &ReplicaView) -> Verdict {
+    let Some(sbm) = r.seconds_behind_source else {
+        return Verdict::Clean;
+    };
+    // A lower bound works here: the replica is at least that far behind.
+    let Some(lag) = r.heartbeat_lag.value() else {
+        return Verdict::Unknown;
+    };
+    let margin = understate_margin(inputs);
+    let lag_s = lag.as_secs_f64();
+    #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
+    let sbm_s = sbm as f64;
+    if lag_s <= margin || lag_s - sbm_s <= margin {
+        return Verdict::Clean;
+    }
+    let mut evidence = vec![
+        fact("seconds_behind_source", format::sbm(Some(sbm))),
+        fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+    ];
+    let backlog = r.gtid_backlog;
+    let cause = if r.io_running == IoRunning::Yes {
+        let not_received = backlog.not_received.filter(|n| *n > 0);
+        let bytes_io = r.bytes_behind.io.filter(|n| *n > 0);
+        if not_received.is_some() || bytes_io.is_some() {
+            if let Some(n) = not_received {
+                evidence.push(fact("not_received", format::trx(n)));
             }
+            if let Some(n) = bytes_io {
+                evidence.push(fact("bytes_behind_io", units::bytes(n)));
+            }
+            "source link stalled: the source has transactions this replica has not \
+                 received, and SBM only counts what arrived"
+        } else if let Some(n) = backlog.not_applied.filter(|n| *n > 0) {
+            evidence.push(fact("not_applied", format::trx(n)));
+            "relay-log backlog not reflected in SBM (idle-then-burst): SBM restarts from \
+                 the first event applied after an idle spell"
         } else {
-            evidence.push(fact("io_running", format::io_running(r.io_running)));
-            "IO thread not connected: SBM only counts what was received before the link dropped"
-        };
-        Verdict::bad(evidence, cause)
-    })
+            "SBM reads behind the heartbeat with no backlog in sight: SBM counts from event \
+                 timestamps, which reset when the relay log is re-fetched or the source idles"
+        }
+    } else {
+        evidence.push(fact("io_running", format::io_running(r.io_running)));
+        "IO thread not connected: SBM only counts what was received before the link dropped"
+    };
+    Verdict::bad(evidence, cause)
 }
 
 /// The lag SBM should not exceed: exact, or the upper bound when only a range is known (a
@@ -82,51 +80,49 @@ fn lag_ceiling(lag: &Lag) -> Option<Duration> {
     }
 }
 
-pub fn overstates(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
-    with_replica(node, |r| {
-        let Some(sbm) = r.seconds_behind_source else {
-            return Verdict::Clean;
-        };
-        let Some(lag) = lag_ceiling(&r.heartbeat_lag) else {
-            return Verdict::Unknown;
-        };
-        let margin = (2.0 * inputs.settings.sbm_disagree_seconds).max(2.0);
-        #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
-        let sbm_s = sbm as f64;
-        if sbm_s < lag.as_secs_f64() + margin {
-            return Verdict::Clean;
+pub fn overstates(inputs: &RuleInputs<'_>, node: &NodeView, r: &ReplicaView) -> Verdict {
+    let Some(sbm) = r.seconds_behind_source else {
+        return Verdict::Clean;
+    };
+    let Some(lag) = lag_ceiling(&r.heartbeat_lag) else {
+        return Verdict::Unknown;
+    };
+    let margin = (2.0 * inputs.settings.sbm_disagree_seconds).max(2.0);
+    #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
+    let sbm_s = sbm as f64;
+    if sbm_s < lag.as_secs_f64() + margin {
+        return Verdict::Clean;
+    }
+    let mut evidence = vec![
+        fact("seconds_behind_source", format::sbm(Some(sbm))),
+        fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
+    ];
+    let skew = inputs.source_of(node).and_then(|source| {
+        let diff = node
+            .clock_offset_ms?
+            .saturating_sub(source.clock_offset_ms?);
+        Some((source, diff))
+    });
+    let cause = match (r.sql_delay.filter(|d| *d > 0), skew) {
+        (Some(delay), _) => {
+            evidence.push(fact("sql_delay", units::secs(delay)));
+            "SQL_Delay configured: SBM includes the intended delay".to_owned()
         }
-        let mut evidence = vec![
-            fact("seconds_behind_source", format::sbm(Some(sbm))),
-            fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
-        ];
-        let skew = inputs.source_of(node).and_then(|source| {
-            let diff = node
-                .clock_offset_ms?
-                .saturating_sub(source.clock_offset_ms?);
-            Some((source, diff))
-        });
-        let cause = match (r.sql_delay.filter(|d| *d > 0), skew) {
-            (Some(delay), _) => {
-                evidence.push(fact("sql_delay", units::secs(delay)));
-                "SQL_Delay configured: SBM includes the intended delay".to_owned()
-            }
-            (None, Some((source, diff))) if diff.abs() > inputs.settings.clock_skew_ms => {
-                evidence.push(fact("clock_difference", units::offset_ms(diff)));
-                format!(
-                    "clock skew: {}'s clock differs from {}'s by {}, and SBM subtracts one \
+        (None, Some((source, diff))) if diff.abs() > inputs.settings.clock_skew_ms => {
+            evidence.push(fact("clock_difference", units::offset_ms(diff)));
+            format!(
+                "clock skew: {}'s clock differs from {}'s by {}, and SBM subtracts one \
                      from the other",
-                    node.name,
-                    source.name,
-                    units::duration(Duration::from_millis(diff.unsigned_abs()))
-                )
-            }
-            _ => "long transaction timestamps: on row-based events SBM counts from the \
+                node.name,
+                source.name,
+                units::duration(Duration::from_millis(diff.unsigned_abs()))
+            )
+        }
+        _ => "long transaction timestamps: on row-based events SBM counts from the \
                   statement's start on the source, not its commit"
-                .to_owned(),
-        };
-        Verdict::bad(evidence, cause)
-    })
+            .to_owned(),
+    };
+    Verdict::bad(evidence, cause)
 }
 
 #[cfg(test)]

@@ -133,7 +133,7 @@ mod tests {
         topo.node_mut("r1", |n| {
             n.role = Role::Primary;
             n.source = None;
-            n.replica = None;
+            n.channels.clear();
             n.read_only = Some(false);
         });
     }
@@ -153,7 +153,7 @@ mod tests {
         let mut engine = AlertEngine::new(AlertSettings::default());
         let kind = AlertKind::TopologyChanged;
         engine.evaluate(&topo.at(1));
-        topo.node_mut("r2", |n| n.source = Some("r1".to_owned()));
+        topo.set_source("r2", "r1");
         assert!(find(&engine.evaluate(&topo.at(2)), kind, Some("r2")).is_none());
         let raised = engine.evaluate(&topo.at(3));
         let alert = find(&raised, kind, Some("r2")).cloned();
@@ -177,9 +177,9 @@ mod tests {
         let mut topo = Topo::new();
         let mut engine = AlertEngine::new(AlertSettings::default());
         engine.evaluate(&topo.at(1));
-        topo.node_mut("r2", |n| n.source = Some("r1".to_owned()));
+        topo.set_source("r2", "r1");
         engine.evaluate(&topo.at(2));
-        topo.node_mut("r2", |n| n.source = Some("db1".to_owned()));
+        topo.set_source("r2", "db1");
         for step in 3..8 {
             assert!(engine.evaluate(&topo.at(step)).active.is_empty());
         }
@@ -222,7 +222,7 @@ mod tests {
             topo.node_mut("r1", |n| {
                 n.role = Role::Primary;
                 n.source = None;
-                n.replica = None;
+                n.channels.clear();
                 n.read_only = Some(false);
             });
             engine.evaluate(&topo.at(2));

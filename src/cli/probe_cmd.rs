@@ -207,7 +207,7 @@ fn ready(view: &Snapshot, target: Option<&str>, need_lag: bool) -> bool {
     let answered = |n: &NodeView| gone(n) || n.sample_seq > 0;
     let measured = |n: &NodeView| {
         gone(n)
-            || n.replica.as_ref().is_none_or(|r| match &r.heartbeat_lag {
+            || n.replica().is_none_or(|r| match &r.heartbeat_lag {
                 Lag::Exact { .. } | Lag::AtLeast { upper: Some(_), .. } => true,
                 Lag::AtLeast { upper: None, .. } | Lag::Unknown { .. } => false,
             })

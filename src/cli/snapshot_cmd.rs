@@ -90,7 +90,7 @@ fn table(s: &Snapshot) -> String {
         "NODE", "ROLE", "STATE", "SOURCE", "SBM", "LAG NOW", "LAG P50", "LAG P99", "BACKLOG"
     );
     for n in &s.nodes {
-        let r = n.replica.as_ref();
+        let r = n.replica();
         let minute = r.and_then(|r| r.windows.first().and_then(|(_, w)| *w));
         let lag_now = r.map_or_else(
             || "-".to_owned(),

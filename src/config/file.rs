@@ -103,7 +103,10 @@ pub struct FileConfig {
     probe: ProbeFile,
     #[serde(default)]
     drain: super::drain_file::DrainFile,
-    primary: Option<NodeFile>,
+    /// `[primary]`, or `[[primary]]` once per root when several primaries feed the topology
+    /// (multi-source: each gets a heartbeat writer of its own).
+    #[serde(default)]
+    primary: OneOrMany,
     #[serde(default)]
     replicas: Vec<NodeFile>,
 }
@@ -148,6 +151,29 @@ struct ProbeFile {
 struct NodeFile {
     name: Option<Spanned<String>>,
     dsn: Spanned<String>,
+}
+
+/// A table or an array of tables.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(NodeFile),
+    Many(Vec<NodeFile>),
+}
+
+impl Default for OneOrMany {
+    fn default() -> Self {
+        Self::Many(Vec::new())
+    }
+}
+
+impl OneOrMany {
+    fn iter(&self) -> std::slice::Iter<'_, NodeFile> {
+        match self {
+            Self::One(node) => std::slice::from_ref(node).iter(),
+            Self::Many(nodes) => nodes.iter(),
+        }
+    }
 }
 
 /// Reads a config file; `explicit` says whether `--config` named it (for the message).

@@ -64,6 +64,7 @@ impl Engine {
             poll_interval: spec.interval,
             discovery: spec.discovery,
             template: spec.primary().map(|(_, endpoint)| endpoint.clone()),
+            writers: spec.root_rows(),
             pt_table: spec.read_only.then(|| spec.pt_table.clone()),
             drain_backend: spec.drain.as_ref().map(|d| d.backend.kind().to_owned()),
             drain_detail: spec.drain.as_ref().map(|d| d.backend.summary()),
@@ -113,7 +114,7 @@ impl Engine {
                 }
             } else {
                 HeartbeatTable::Own {
-                    writer_id: spec.writer_id.clone(),
+                    writer_ids: spec.writer_ids(),
                 }
             },
         };
@@ -212,7 +213,8 @@ impl Engine {
     }
 }
 
-/// The heartbeat writer on the primary, unless rwtop may write nothing.
+/// A heartbeat writer on each primary (each root of the topology), unless rwtop may write
+/// nothing.
 fn spawn_writer(
     spec: &EngineSpec,
     tasks: &mut JoinSet<()>,
@@ -220,14 +222,36 @@ fn spawn_writer(
     snapshots: &watch::Receiver<Arc<Snapshot>>,
     stop_rx: &watch::Receiver<bool>,
 ) {
-    if let (false, Some((name, endpoint))) = (spec.read_only, spec.primary()) {
+    if spec.read_only {
+        let reason = format!(
+            "read-only mode: rwtop writes nothing; lag comes from pt-heartbeat's {}",
+            spec.pt_table
+        );
+        let state = WriterState::Refused { reason };
+        let _ = events_tx.try_send(PollEvent::Writer { writer: 0, state });
+        return;
+    }
+    if spec.primary().is_none() {
+        let reason = "no primary configured: rwtop writes no heartbeat (lag shows only if \
+                      another rwtop writes this row)"
+            .to_owned();
+        let state = WriterState::Refused { reason };
+        let _ = events_tx.try_send(PollEvent::Writer { writer: 0, state });
+    }
+    for (index, ((name, endpoint), writer_id)) in spec
+        .primaries()
+        .into_iter()
+        .zip(spec.writer_ids())
+        .enumerate()
+    {
         let writer = WriterSpec {
             node: name.to_owned(),
             endpoint: endpoint.clone(),
             others: spec.endpoints_except(name),
             timeouts: spec.timeouts,
             interval: spec.heartbeat_interval,
-            writer_id: spec.writer_id.clone(),
+            writer_id,
+            index,
         };
         tasks.spawn(heartbeat::run(
             writer,
@@ -235,12 +259,6 @@ fn spawn_writer(
             snapshots.clone(),
             stop_rx.clone(),
         ));
-    } else {
-        let reason = format!(
-            "read-only mode: rwtop writes nothing; lag comes from pt-heartbeat's {}",
-            spec.pt_table
-        );
-        let _ = events_tx.try_send(PollEvent::Writer(WriterState::Refused { reason }));
     }
 }
 

@@ -66,6 +66,44 @@ impl EngineSpec {
             .map(|(name, endpoint, _)| (name.as_str(), endpoint))
     }
 
+    /// The configured primaries: every writable root of the topology (two primaries feeding an
+    /// aggregator are two roots), in configuration order.
+    #[must_use]
+    pub fn primaries(&self) -> Vec<(&str, &Endpoint)> {
+        self.nodes
+            .iter()
+            .filter(|(_, _, role)| *role == Role::Primary)
+            .map(|(name, endpoint, _)| (name.as_str(), endpoint))
+            .collect()
+    }
+
+    /// The heartbeat row of each root, by writer index: the first primary's row is
+    /// `writer_id` itself (as before there were several roots); each other root's adds its
+    /// node's name, so every root's row is stable across runs. Without a primary, the one row
+    /// another rwtop may write.
+    #[must_use]
+    pub fn writer_ids(&self) -> Vec<String> {
+        let primaries = self.primaries();
+        if primaries.len() <= 1 {
+            return vec![self.writer_id.clone()];
+        }
+        primaries
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| root_writer_id(&self.writer_id, i, name))
+            .collect()
+    }
+
+    /// Each root's row id and node, by writer index, as the store keeps them.
+    #[must_use]
+    pub fn root_rows(&self) -> Vec<(String, String)> {
+        let roots = self
+            .primaries()
+            .into_iter()
+            .map(|(name, _)| name.to_owned());
+        self.writer_ids().into_iter().zip(roots).collect()
+    }
+
     /// Every configured node's endpoint but `name`'s, by name.
     #[must_use]
     pub fn endpoints_except(&self, name: &str) -> BTreeMap<String, Endpoint> {
@@ -93,5 +131,39 @@ impl EngineSpec {
     #[must_use]
     pub fn alert_settings(&self) -> AlertSettings {
         AlertSettings::from_thresholds(&self.thresholds, self.interval, self.heartbeat_interval)
+    }
+}
+
+/// A root's row id: the base for the first root, `base@node` (cut to the column's 64
+/// characters, the node's name kept whole) for the others.
+fn root_writer_id(base: &str, index: usize, node: &str) -> String {
+    if index == 0 {
+        return base.to_owned();
+    }
+    let suffix = format!("@{node}");
+    let room = 64usize.saturating_sub(suffix.chars().count());
+    let mut id: String = base.chars().take(room).collect();
+    id.push_str(&suffix);
+    id.chars().take(64).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::root_writer_id;
+
+    #[test]
+    fn each_root_has_a_stable_row_of_its_own() {
+        assert_eq!(
+            root_writer_id("rwtop-h-db1-3306", 0, "primary"),
+            "rwtop-h-db1-3306"
+        );
+        assert_eq!(
+            root_writer_id("rwtop-h-db1-3306", 1, "p2"),
+            "rwtop-h-db1-3306@p2"
+        );
+        let long = "x".repeat(64);
+        let id = root_writer_id(&long, 2, "p3");
+        assert_eq!(id.len(), 64);
+        assert!(id.ends_with("@p3"));
     }
 }

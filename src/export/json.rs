@@ -256,7 +256,7 @@ fn lag(lag: &Lag, windows: &[(Window, Option<crate::store::windows::WindowStats>
 }
 
 fn node(n: &NodeView) -> JsonNode {
-    let r = n.replica.as_ref();
+    let r = n.replica();
     let unknown_lag = (n.role == Role::Replica && r.is_none()).then(|| JsonLag {
         kind: "unknown",
         now: None,

@@ -62,16 +62,32 @@ pub struct ReportedReplica {
     pub resolves: bool,
 }
 
-/// One read of rwtop's heartbeat row on a replica.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One read of rwtop's heartbeat rows on a replica: one row per root the topology has.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeartbeatRead {
-    /// When the read was sent: the replica showed `seq` at some moment after this.
+    /// When the read was sent: the replica showed each `seq` at some moment after this.
     pub sent_at: Instant,
     pub rtt: Duration,
+    /// By writer index (the order of the engine's writers); a row the replica does not have
+    /// (yet) reads `seq: None`.
+    pub rows: Vec<BeatRow>,
+}
+
+/// One root's heartbeat row as a replica shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BeatRow {
     /// `None`: the row (or table) is not there yet.
     pub seq: Option<u64>,
     /// The row's age by the replica's clock (ms; negative when that clock runs behind).
     pub row_age_ms: Option<i64>,
+}
+
+impl HeartbeatRead {
+    /// Writer `writer`'s row, absent rows reading as none.
+    #[must_use]
+    pub fn row(&self, writer: usize) -> BeatRow {
+        self.rows.get(writer).copied().unwrap_or_default()
+    }
 }
 
 /// One read of a pt-heartbeat row (read-only mode). The row's `ts` was written with the clock of
@@ -138,12 +154,18 @@ pub enum PollEvent {
     },
     /// A heartbeat with sequence `seq` was committed (or first seen) on the primary at `at`.
     Ack {
+        /// Which root's writer (its index among the engine's writers).
+        writer: usize,
         seq: u64,
         at: Instant,
     },
-    Writer(WriterState),
-    /// The heartbeat writer moved to the node that took over as primary.
+    Writer {
+        writer: usize,
+        state: WriterState,
+    },
+    /// A heartbeat writer moved to the node that took over as primary.
     WriterMoved {
+        writer: usize,
         to: String,
     },
 }

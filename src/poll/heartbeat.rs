@@ -44,16 +44,32 @@ pub struct WriterSpec {
     pub timeouts: Timeouts,
     pub interval: Duration,
     pub writer_id: String,
+    /// This writer's place among the engine's writers (one per root): its events carry it.
+    pub index: usize,
+}
+
+/// Reads the rows of `writer_ids` (one per root), each with its writer's id.
+impl WriterSpec {
+    fn state(&self, state: WriterState) -> PollEvent {
+        PollEvent::Writer {
+            writer: self.index,
+            state,
+        }
+    }
 }
 
 #[must_use]
-pub fn heartbeat_read_sql(writer_id: &str) -> String {
+pub fn heartbeat_read_sql(writer_ids: &[String]) -> String {
     // The row's age by the reading server's clock: an upper bound on lag when the ack history
     // cannot tell (UTC on both sides, so server time zones do not matter).
+    let ids: Vec<String> = writer_ids.iter().map(|id| literal(id)).collect();
+    let filter = match ids.as_slice() {
+        [one] => format!("= {one}"),
+        many => format!("IN ({})", many.join(", ")),
+    };
     format!(
-        "SELECT seq, TIMESTAMPDIFF(MICROSECOND, ts, UTC_TIMESTAMP(6)) AS age_us \
-         FROM rwtop.heartbeat WHERE writer_id = {}",
-        literal(writer_id)
+        "SELECT writer_id, seq, TIMESTAMPDIFF(MICROSECOND, ts, UTC_TIMESTAMP(6)) AS age_us \
+         FROM rwtop.heartbeat WHERE writer_id {filter}"
     )
 }
 
@@ -81,7 +97,7 @@ async fn refuse(spec: &WriterSpec, conn: NodeConn, events: &mpsc::Sender<PollEve
         spec.endpoint.address()
     );
     let _ = events
-        .send(PollEvent::Writer(WriterState::Refused { reason }))
+        .send(spec.state(WriterState::Refused { reason }))
         .await;
     conn.close().await;
     Served::Refused
@@ -101,7 +117,7 @@ pub async fn run<T: Topology>(
     mut snapshots: watch::Receiver<Arc<T>>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let _ = events.send(PollEvent::Writer(WriterState::Starting)).await;
+    let _ = events.send(spec.state(WriterState::Starting)).await;
     let mut failures = 0u32;
     loop {
         let outcome = match NodeConn::connect(&spec.endpoint, spec.timeouts).await {
@@ -115,7 +131,7 @@ pub async fn run<T: Topology>(
                 failures = failures.saturating_add(1);
                 let cause = err.to_string();
                 if events
-                    .send(PollEvent::Writer(WriterState::Failing { cause }))
+                    .send(spec.state(WriterState::Failing { cause }))
                     .await
                     .is_err()
                 {
@@ -137,7 +153,10 @@ pub async fn run<T: Topology>(
                 spec.others.insert(old_node, old_endpoint);
                 failures = 0;
                 if events
-                    .send(PollEvent::WriterMoved { to: node })
+                    .send(PollEvent::WriterMoved {
+                        writer: spec.index,
+                        to: node,
+                    })
                     .await
                     .is_err()
                 {
@@ -182,7 +201,7 @@ async fn serve(
     conn.query_rows(CREATE_SCHEMA).await?;
     conn.query_rows(CREATE_TABLE).await?;
     let mut last_seen = conn
-        .query_rows(&heartbeat_read_sql(&spec.writer_id))
+        .query_rows(&heartbeat_read_sql(std::slice::from_ref(&spec.writer_id)))
         .await?
         .first()
         .and_then(|r| r.optional_u64(&["seq"]).ok().flatten());
@@ -210,7 +229,7 @@ async fn serve(
             } else {
                 WriterState::Observing
             };
-            let _ = events.send(PollEvent::Writer(state)).await;
+            let _ = events.send(spec.state(state)).await;
         }
         let acked = if writing {
             if conn.is_read_only().await? {
@@ -230,7 +249,7 @@ async fn serve(
             // Observing: the instant a new sequence number is first seen bounds its commit
             // time from above by one interval.
             let rows = conn
-                .query_rows(&heartbeat_read_sql(&spec.writer_id))
+                .query_rows(&heartbeat_read_sql(std::slice::from_ref(&spec.writer_id)))
                 .await?;
             let seq = rows
                 .first()
@@ -242,6 +261,7 @@ async fn serve(
             *failures = 0;
             if events
                 .send(PollEvent::Ack {
+                    writer: spec.index,
                     seq,
                     at: Instant::now(),
                 })
@@ -261,9 +281,13 @@ mod tests {
     #[test]
     fn writer_ids_are_quoted_not_trusted() {
         assert_eq!(
-            heartbeat_read_sql("a'b\\c"),
-            "SELECT seq, TIMESTAMPDIFF(MICROSECOND, ts, UTC_TIMESTAMP(6)) AS age_us \
+            heartbeat_read_sql(&["a'b\\c".to_owned()]),
+            "SELECT writer_id, seq, TIMESTAMPDIFF(MICROSECOND, ts, UTC_TIMESTAMP(6)) AS age_us \
              FROM rwtop.heartbeat WHERE writer_id = 'a''b\\\\c'"
+        );
+        assert!(
+            heartbeat_read_sql(&["p1".to_owned(), "p2".to_owned()])
+                .ends_with("WHERE writer_id IN ('p1', 'p2')")
         );
     }
 }

@@ -8,6 +8,6 @@ mod pace;
 pub mod pt_heartbeat;
 
 pub use events::{
-    ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica, WriterState,
+    BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica, WriterState,
 };
 pub use pace::{READ_BUDGET, ReadPace};

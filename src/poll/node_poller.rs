@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
-use super::events::{ConnState, HeartbeatRead, NodeSample, PollEvent, ReportedReplica};
+use super::events::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, ReportedReplica};
 use super::heartbeat::heartbeat_read_sql;
 use super::pt_heartbeat;
 use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts};
@@ -87,8 +87,8 @@ pub struct PollerSpec {
 /// Where lag comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeartbeatTable {
-    /// rwtop's own row, written by this or another rwtop.
-    Own { writer_id: String },
+    /// rwtop's own rows, one per root (by writer index), written by this or another rwtop.
+    Own { writer_ids: Vec<String> },
     /// An existing pt-heartbeat table (read-only mode): read on every node, the primary's row
     /// telling whether pt-heartbeat still runs.
     Pt { table: String },
@@ -290,9 +290,9 @@ async fn heartbeat(
 ) -> Result<Option<PollEvent>, SqlError> {
     let node = spec.name.clone();
     Ok(match &spec.heartbeat {
-        HeartbeatTable::Own { writer_id } if is_replica => Some(PollEvent::Heartbeat {
+        HeartbeatTable::Own { writer_ids } if is_replica => Some(PollEvent::Heartbeat {
             node,
-            read: read_heartbeat(conn, writer_id).await?,
+            read: read_heartbeat(conn, writer_ids).await?,
         }),
         HeartbeatTable::Pt { table } => Some(PollEvent::PtHeartbeat {
             node,
@@ -382,24 +382,32 @@ pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSa
     })
 }
 
+/// Reads every root's heartbeat row; `rows` come back in the order of `writer_ids`.
 pub async fn read_heartbeat(
     conn: &mut NodeConn,
-    writer_id: &str,
+    writer_ids: &[String],
 ) -> Result<HeartbeatRead, SqlError> {
     let sent_at = Instant::now();
-    let rows = conn
-        .query_rows_if_table(&heartbeat_read_sql(writer_id))
+    let found = conn
+        .query_rows_if_table(&heartbeat_read_sql(writer_ids))
         .await?;
-    let row = rows.first();
-    Ok(HeartbeatRead {
-        sent_at,
-        rtt: sent_at.elapsed(),
-        seq: row.and_then(|r| r.optional_u64(&["seq"]).ok().flatten()),
-        row_age_ms: row
-            .and_then(|r| r.optional_text(&["age_us"]))
-            .and_then(|age| age.trim().parse::<i64>().ok())
-            .map(|us| us / 1000),
-    })
+    let rtt = sent_at.elapsed();
+    let rows = writer_ids
+        .iter()
+        .map(|id| {
+            let row = found
+                .iter()
+                .find(|r| r.optional_text(&["writer_id"]) == Some(id.as_str()));
+            BeatRow {
+                seq: row.and_then(|r| r.optional_u64(&["seq"]).ok().flatten()),
+                row_age_ms: row
+                    .and_then(|r| r.optional_text(&["age_us"]))
+                    .and_then(|age| age.trim().parse::<i64>().ok())
+                    .map(|us| us / 1000),
+            }
+        })
+        .collect();
+    Ok(HeartbeatRead { sent_at, rtt, rows })
 }
 
 #[cfg(test)]

@@ -273,6 +273,7 @@ fn empty() -> Snapshot {
             last_seq: None,
             last_ack_age: None,
             stale: false,
+            roots: Vec::new(),
         },
         nodes: Vec::new(),
         alerts: crate::alerts::AlertsView::default(),
@@ -384,7 +385,7 @@ mod tests {
         p.update(t0 + secs(67.0));
         assert_eq!(p.index(), 25);
         // The frames shown carry their rebuilt series.
-        let r2 = p.current().node("r2").unwrap().replica.as_ref().unwrap();
+        let r2 = p.current().node("r2").unwrap().replica().unwrap();
         assert_eq!(r2.series.len(), 26);
     }
 }

@@ -142,7 +142,7 @@ impl Recorder {
         let mut charts = BTreeMap::new();
         let mut cursors = Vec::new();
         for (node, live) in stripped.nodes.iter_mut().zip(&snapshot.nodes) {
-            let (Some(replica), Some(live)) = (node.replica.as_mut(), live.replica.as_ref()) else {
+            let (Some(replica), Some(live)) = (node.replica_mut(), live.replica()) else {
                 continue;
             };
             replica.series = Arc::from([]);

@@ -223,7 +223,7 @@ impl Recording {
         }
         let mut stored = Vec::with_capacity(snapshot.nodes.len());
         for node in &mut snapshot.nodes {
-            let Some(replica) = node.replica.as_mut() else {
+            let Some(replica) = node.replica_mut() else {
                 stored.push(None);
                 continue;
             };
@@ -331,7 +331,7 @@ impl Recording {
             self.lists.fill(&mut snapshot, windows);
         }
         for (node, chart) in snapshot.nodes.iter_mut().zip(&stored.charts) {
-            let (Some(replica), Some((end, len))) = (node.replica.as_mut(), chart) else {
+            let Some((end, len)) = chart else {
                 continue;
             };
             let points = self
@@ -339,7 +339,9 @@ impl Recording {
                 .get(&node.name)
                 .and_then(|log| log.get(end - len..*end))
                 .unwrap_or_default();
-            replica.series = Arc::from(points);
+            if let Some(replica) = node.replica_mut() {
+                replica.series = Arc::from(points);
+            }
         }
         Some(snapshot)
     }
@@ -373,8 +375,9 @@ pub(crate) mod tests {
                     .collect();
                 let window = all.len().saturating_sub(3);
                 for node in &mut s.nodes {
-                    if let Some(r) = node.replica.as_mut() {
-                        r.series = if node.name == "r1" {
+                    let is_r1 = node.name == "r1";
+                    if let Some(r) = node.replica_mut() {
+                        r.series = if is_r1 {
                             Arc::from(&all[window..])
                         } else {
                             Arc::from(all.as_slice())
@@ -426,7 +429,7 @@ pub(crate) mod tests {
             1
         );
         assert_eq!(
-            last["snapshot"]["nodes"][1]["replica"]["series"],
+            last["snapshot"]["nodes"][1]["channels"][0]["series"],
             serde_json::json!([])
         );
     }

@@ -25,12 +25,13 @@ pub fn render(sandbox: &Sandbox) -> String {
             super::tls::ca(sandbox.dir()).display()
         );
     }
-    let primary = state.primary().map(|p| p.name.as_str());
+    // Every node that replicates from nobody is a root; several roots are `[[primary]]` each.
+    let roots = state.nodes.iter().filter(|n| n.source.is_none()).count();
     for node in &state.nodes {
-        let table = if node.source.is_none() && Some(node.name.as_str()) == primary {
-            "[primary]"
-        } else {
-            "[[replicas]]"
+        let table = match (node.source.is_none(), roots) {
+            (true, 1) => "[primary]",
+            (true, _) => "[[primary]]",
+            (false, _) => "[[replicas]]",
         };
         let _ = write!(
             out,
@@ -54,8 +55,8 @@ pub fn write(sandbox: &Sandbox) -> Result<(), SandboxError> {
 fn note(state: &SandboxState, node: &NodeSpec) -> String {
     if node.source.is_none() && state.primary() != Some(node) {
         return format!(
-            "# {name}: a second primary (GTID domain {domain}); the config has one [primary],\n\
-             # so it is listed as a replica, and rwtop writes no heartbeat row on it.\n",
+            "# {name}: a second primary (GTID domain {domain}), a root of its own: rwtop writes\n\
+             # a heartbeat row on it too, and the channels it feeds read their lag from that row.\n",
             name = node.name,
             domain = node.gtid_domain_id,
         );

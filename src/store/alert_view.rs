@@ -85,6 +85,10 @@ pub struct Alert {
     pub kind: AlertKind,
     /// `None` for alerts about the whole topology.
     pub node: Option<String>,
+    /// The replication channel a channel rule judged, when it is a named one (the default
+    /// channel `''` stays unnamed, as in every output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
     pub severity: Severity,
     /// When the condition was first seen in the run of samples that raised it.
     pub since: chrono::DateTime<chrono::Utc>,
@@ -105,7 +109,35 @@ pub struct LogEntry {
     pub raised: bool,
     pub kind: AlertKind,
     pub node: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
     pub summary: String,
+}
+
+impl Alert {
+    /// Where it holds, as every output names it: `r1`, `agg/p2` for a named channel, `None`
+    /// for the whole topology.
+    #[must_use]
+    pub fn place(&self) -> Option<String> {
+        place(self.node.as_deref(), self.channel.as_deref())
+    }
+}
+
+impl LogEntry {
+    /// As [`Alert::place`].
+    #[must_use]
+    pub fn place(&self) -> Option<String> {
+        place(self.node.as_deref(), self.channel.as_deref())
+    }
+}
+
+/// `node` or `node/channel`: the one spelling of a channel's place (a test-read target too).
+#[must_use]
+pub fn place(node: Option<&str>, channel: Option<&str>) -> Option<String> {
+    match (node, channel) {
+        (Some(node), Some(channel)) => Some(format!("{node}/{channel}")),
+        (node, _) => node.map(str::to_owned),
+    }
 }
 
 /// What the outputs show: the active alerts and the log.

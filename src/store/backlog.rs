@@ -424,7 +424,7 @@ mod tests {
         );
         let backlog = |store: &Store| {
             let snapshot = store.snapshot(t0 + ms(1100));
-            let r = snapshot.node("r").unwrap().replica.clone().unwrap();
+            let r = snapshot.node("r").unwrap().replica().cloned().unwrap();
             (r.gtid_backlog, r.bytes_behind.io)
         };
         let (gtid, io) = backlog(&store);

@@ -34,10 +34,10 @@ impl Snapshot {
         let followed = self.nodes.iter().any(|n| {
             n.name != candidate.name
                 && is_up(n)
-                && n.source.as_deref() == Some(candidate.name.as_str())
-                && n.replica
-                    .as_ref()
-                    .is_some_and(|r| r.io_running == IoRunning::Yes)
+                && n.channels.iter().any(|r| {
+                    r.source.as_deref() == Some(candidate.name.as_str())
+                        && r.io_running == IoRunning::Yes
+                })
         });
         let old_gone = old.is_none_or(|n| !is_up(n));
         (followed || old_gone).then_some(candidate)
@@ -50,9 +50,9 @@ fn is_up(node: &NodeView) -> bool {
 
 /// Has a channel with a thread running (a replica, whatever its `read_only`).
 fn replicating(node: &NodeView) -> bool {
-    node.replica
-        .as_ref()
-        .is_some_and(|r| r.sql_running || r.io_running != IoRunning::No)
+    node.channels
+        .iter()
+        .any(|r| r.sql_running || r.io_running != IoRunning::No)
 }
 
 #[cfg(test)]
@@ -67,10 +67,10 @@ mod tests {
         topo.node_mut("db1", |n| n.read_only = Some(true));
         topo.node_mut("r1", |n| {
             n.read_only = Some(false);
-            n.replica = None;
+            n.channels.clear();
             n.source = None;
         });
-        topo.node_mut("r2", |n| n.source = Some("r1".to_owned()));
+        topo.set_source("r2", "r1");
         topo
     }
 
@@ -105,7 +105,7 @@ mod tests {
     #[test]
     fn a_promotion_without_followers_counts_only_once_the_old_primary_is_gone() {
         let mut topo = switched_over();
-        topo.node_mut("r2", |n| n.source = Some("db1".to_owned()));
+        topo.set_source("r2", "db1");
         assert_eq!(successor(&topo), None, "db1 is read-only but answers");
         topo.node_mut("db1", |n| n.conn = down());
         assert_eq!(successor(&topo).as_deref(), Some("r1"));
@@ -124,7 +124,7 @@ mod tests {
         topo.node_mut("db1", |n| n.conn = down());
         topo.node_mut("r2", |n| {
             n.read_only = Some(false);
-            n.replica = None;
+            n.channels.clear();
         });
         assert_eq!(successor(&topo), None);
     }

@@ -10,6 +10,7 @@ mod failover;
 pub mod histogram;
 pub mod lag;
 mod node;
+mod roots;
 pub mod series;
 pub mod snapshot;
 /// Synthetic snapshots for tests and benches (alerts, panels, exports, render timing).
@@ -24,9 +25,11 @@ use crate::drain::DrainEvent;
 use crate::mysql::Endpoint;
 use crate::poll::{PollEvent, ReportedReplica, WriterState};
 use crate::probe::ProbeEvent;
-use lag::Acks;
-use node::NodeEntry;
-pub use snapshot::{HeartbeatView, LagBeyondDelay, NodeView, ReplicaView, Role, Snapshot};
+use node::{ChannelSource, NodeEntry};
+use roots::{Beat, Routes, SourceIndex};
+pub use snapshot::{
+    HeartbeatView, LagBeyondDelay, NodeView, ReplicaView, Role, RootBeat, Snapshot,
+};
 
 /// What the store accepts: every task's reports, each in the task's own type.
 #[derive(Debug, Clone)]
@@ -71,6 +74,9 @@ pub struct StoreSettings {
     pub discovery: bool,
     /// Credentials for discovered nodes (the configured primary's).
     pub template: Option<Endpoint>,
+    /// Each root's heartbeat row id and node, by writer index; empty: one row on the
+    /// configured primary, as [`testkit::store_settings`] and single-root engines have.
+    pub writers: Vec<(String, String)>,
     /// Read-only mode: lag comes from this pt-heartbeat table.
     pub pt_table: Option<String>,
     /// The drain backend's kind, for display; `None` without one.
@@ -85,8 +91,11 @@ pub struct Store {
     nodes: BTreeMap<String, NodeEntry>,
     /// Configured order first, discovered after.
     order: Vec<String>,
-    acks: Acks,
-    writer: WriterState,
+    /// One per root, by writer index: the first is the configured primary's.
+    beats: Vec<Beat>,
+    /// Which roots each channel reads its lag from; worked out again when sources change.
+    routes: Routes,
+    routes_dirty: bool,
     /// Read-only mode: the primary's own pt-heartbeat row, which tells whether pt-heartbeat
     /// runs and in which zone it writes.
     pt_primary: Option<crate::poll::PtRead>,
@@ -98,51 +107,31 @@ pub struct Store {
     drains: crate::drain::DrainBook,
 }
 
-/// Nodes by address and by server id, built once per snapshot so that finding every replica's
-/// source costs O(nodes). The first node in name order wins a tie, as a scan would.
-struct SourceIndex<'a> {
-    by_address: HashMap<&'a str, &'a str>,
-    by_server_id: HashMap<u32, &'a str>,
-}
-
-impl<'a> SourceIndex<'a> {
-    fn new(nodes: &'a BTreeMap<String, NodeEntry>) -> Self {
-        let mut index = Self {
-            by_address: HashMap::new(),
-            by_server_id: HashMap::new(),
-        };
-        for (name, entry) in nodes {
-            index.by_address.entry(&entry.address).or_insert(name);
-            if let Some(identity) = &entry.identity {
-                index.by_server_id.entry(identity.server_id).or_insert(name);
-            }
-        }
-        index
-    }
-
-    /// Which node a replica's channel replicates from: by address first, then by server id
-    /// (hostnames in configs rarely match the IP a replica reports).
-    fn source_of(&self, entry: &NodeEntry) -> Option<String> {
-        let status = entry.sample.as_ref()?.replication.first()?;
-        let address = format!("{}:{}", status.source_host, status.source_port);
-        self.by_address
-            .get(address.as_str())
-            .or_else(|| self.by_server_id.get(&status.source_server_id?))
-            .map(|name| (*name).to_owned())
-    }
-}
-
 impl Store {
     #[must_use]
     pub fn new(settings: StoreSettings, configured: &[(String, Endpoint, Role)]) -> Self {
         let history =
             Duration::from_secs(3600).as_millis() / settings.heartbeat_interval.as_millis().max(1);
+        let history = usize::try_from(history).unwrap_or(14_400);
+        let primary = configured
+            .iter()
+            .find(|(_, _, role)| *role == Role::Primary)
+            .map(|(name, _, _)| name.clone());
+        let beats = if settings.writers.is_empty() {
+            vec![Beat::new(String::new(), primary.clone(), history)]
+        } else {
+            let writers = settings.writers.iter();
+            writers
+                .map(|(id, node)| Beat::new(id.clone(), Some(node.clone()), history))
+                .collect()
+        };
         let mut store = Self {
-            acks: Acks::with_capacity(usize::try_from(history).unwrap_or(14_400)),
+            beats,
+            routes: Routes::new(),
+            routes_dirty: true,
             started: Instant::now(),
             nodes: BTreeMap::new(),
             order: Vec::new(),
-            writer: WriterState::Starting,
             probes: crate::probe::ProbeBook::default(),
             drains: crate::drain::DrainBook::new(
                 settings.drain_backend.clone(),
@@ -150,10 +139,7 @@ impl Store {
             ),
             pt_primary: None,
             pt_moved: HashMap::new(),
-            primary: configured
-                .iter()
-                .find(|(_, _, role)| *role == Role::Primary)
-                .map(|(name, _, _)| name.clone()),
+            primary,
             settings,
         };
         for (name, endpoint, role) in configured {
@@ -170,6 +156,7 @@ impl Store {
             NodeEntry::new(name, address, role, configured, points),
         );
         self.order.push(name.to_owned());
+        self.routes_dirty = true;
     }
 
     /// Applies one event; returns nodes discovery found that nobody polls yet.
@@ -189,9 +176,8 @@ impl Store {
                 if let Some(entry) = self.nodes.get_mut(&node) {
                     if state != crate::poll::ConnState::Up {
                         // Never show the last value of a node that stopped answering.
-                        entry.lag = lag::Lag::Unknown {
-                            reason: format!("node is {}", state.name()),
-                        };
+                        let reason = format!("node is {}", state.name());
+                        entry.set_lag_all(Instant::now(), &lag::Lag::Unknown { reason });
                     }
                     entry.conn = state;
                 }
@@ -204,40 +190,23 @@ impl Store {
                 if let Some(entry) = self.nodes.get_mut(&node) {
                     entry.flavor = Some(flavor);
                     entry.identity = Some(identity);
+                    self.routes_dirty = true;
                 }
             }
             PollEvent::Sample { node, sample } => {
                 let since_start = self.since_start(sample.at);
                 let hosts = sample.replica_hosts.clone();
                 if let Some(entry) = self.nodes.get_mut(&node) {
+                    if !roots::same_sources(entry.statuses(), &sample.replication) {
+                        self.routes_dirty = true;
+                    }
                     entry.apply_sample(*sample, since_start);
                 }
                 if let Some(hosts) = hosts {
                     return self.discover(&hosts);
                 }
             }
-            PollEvent::Heartbeat { node, read } => {
-                let stale = self.heartbeat_stale(read.sent_at);
-                let upper = read.row_age_ms.map(|age| {
-                    let age = age - self.clock_correction(&node);
-                    Duration::from_millis(u64::try_from(age.max(0)).unwrap_or(0))
-                });
-                let lag = if self.writer == WriterState::Observing && self.acks.latest().is_none() {
-                    // Another rwtop holds the writer lock, and its row has not moved yet.
-                    lag::Lag::Unknown {
-                        reason: format!(
-                            "rwtop's heartbeat row on {} has not advanced since rwtop started: \
-                             is the rwtop that holds its writer lock running?",
-                            self.primary.as_deref().unwrap_or("the primary")
-                        ),
-                    }
-                } else {
-                    self.acks.lag(read.seq, read.sent_at, stale, upper)
-                };
-                if let Some(entry) = self.nodes.get_mut(&node) {
-                    entry.apply_heartbeat(read, lag);
-                }
-            }
+            PollEvent::Heartbeat { node, read } => self.apply_heartbeat(&node, &read),
             PollEvent::PtHeartbeat { node, read } => self.apply_pt(&node, read),
             PollEvent::Clock {
                 node,
@@ -248,14 +217,82 @@ impl Store {
                     entry.apply_clock(offset_ms, rtt, Instant::now());
                 }
             }
-            PollEvent::Ack { seq, at } => self.acks.push(seq, at),
-            PollEvent::Writer(state) => self.writer = state,
-            PollEvent::WriterMoved { to } => {
-                // Clock offsets and pt-heartbeat's zone are judged against the primary.
-                self.primary = Some(to);
+            PollEvent::Ack { writer, seq, at } => {
+                if let Some(beat) = self.beats.get_mut(writer) {
+                    beat.acks.push(seq, at);
+                }
+            }
+            PollEvent::Writer { writer, state } => {
+                if let Some(beat) = self.beats.get_mut(writer) {
+                    beat.state = state;
+                }
+            }
+            PollEvent::WriterMoved { writer, to } => {
+                // Clock offsets and pt-heartbeat's zone are judged against the first root.
+                if writer == 0 {
+                    self.primary = Some(to.clone());
+                }
+                if let Some(beat) = self.beats.get_mut(writer) {
+                    beat.node = Some(to);
+                }
+                self.routes_dirty = true;
             }
         }
         Vec::new()
+    }
+
+    /// Each channel's lag from the rows of the roots upstream of it.
+    fn apply_heartbeat(&mut self, node: &str, read: &crate::poll::HeartbeatRead) {
+        if self.routes_dirty {
+            self.routes = roots::routes(&self.nodes, &self.beats);
+            self.routes_dirty = false;
+        }
+        let Some(channels) = self.routes.get(node) else {
+            return;
+        };
+        let lags: Vec<lag::Lag> = channels
+            .iter()
+            .map(|writers| {
+                roots::worst(writers.iter().map(|&w| self.root_lag(w, node, read))).unwrap_or_else(
+                    || lag::Lag::Unknown {
+                        reason: "this channel's source is not polled by rwtop, so its root's \
+                                 heartbeat row is unknown: add the source to the config"
+                            .to_owned(),
+                    },
+                )
+            })
+            .collect();
+        if let Some(entry) = self.nodes.get_mut(node) {
+            for (index, lag) in lags.into_iter().enumerate() {
+                entry.apply_lag(index, read.sent_at, lag);
+            }
+        }
+    }
+
+    /// The lag behind root `writer` of a replica that showed `read`.
+    fn root_lag(&self, writer: usize, node: &str, read: &crate::poll::HeartbeatRead) -> lag::Lag {
+        let Some(beat) = self.beats.get(writer) else {
+            return lag::Lag::Unknown {
+                reason: "no heartbeat writer for this root".to_owned(),
+            };
+        };
+        let row = read.row(writer);
+        if beat.state == WriterState::Observing && beat.acks.latest().is_none() {
+            // Another rwtop holds the writer lock, and its row has not moved yet.
+            return lag::Lag::Unknown {
+                reason: format!(
+                    "rwtop's heartbeat row on {} has not advanced since rwtop started: \
+                     is the rwtop that holds its writer lock running?",
+                    beat.node.as_deref().unwrap_or("the primary")
+                ),
+            };
+        }
+        let stale = beat.stale(read.sent_at, self.settings.heartbeat_interval);
+        let upper = row.row_age_ms.map(|age| {
+            let age = age - self.clock_correction(node);
+            Duration::from_millis(u64::try_from(age.max(0)).unwrap_or(0))
+        });
+        beat.acks.lag(row.seq, read.sent_at, stale, upper)
     }
 
     /// pt-heartbeat lag of one node: `now − ts` on the replica, corrected by how far the
@@ -303,7 +340,7 @@ impl Store {
             }
         };
         if let Some(entry) = self.nodes.get_mut(node) {
-            entry.apply_lag(read.sent_at, lag);
+            entry.set_lag_all(read.sent_at, &lag);
         }
     }
 
@@ -338,14 +375,11 @@ impl Store {
         u64::try_from(at.saturating_duration_since(self.started).as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// The writer has not advanced for three intervals (and at least a second): lag figures that
-    /// rest on "no newer heartbeat exists" are no longer true.
+    /// The first root's writer has stalled (see [`Beat::stale`]).
     fn heartbeat_stale(&self, now: Instant) -> bool {
-        let limit = (self.settings.heartbeat_interval * 3).max(Duration::from_secs(1));
-        match self.acks.latest() {
-            Some((_, at)) => now.saturating_duration_since(at) > limit,
-            None => false,
-        }
+        self.beats
+            .first()
+            .is_some_and(|b| b.stale(now, self.settings.heartbeat_interval))
     }
 
     /// Nodes to poll among the replicas a node reports: named by the host name they report
@@ -405,9 +439,18 @@ impl Store {
             .iter()
             .filter_map(|name| self.nodes.get(name))
             .map(|entry| {
-                let source_name = index.source_of(entry);
-                let source = source_name.as_deref().and_then(|s| self.nodes.get(s));
-                entry.view(now, source_name.clone(), source)
+                let sources: Vec<ChannelSource<'_>> = entry
+                    .statuses()
+                    .iter()
+                    .map(|status| {
+                        let name = index.source_of(status);
+                        ChannelSource {
+                            name: name.map(str::to_owned),
+                            entry: name.and_then(|s| self.nodes.get(s)),
+                        }
+                    })
+                    .collect();
+                entry.view(now, &sources)
             })
             .collect();
         let drain = self.drains.view();
@@ -421,29 +464,49 @@ impl Store {
         Snapshot {
             uptime: now.saturating_duration_since(self.started),
             taken_at: chrono::Utc::now(),
-            heartbeat: HeartbeatView {
-                interval: self.settings.heartbeat_interval,
-                read_every: self.settings.read_pace.as_ref().map(|p| p.every()),
-                writer: self.writer.clone(),
-                node: self
-                    .primary
-                    .clone()
-                    .filter(|_| self.settings.pt_table.is_none()),
-                last_seq: self.acks.latest().map(|(s, _)| s),
-                last_ack_age: self
-                    .acks
-                    .latest()
-                    .map(|(_, at)| now.saturating_duration_since(at)),
-                stale: if self.settings.pt_table.is_some() {
-                    self.pt_stale()
-                } else {
-                    self.heartbeat_stale(now)
-                },
-            },
+            heartbeat: self.heartbeat_view(now),
             nodes,
             alerts: alert_view::AlertsView::default(),
             probes: self.probes.view(),
             drain,
+        }
+    }
+}
+
+impl Store {
+    fn heartbeat_view(&self, now: Instant) -> HeartbeatView {
+        let read_only = self.settings.pt_table.is_some();
+        let interval = self.settings.heartbeat_interval;
+        let roots: Vec<RootBeat> = self
+            .beats
+            .iter()
+            .filter(|_| !read_only)
+            .map(|beat| RootBeat {
+                writer_id: beat.id.clone(),
+                node: beat.node.clone(),
+                writer: beat.state.clone(),
+                last_seq: beat.acks.latest().map(|(s, _)| s),
+                last_ack_age: beat
+                    .acks
+                    .latest()
+                    .map(|(_, at)| now.saturating_duration_since(at)),
+                stale: beat.stale(now, interval),
+            })
+            .collect();
+        let first = self.beats.first();
+        HeartbeatView {
+            interval,
+            read_every: self.settings.read_pace.as_ref().map(|p| p.every()),
+            writer: first.map_or(WriterState::Starting, |b| b.state.clone()),
+            node: self.primary.clone().filter(|_| !read_only),
+            last_seq: roots.first().and_then(|r| r.last_seq),
+            last_ack_age: roots.first().and_then(|r| r.last_ack_age),
+            stale: if read_only {
+                self.pt_stale()
+            } else {
+                self.heartbeat_stale(now)
+            },
+            roots,
         }
     }
 }

@@ -9,8 +9,8 @@ use super::lag::Lag;
 use super::series::{Point, Series};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
-use crate::mysql::{BinlogFile, Flavor, Identity, Processlist};
-use crate::poll::{ConnState, HeartbeatRead, NodeSample};
+use crate::mysql::{BinlogFile, Flavor, Identity, Processlist, ReplicaStatus};
+use crate::poll::{ConnState, NodeSample};
 
 /// Charts look back at most this far; the rest of the hour stays in the store.
 const CHART_SPAN_MS: u64 = 15 * 60 * 1000;
@@ -34,16 +34,78 @@ pub struct NodeEntry {
     processes_at: u64,
     /// Status samples applied so far: rules count consecutive samples by it.
     pub samples: u64,
-    pub lag: Lag,
+    /// One per replication channel of the newest sample, in its order.
+    pub channels: Vec<ChannelEntry>,
     /// Best clock-offset estimate (server minus this host, ms), its round trip and age.
     pub clock: Option<(i64, std::time::Duration, Instant)>,
+    points: usize,
+}
+
+/// What the store keeps per replication channel: its lag, the lag's windows and chart.
+pub struct ChannelEntry {
+    pub name: String,
+    pub lag: Lag,
     windows: LagWindows,
-    /// Lag less `SQL_Delay`, only while the replica is delayed.
+    /// Lag less `SQL_Delay`, only while the channel is delayed.
     beyond_delay: Option<Box<BeyondDelay>>,
     histogram: super::histogram::LagHistogram,
     series: Series,
     /// The chart's points, rebuilt once per new point rather than per snapshot.
     chart: Arc<[Point]>,
+}
+
+impl ChannelEntry {
+    fn new(name: &str, points: usize) -> Self {
+        Self {
+            name: name.to_owned(),
+            lag: Lag::Unknown {
+                reason: "no heartbeat read yet".to_owned(),
+            },
+            windows: LagWindows::new(),
+            beyond_delay: None,
+            histogram: super::histogram::LagHistogram::default(),
+            series: Series::with_capacity(points),
+            chart: Arc::from(Vec::new()),
+        }
+    }
+
+    fn push_point(&mut self, status: &ReplicaStatus, at: Instant, at_ms: u64) {
+        if status.sql_delay.is_some_and(|d| d > 0) {
+            BeyondDelay::delay_seen(&mut self.beyond_delay, at);
+        }
+        let lag_ms = self
+            .lag
+            .value()
+            .map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
+        let sbm = status
+            .seconds_behind_source
+            .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
+        self.series.push(Point {
+            at_ms,
+            heartbeat_lag_ms: lag_ms,
+            sbm_s: sbm,
+        });
+        let from = at_ms.saturating_sub(CHART_SPAN_MS);
+        self.chart = self.series.since(from).collect();
+    }
+
+    /// Records a lag reading; `delay` is the channel's `SQL_Delay` now.
+    fn apply_lag(&mut self, at: Instant, lag: Lag, delay: u64) {
+        if let Lag::Exact { lag } = lag {
+            // Bounds and unknowns stay out of the percentiles: they would pull them toward
+            // whatever the bound happens to be.
+            self.windows.record(at, lag);
+            self.histogram.observe(lag);
+            BeyondDelay::track(&mut self.beyond_delay, at, lag, delay);
+        }
+        self.lag = lag;
+    }
+}
+
+/// A channel of the view under construction: the status, and where its source is known.
+pub struct ChannelSource<'a> {
+    pub name: Option<String>,
+    pub entry: Option<&'a NodeEntry>,
 }
 
 impl NodeEntry {
@@ -68,16 +130,15 @@ impl NodeEntry {
             processes: None,
             processes_at: 0,
             samples: 0,
+            channels: Vec::new(),
             clock: None,
-            lag: Lag::Unknown {
-                reason: "no heartbeat read yet".to_owned(),
-            },
-            windows: LagWindows::new(),
-            beyond_delay: None,
-            histogram: super::histogram::LagHistogram::default(),
-            series: Series::with_capacity(points),
-            chart: Arc::from(Vec::new()),
+            points,
         }
+    }
+
+    /// The channels of the newest sample (none before one).
+    pub fn statuses(&self) -> &[ReplicaStatus] {
+        self.sample.as_ref().map_or(&[][..], |s| &s.replication)
     }
 
     pub fn apply_sample(&mut self, mut sample: NodeSample, at_ms: u64) {
@@ -90,47 +151,37 @@ impl NodeEntry {
             self.processes_at = self.samples;
         }
         self.as_source.record(&sample);
-        if let Some(status) = sample.replication.first() {
-            if status.sql_delay.is_some_and(|d| d > 0) {
-                BeyondDelay::delay_seen(&mut self.beyond_delay, sample.at);
-            }
-            let lag_ms = self
-                .lag
-                .value()
-                .map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
-            let sbm = status
-                .seconds_behind_source
-                .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
-            self.series.push(Point {
-                at_ms,
-                heartbeat_lag_ms: lag_ms,
-                sbm_s: sbm,
-            });
-            let from = at_ms.saturating_sub(CHART_SPAN_MS);
-            self.chart = self.series.since(from).collect();
+        // A channel keeps its history while the server reports it; one that is gone (RESET
+        // REPLICA ALL) goes with it.
+        let mut old = std::mem::take(&mut self.channels);
+        for status in &sample.replication {
+            let mut channel = match old.iter().position(|c| c.name == status.channel) {
+                Some(i) => old.swap_remove(i),
+                None => ChannelEntry::new(&status.channel, self.points),
+            };
+            channel.push_point(status, sample.at, at_ms);
+            self.channels.push(channel);
         }
         self.sample = Some(sample);
     }
 
-    pub fn apply_heartbeat(&mut self, read: HeartbeatRead, lag: Lag) {
-        self.apply_lag(read.sent_at, lag);
+    /// Records a lag reading for channel `index` (by [`Self::channels`]).
+    pub fn apply_lag(&mut self, index: usize, at: Instant, lag: Lag) {
+        let delay = self
+            .statuses()
+            .get(index)
+            .and_then(|r| r.sql_delay)
+            .unwrap_or(0);
+        if let Some(channel) = self.channels.get_mut(index) {
+            channel.apply_lag(at, lag, delay);
+        }
     }
 
-    pub fn apply_lag(&mut self, at: Instant, lag: Lag) {
-        if let Lag::Exact { lag } = lag {
-            // Bounds and unknowns stay out of the percentiles: they would pull them toward
-            // whatever the bound happens to be.
-            self.windows.record(at, lag);
-            self.histogram.observe(lag);
-            let delay = self
-                .sample
-                .as_ref()
-                .and_then(|s| s.replication.first())
-                .and_then(|r| r.sql_delay)
-                .unwrap_or(0);
-            BeyondDelay::track(&mut self.beyond_delay, at, lag, delay);
+    /// Every channel's lag becomes `lag` (a node that stopped answering, pt-heartbeat's one row).
+    pub fn set_lag_all(&mut self, at: Instant, lag: &Lag) {
+        for index in 0..self.channels.len() {
+            self.apply_lag(index, at, lag.clone());
         }
-        self.lag = lag;
     }
 
     /// Keeps the estimate with the shortest round trip (the tightest bound on its error), unless
@@ -148,57 +199,33 @@ impl NodeEntry {
         self.conn == ConnState::Up
     }
 
-    pub fn view(
-        &self,
-        now: Instant,
-        source_name: Option<String>,
-        source: Option<&NodeEntry>,
-    ) -> NodeView {
+    /// `sources` holds each channel's source, by the order of [`Self::channels`].
+    pub fn view(&self, now: Instant, sources: &[ChannelSource<'_>]) -> NodeView {
         // Role and source come from the last sample even when the node is down; live values
         // (threads, lag, backlog) only from a node that answers now.
-        let last_status = self.sample.as_ref().and_then(|s| s.replication.first());
         let read_only = self.sample.as_ref().map(|s| s.state.read_only);
-        let role = role(self.configured_role, last_status.is_some(), read_only);
+        let role = role(self.configured_role, !self.statuses().is_empty(), read_only);
         let sample = self.sample.as_ref().filter(|_| self.is_up());
-        let status = sample.and_then(|s| s.replication.first());
-        let replica = status.zip(sample).map(|(status, sample)| {
-            // Only what the source had before this status was read: never writes it took after.
-            let source_state = source.and_then(|s| s.as_source.before(sample.at));
-            let heartbeat_lag = self.lag.clone();
-            ReplicaView {
-                channel: status.channel.clone(),
-                io_running: status.io_running,
-                sql_running: status.sql_running,
-                io_state: status.io_state.clone(),
-                sql_state: status.sql_state.clone(),
-                seconds_behind_source: status.seconds_behind_source,
-                heartbeat_lag,
-                windows: Window::ALL
-                    .iter()
-                    .map(|w| (*w, self.windows.stats(now, *w)))
-                    .collect(),
-                gtid_backlog: gtid_backlog(status, &sample.state, source_state.map(|s| &s.gtid)),
-                bytes_behind: bytes_behind(
-                    status,
-                    source_state.and_then(|s| s.head.as_ref()),
-                    source.map_or(&[][..], |s| &s.binlog_files),
-                ),
-                received: status.received.clone(),
-                applied: status.applied.clone(),
-                sql_delay: status.sql_delay,
-                sql_remaining_delay: status.sql_remaining_delay,
-                last_io_error: status.last_io_error.clone(),
-                last_sql_error: status.last_sql_error.clone(),
-                series: Arc::clone(&self.chart),
-                lag_histogram: self.histogram.clone(),
-                beyond_delay: self.beyond_delay.as_ref().map(|b| b.view(now)),
-            }
+        let channels = sample.map_or_else(Vec::new, |sample| {
+            sample
+                .replication
+                .iter()
+                .zip(&self.channels)
+                .enumerate()
+                .map(|(i, (status, channel))| {
+                    let source = sources.get(i);
+                    Self::channel_view(now, sample, status, channel, source)
+                })
+                .collect()
         });
         NodeView {
             name: self.name.clone(),
             address: self.address.clone(),
             role,
-            source: source_name.filter(|_| role == Role::Replica),
+            source: sources
+                .first()
+                .and_then(|s| s.name.clone())
+                .filter(|_| role == Role::Replica),
             configured: self.configured,
             conn: self.conn.clone(),
             flavor: self.flavor.as_ref().map(ToString::to_string),
@@ -226,7 +253,49 @@ impl NodeEntry {
             gtid: sample.map(|s| s.state.gtid.clone()),
             clock_offset_ms: self.clock.map(|(offset, _, _)| offset),
             lb: None,
-            replica,
+            channels,
+        }
+    }
+
+    fn channel_view(
+        now: Instant,
+        sample: &NodeSample,
+        status: &ReplicaStatus,
+        channel: &ChannelEntry,
+        source: Option<&ChannelSource<'_>>,
+    ) -> ReplicaView {
+        let source_entry = source.and_then(|s| s.entry);
+        // Only what the source had before this status was read: never writes it took after.
+        let source_state = source_entry.and_then(|s| s.as_source.before(sample.at));
+        ReplicaView {
+            channel: status.channel.clone(),
+            source: source.and_then(|s| s.name.clone()),
+            source_address: format!("{}:{}", status.source_host, status.source_port),
+            io_running: status.io_running,
+            sql_running: status.sql_running,
+            io_state: status.io_state.clone(),
+            sql_state: status.sql_state.clone(),
+            seconds_behind_source: status.seconds_behind_source,
+            heartbeat_lag: channel.lag.clone(),
+            windows: Window::ALL
+                .iter()
+                .map(|w| (*w, channel.windows.stats(now, *w)))
+                .collect(),
+            gtid_backlog: gtid_backlog(status, &sample.state, source_state.map(|s| &s.gtid)),
+            bytes_behind: bytes_behind(
+                status,
+                source_state.and_then(|s| s.head.as_ref()),
+                source_entry.map_or(&[][..], |s| &s.binlog_files),
+            ),
+            received: status.received.clone(),
+            applied: status.applied.clone(),
+            sql_delay: status.sql_delay,
+            sql_remaining_delay: status.sql_remaining_delay,
+            last_io_error: status.last_io_error.clone(),
+            last_sql_error: status.last_sql_error.clone(),
+            series: Arc::clone(&channel.chart),
+            lag_histogram: channel.histogram.clone(),
+            beyond_delay: channel.beyond_delay.as_ref().map(|b| b.view(now)),
         }
     }
 }

@@ -50,6 +50,22 @@ pub struct HeartbeatView {
     pub last_ack_age: Option<Duration>,
     /// The writer stopped advancing: every "caught up" lag is unknown.
     pub stale: bool,
+    /// Every root's heartbeat, the one above first: a topology with two writable roots (two
+    /// primaries feeding an aggregator) has a row and a writer on each. Empty in read-only mode.
+    #[serde(default)]
+    pub roots: Vec<RootBeat>,
+}
+
+/// One root's heartbeat row and the writer that bumps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RootBeat {
+    pub writer_id: String,
+    /// The node written to; it changes after a failover.
+    pub node: Option<String>,
+    pub writer: WriterState,
+    pub last_seq: Option<u64>,
+    pub last_ack_age: Option<Duration>,
+    pub stale: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -57,7 +73,7 @@ pub struct NodeView {
     pub name: String,
     pub address: String,
     pub role: Role,
-    /// Name of the node this one replicates from (first channel).
+    /// Name of the node this one replicates from (its first channel's source, when known).
     pub source: Option<String>,
     pub configured: bool,
     pub conn: ConnState,
@@ -87,12 +103,82 @@ pub struct NodeView {
     /// configured; rwtop's own intent (`DRAIN`) until the balancer's view is read.
     #[serde(default)]
     pub lb: Option<String>,
-    pub replica: Option<ReplicaView>,
+    /// Every replication channel, in the server's order: empty on a node that replicates from
+    /// nobody. Recordings before schema 1.4 held one channel under `replica`.
+    #[serde(alias = "replica", deserialize_with = "one_or_many", default)]
+    pub channels: Vec<ReplicaView>,
+}
+
+impl NodeView {
+    /// The node's first channel: the default one (`''`) when it has one. What a caller that
+    /// judges a node as a whole (a router, a failover, the header) reads; everything that shows
+    /// or alerts on replication reads [`Self::channels`].
+    #[must_use]
+    pub fn replica(&self) -> Option<&ReplicaView> {
+        self.channels
+            .iter()
+            .find(|c| c.channel.is_empty())
+            .or_else(|| self.channels.first())
+    }
+
+    /// [`Self::replica`], to change (recordings strip and rebuild its chart).
+    pub fn replica_mut(&mut self) -> Option<&mut ReplicaView> {
+        let index = self
+            .channels
+            .iter()
+            .position(|c| c.channel.is_empty())
+            .unwrap_or(0);
+        self.channels.get_mut(index)
+    }
+
+    /// One channel by name (`''` the default).
+    #[must_use]
+    pub fn channel(&self, name: &str) -> Option<&ReplicaView> {
+        self.channels.iter().find(|c| c.channel == name)
+    }
+
+    /// The node's lag as a whole: the worst of its channels' (a read there is only as fresh as
+    /// its furthest-behind channel); `None` on a node with no channel.
+    #[must_use]
+    pub fn lag(&self) -> Option<Lag> {
+        super::roots::worst(self.channels.iter().map(|c| c.heartbeat_lag.clone()))
+    }
+
+    /// Whether this node replicates on more than one channel (then each is shown by name).
+    #[must_use]
+    pub fn is_multi_source(&self) -> bool {
+        self.channels.len() > 1
+    }
+}
+
+/// A recording's `replica` (one channel or null, schema ≤ 1.3) or `channels` (a list).
+fn one_or_many<'de, D>(deserializer: D) -> Result<Vec<ReplicaView>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        Many(Vec<ReplicaView>),
+        One(Box<ReplicaView>),
+    }
+    Ok(match Option::<OneOrMany>::deserialize(deserializer)? {
+        None => Vec::new(),
+        Some(OneOrMany::Many(channels)) => channels,
+        Some(OneOrMany::One(channel)) => vec![*channel],
+    })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReplicaView {
+    /// The channel (`MySQL`) or connection name (`MariaDB`); `''` is the default one.
     pub channel: String,
+    /// The node this channel replicates from, when rwtop polls it.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Where the channel's source is, as the replica reports it (`host:port`).
+    #[serde(default)]
+    pub source_address: String,
     pub io_running: IoRunning,
     pub sql_running: bool,
     pub io_state: String,

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use super::alert_view::{Alert, AlertKind, AlertsView};
 use crate::gtid::{GtidList, GtidSet};
-use crate::mysql::{BinlogPos, DdlStatement, Endpoint, GtidState, IoRunning};
-use crate::poll::{ConnState, WriterState};
+use crate::mysql::{
+    BinlogPos, DdlStatement, Endpoint, GtidState, IoRunning, NodeState, ReplicaStatus,
+};
+use crate::poll::{ConnState, NodeSample, WriterState};
 use crate::store::backlog::{BytesBehind, GtidBacklog};
 use crate::store::lag::Lag;
 use crate::store::windows::{Window, WindowStats};
@@ -39,6 +41,7 @@ pub fn store_settings() -> StoreSettings {
         poll_interval: Duration::from_secs(1),
         discovery: false,
         template: None,
+        writers: Vec::new(),
         pt_table: None,
         drain_backend: None,
         drain_detail: None,
@@ -106,11 +109,11 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         server_uuid: None,
         gtid: Some(mariadb_gtid("0-1-100")),
         lb: None,
-        replica: None,
+        channels: Vec::new(),
     }
 }
 
-fn healthy_replica() -> ReplicaView {
+fn healthy_replica(source: &str) -> ReplicaView {
     let ms = Duration::from_millis;
     let pos = BinlogPos {
         file: "mysql-bin.000003".to_owned(),
@@ -118,6 +121,8 @@ fn healthy_replica() -> ReplicaView {
     };
     ReplicaView {
         channel: String::new(),
+        source: Some(source.to_owned()),
+        source_address: format!("{source}:3306"),
         io_running: IoRunning::Yes,
         sql_running: true,
         io_state: "Waiting for master to send event".to_owned(),
@@ -183,6 +188,7 @@ impl Topo {
                     last_seq: Some(4_000),
                     last_ack_age: Some(Duration::from_millis(100)),
                     stale: false,
+                    roots: Vec::new(),
                 },
                 nodes: vec![node("db1", Role::Primary, 1)],
                 alerts: AlertsView::default(),
@@ -210,8 +216,25 @@ impl Topo {
     pub fn add_replica(&mut self, name: &str, source: &str, server_id: u32) {
         let mut replica = node(name, Role::Replica, server_id);
         replica.source = Some(source.to_owned());
-        replica.replica = Some(healthy_replica());
+        replica.channels = vec![healthy_replica(source)];
         self.snapshot.nodes.push(replica);
+    }
+
+    /// Adds a named channel to `name`, healthy, replicating from `source`.
+    pub fn add_channel(&mut self, name: &str, channel: &str, source: &str) {
+        let mut added = healthy_replica(source);
+        channel.clone_into(&mut added.channel);
+        self.node_mut(name, |n| n.channels.push(added));
+    }
+
+    /// Points `name` (its first channel) at `source`.
+    pub fn set_source(&mut self, name: &str, source: &str) {
+        self.node_mut(name, |n| {
+            n.source = Some(source.to_owned());
+            if let Some(first) = n.channels.first_mut() {
+                first.source = Some(source.to_owned());
+            }
+        });
     }
 
     pub fn node_mut(&mut self, name: &str, change: impl FnOnce(&mut NodeView)) {
@@ -219,13 +242,21 @@ impl Topo {
         change(node.unwrap_or_else(|| panic!("no node {name}")));
     }
 
+    /// Changes `name`'s first channel.
     pub fn replica_mut(&mut self, name: &str, change: impl FnOnce(&mut ReplicaView)) {
+        self.channel_mut(name, "", change);
+    }
+
+    /// Changes one channel of `name` (`''` the default).
+    pub fn channel_mut(
+        &mut self,
+        name: &str,
+        channel: &str,
+        change: impl FnOnce(&mut ReplicaView),
+    ) {
         self.node_mut(name, |n| {
-            change(
-                n.replica
-                    .as_mut()
-                    .unwrap_or_else(|| panic!("{name} is no replica")),
-            );
+            let found = n.channels.iter_mut().find(|c| c.channel == channel);
+            change(found.unwrap_or_else(|| panic!("{name} has no channel {channel:?}")));
         });
     }
 
@@ -240,4 +271,52 @@ impl Topo {
         }
         snapshot
     }
+}
+
+/// The rows of a recorded `--vertical` fixture under `tests/fixtures/`.
+///
+/// # Panics
+/// When the fixture is missing or does not parse: a test's own data is wrong.
+#[must_use]
+pub fn fixture_rows(path: &str) -> Vec<crate::mysql::RawRow> {
+    let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
+    crate::mysql::parse_vertical(&text)
+        .unwrap_or_else(|e| panic!("{full}: {e}"))
+        .rows
+}
+
+/// A replica's status sample taken at `at`, one channel per status, on a `MariaDB` node whose
+/// own position is `0-1-100`.
+#[must_use]
+pub fn replica_sample(at: std::time::Instant, replication: Vec<ReplicaStatus>) -> NodeSample {
+    NodeSample {
+        at,
+        replication,
+        state: NodeState {
+            gtid: mariadb_gtid("0-1-100"),
+            read_only: true,
+            super_read_only: None,
+        },
+        binlog: None,
+        binlog_files: None,
+        replica_hosts: None,
+        processes: None,
+        took: Duration::from_millis(2),
+    }
+}
+
+/// The status of a running `MariaDB` replica (recorded), on channel `channel`, replicating
+/// from 127.0.0.1:`source_port`.
+///
+/// # Panics
+/// When the fixture does not parse.
+#[must_use]
+pub fn running_status(channel: &str, source_port: u16) -> ReplicaStatus {
+    let rows = fixture_rows("mariadb-10.11/show_all_slaves_status__running.txt");
+    let mut status = ReplicaStatus::from_row(&rows[0]).unwrap_or_else(|e| panic!("{e}"));
+    channel.clone_into(&mut status.channel);
+    "127.0.0.1".clone_into(&mut status.source_host);
+    status.source_port = source_port;
+    status
 }

@@ -13,7 +13,14 @@ fn store(with_primary: bool) -> Store {
         pt_table: Some("percona.heartbeat".to_owned()),
         ..testkit::store_settings()
     };
-    Store::new(settings, &nodes)
+    let mut store = Store::new(settings, &nodes);
+    // r1 replicates on one channel, from db1.
+    let status = testkit::running_status("", 3306);
+    store.apply(PollEvent::Sample {
+        node: "r1".to_owned(),
+        sample: Box::new(testkit::replica_sample(Instant::now(), vec![status])),
+    });
+    store
 }
 
 /// A read of a row written at `written_s` (seconds past a base instant) that is `age_ms` old.
@@ -30,12 +37,14 @@ fn read(store: &mut Store, node: &str, written_s: i64, age_ms: i64) -> lag::Lag 
         node: node.to_owned(),
         read,
     });
-    store.nodes.get(node).map_or_else(
-        || lag::Lag::Unknown {
-            reason: "not polled".to_owned(),
-        },
-        |n| n.lag.clone(),
-    )
+    let unknown = || lag::Lag::Unknown {
+        reason: "no channel".to_owned(),
+    };
+    store
+        .nodes
+        .get(node)
+        .and_then(|n| n.channels.first())
+        .map_or_else(unknown, |c| c.lag.clone())
 }
 
 const NOT_MOVED: &str =

@@ -28,7 +28,7 @@ impl Topology for Snapshot {
     }
 
     fn health(&self, name: &str) -> Option<Health> {
-        let replica = self.node(name)?.replica.as_ref()?;
+        let replica = self.node(name)?.replica()?;
         let lag = match &replica.heartbeat_lag {
             Lag::Exact { lag } => Some(*lag),
             Lag::AtLeast { upper, .. } => *upper,

@@ -160,16 +160,16 @@ impl ProbeChoice {
 }
 
 fn lag_ms(n: &NodeView) -> u128 {
-    n.replica
-        .as_ref()
-        .and_then(|r| r.heartbeat_lag.value())
+    n.lag()
+        .and_then(|lag| lag.value())
         .map_or(u128::MAX, |d| d.as_millis())
 }
 
 fn backlog(n: &NodeView) -> u64 {
-    n.replica
-        .as_ref()
-        .and_then(|r| r.gtid_backlog.total())
+    n.channels
+        .iter()
+        .filter_map(|r| r.gtid_backlog.total())
+        .reduce(u64::saturating_add)
         .unwrap_or(0)
 }
 

@@ -283,7 +283,7 @@ pub async fn until_healthy(engine: &rwtop::engine::Engine, replicas: &[&str], de
 
 /// A replica's heartbeat lag as the snapshot shows it; `None` for a node without replica data.
 pub fn lag(s: &rwtop::store::Snapshot, node: &str) -> Option<rwtop::store::lag::Lag> {
-    Some(s.node(node)?.replica.as_ref()?.heartbeat_lag.clone())
+    Some(s.node(node)?.replica()?.heartbeat_lag.clone())
 }
 
 /// A replica's heartbeat lag when it is exact; `None` when it is a bound, unknown or absent.

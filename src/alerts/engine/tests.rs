@@ -145,7 +145,7 @@ fn a_node_that_does_not_answer_counts_one_sample_per_poll_interval() {
             next: secs(4.0),
             cause: "Connection refused (os error 111)".to_owned(),
         };
-        n.replica = None;
+        n.channels.clear();
     });
     let down = |half_seconds: u64| {
         let mut snapshot = topo.at(1);
@@ -308,7 +308,7 @@ fn a_node_that_leaves_takes_its_alerts_with_it() {
 #[test]
 fn a_configured_replica_without_replication_is_stopped() {
     let mut topo = Topo::new();
-    topo.node_mut("r1", |n| n.replica = None);
+    topo.node_mut("r1", |n| n.channels.clear());
     let alert = topo.raise(AlertKind::IoThreadStopped, Some("r1"));
     assert!(alert.cause.starts_with("no replication configured"));
     topo.node_mut("r1", |n| n.role = Role::Primary);

@@ -20,29 +20,24 @@ type ReplicaLabels<'a> = [(&'static str, &'a str); 3];
 fn replica_nodes(s: &Snapshot) -> impl Iterator<Item = &NodeView> {
     s.nodes
         .iter()
-        .filter(|n| n.role == Role::Replica || n.replica.is_some())
+        .filter(|n| n.role == Role::Replica || n.replica().is_some())
 }
 
 /// Replicas whose status rwtop has now (the node answers and replicates).
 fn views(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &ReplicaView)> {
-    s.nodes
-        .iter()
-        .filter_map(|n| n.replica.as_ref().map(|r| (n, r)))
+    s.nodes.iter().filter_map(|n| n.replica().map(|r| (n, r)))
 }
 
 fn replica_labels(n: &NodeView) -> ReplicaLabels<'_> {
     [
         ("replica", n.name.as_str()),
         ("source", n.source.as_deref().unwrap_or("")),
-        (
-            "channel",
-            n.replica.as_ref().map_or("", |r| r.channel.as_str()),
-        ),
+        ("channel", n.replica().map_or("", |r| r.channel.as_str())),
     ]
 }
 
 fn lag_state(n: &NodeView) -> &'static str {
-    match n.replica.as_ref().map(|r| &r.heartbeat_lag) {
+    match n.replica().map(|r| &r.heartbeat_lag) {
         Some(Lag::Exact { .. }) => "exact",
         Some(Lag::AtLeast { .. }) => "at_least",
         Some(Lag::Unknown { .. }) | None => "unknown",

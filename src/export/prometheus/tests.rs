@@ -201,7 +201,7 @@ fn a_replica_that_does_not_answer_keeps_its_state_series() {
             next: Duration::from_secs(4),
             cause: "connection refused".to_owned(),
         };
-        n.replica = None;
+        n.channels.clear();
         n.read_only = None;
     });
     let t = text(&topo.snapshot);
@@ -273,6 +273,7 @@ fn alerts_are_counted_by_kind_and_listed_with_their_start() {
     let alert = |kind: AlertKind, node: Option<&str>| Alert {
         kind,
         node: node.map(str::to_owned),
+        channel: None,
         severity: kind.severity(),
         since,
         last_seen: since,

@@ -262,6 +262,7 @@ mod tests {
         Alert {
             kind,
             node: Some(node.to_owned()),
+            channel: None,
             severity: kind.severity(),
             since: snapshot.taken_at - chrono::Duration::seconds(age_s),
             last_seen: snapshot.taken_at,
@@ -283,6 +284,7 @@ mod tests {
             raised,
             kind,
             node: Some("r1".to_owned()),
+            channel: None,
             summary: summary.to_owned(),
         }
     }

@@ -118,7 +118,7 @@ impl Col {
                 None => Line::styled(node.name.clone(), theme.text),
             },
             Address => Line::styled(node.address.clone(), theme.muted),
-            _ => node.replica.as_ref().map_or_else(
+            _ => node.replica().map_or_else(
                 || Line::styled("-", theme.muted),
                 |r| self.replica_cell(r, window, theme),
             ),

@@ -68,9 +68,9 @@ pub(crate) fn conn_glyph(conn: &ConnState, theme: &Theme) -> Span<'static> {
 fn broken(node: &NodeView) -> bool {
     matches!(node.conn, ConnState::Down { .. })
         || node
-            .replica
-            .as_ref()
-            .is_some_and(|r| r.io_running != IoRunning::Yes || !r.sql_running)
+            .channels
+            .iter()
+            .any(|r| r.io_running != IoRunning::Yes || !r.sql_running)
 }
 
 enum Entry<'a> {
@@ -229,7 +229,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
         spans.extend([conn_glyph(&node.conn, theme), Span::raw(" ")]);
         spans.push(Span::styled(node.name.clone(), name_style));
         spans.push(pad(name_col.saturating_sub(left(entry))));
-        match (show_lag, node.replica.as_ref()) {
+        match (show_lag, node.replica()) {
             (true, Some(r)) => {
                 spans.extend(right(lag_span(&r.heartbeat_lag, theme), LAG_WIDTH));
                 if show_sbm {

@@ -43,7 +43,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
         frame.render_widget(Paragraph::new(calm), inner);
         return;
     };
-    let Some(replica) = &node.replica else {
+    let Some(replica) = node.replica() else {
         let line = Line::from(vec![
             Span::styled("no replication status yet", ctx.theme.unknown),
             Span::styled(format!(" · node {}", node.conn.name()), ctx.theme.muted),

@@ -76,6 +76,7 @@ fn sbm_alert(node: &str) -> Alert {
     Alert {
         kind: AlertKind::SbmUnderstatesLag,
         node: Some(node.to_owned()),
+        channel: None,
         severity: Severity::Critical,
         since: chrono::DateTime::UNIX_EPOCH,
         last_seen: chrono::DateTime::UNIX_EPOCH,
@@ -328,7 +329,7 @@ fn thread_errors_wrap_in_the_critical_style() {
 fn no_replica_and_no_status_read_calmly() {
     let mut topo = Topo::new();
     topo.node_mut("r1", |n| {
-        n.replica = None;
+        n.channels.clear();
         n.conn = ConnState::Connecting;
     });
     let all = text(&draw(&topo.snapshot, &UiState::default(), 48, 12));
@@ -338,7 +339,7 @@ fn no_replica_and_no_status_read_calmly() {
     );
     topo.snapshot
         .nodes
-        .retain(|n| n.replica.is_none() && n.source.is_none());
+        .retain(|n| n.replica().is_none() && n.source.is_none());
     let all = text(&draw(&topo.snapshot, &UiState::default(), 48, 12));
     assert!(all.contains("no replicas to show"), "{all}");
 }
