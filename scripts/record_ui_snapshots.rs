@@ -80,7 +80,7 @@ async fn snapshot_where(
 }
 
 fn replica<'a>(s: &'a Snapshot, node: &str) -> Option<&'a ReplicaView> {
-    s.node(node)?.replica.as_ref()
+    s.node(node)?.replica()
 }
 
 fn has_alert(s: &Snapshot, kind: AlertKind, node: &str) -> bool {
