@@ -20,15 +20,19 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     if node.role != Role::Replica {
         return Verdict::Clean;
     }
-    let Some(source) = inputs.source_of(node) else {
+    // Every channel's source: a multi-source replica holds each source's transactions, and only
+    // what none of them (nor anyone above them) had is errant.
+    let Some(sources) = sources(inputs, node) else {
         return Verdict::Unknown;
     };
-    let upstream = upstream(inputs, source);
-    let (errant, count) = match (&node.gtid, &source.gtid) {
-        (
-            Some(GtidState::Mysql { executed: mine }),
-            Some(GtidState::Mysql { executed: theirs }),
-        ) => {
+    let upstream: Vec<&NodeView> = sources.iter().flat_map(|s| upstream(inputs, s)).collect();
+    let Some(theirs) = merged_gtid(&sources) else {
+        return Verdict::Unknown;
+    };
+    let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+    let source_names = names.join(", ");
+    let (errant, count) = match (&node.gtid, &theirs) {
+        (Some(GtidState::Mysql { executed: mine }), GtidState::Mysql { executed: theirs }) => {
             let uuids: Option<HashSet<ServerUuid>> = upstream
                 .iter()
                 .map(|n| {
@@ -49,9 +53,9 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
                 slave_pos,
                 ..
             }),
-            Some(GtidState::Mariadb {
+            GtidState::Mariadb {
                 binlog_pos: theirs, ..
-            }),
+            },
         ) => {
             let ids: Option<HashSet<u32>> = upstream.iter().map(|n| n.server_id).collect();
             let Some(ids) = ids else {
@@ -78,15 +82,65 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     let evidence = vec![
         fact("errant_gtids", errant.clone()),
         fact("count", family_count),
-        fact("source", source.name.clone()),
+        fact("source", source_names.clone()),
     ];
     let cause = format!(
-        "{} executed {} that {} never had: the next failover will break or diverge",
+        "{} executed {} that {source_names} never had: the next failover will break or diverge",
         node.name,
         format::quote(&errant),
-        source.name
     );
     Verdict::bad(evidence, cause)
+}
+
+/// The nodes each channel replicates from; `None` while one of them is not known (a channel
+/// whose source rwtop does not poll may have brought any transaction).
+fn sources<'a>(inputs: &'a RuleInputs<'_>, node: &'a NodeView) -> Option<Vec<&'a NodeView>> {
+    if node.channels.is_empty() {
+        return inputs.source_of(node).map(|s| vec![s]);
+    }
+    node.channels
+        .iter()
+        .map(|c| inputs.by_name.get(c.source.as_deref()?).copied())
+        .collect()
+}
+
+/// What the sources had together: the union of `MySQL` sets, or per `MariaDB` domain the
+/// furthest position; `None` while one is not sampled or the families differ.
+fn merged_gtid(sources: &[&NodeView]) -> Option<GtidState> {
+    let mut merged: Option<GtidState> = None;
+    for source in sources {
+        merged = Some(match (merged, source.gtid.as_ref()?) {
+            (None, gtid) => gtid.clone(),
+            (Some(GtidState::Mysql { executed }), GtidState::Mysql { executed: more }) => {
+                GtidState::Mysql {
+                    executed: executed.union(more),
+                }
+            }
+            (
+                Some(GtidState::Mariadb {
+                    mut binlog_pos,
+                    slave_pos,
+                    current_pos,
+                }),
+                GtidState::Mariadb {
+                    binlog_pos: more, ..
+                },
+            ) => {
+                for gtid in more.iter() {
+                    if binlog_pos.seq(gtid.domain).is_none_or(|seq| seq < gtid.seq) {
+                        binlog_pos.insert(gtid.clone());
+                    }
+                }
+                GtidState::Mariadb {
+                    binlog_pos,
+                    slave_pos,
+                    current_pos,
+                }
+            }
+            _ => return None,
+        });
+    }
+    merged
 }
 
 /// The source and every node above it, stopping at a loop.
