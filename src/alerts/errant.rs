@@ -128,7 +128,7 @@ fn merged_gtid(sources: &[&NodeView]) -> Option<GtidState> {
             ) => {
                 for gtid in more.iter() {
                     if binlog_pos.seq(gtid.domain).is_none_or(|seq| seq < gtid.seq) {
-                        binlog_pos.insert(gtid.clone());
+                        binlog_pos.insert(*gtid);
                     }
                 }
                 GtidState::Mariadb {
