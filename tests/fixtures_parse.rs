@@ -93,6 +93,20 @@ fn check_replica_status(f: &Fixture) -> bool {
         assert_ne!(rows[0].source_host, rows[1].source_host, "{name}");
         return true;
     }
+    if f.scenario == "second_connection_refused" {
+        // The default connection runs; the second cannot connect, and says why.
+        assert_eq!(rows.len(), 2, "{name}");
+        assert_eq!(rows[0].channel, "", "{name}");
+        check_running(&name.to_string(), &rows[0]);
+        assert_eq!(rows[1].channel, "extra", "{name}");
+        assert_eq!(rows[1].io_running, IoRunning::Connecting, "{name}");
+        assert_eq!(
+            rows[1].last_io_error.as_ref().map(|e| e.errno),
+            Some(2003),
+            "{name}"
+        );
+        return true;
+    }
     assert_eq!(rows.len(), 1, "{name}");
     check_one_replica(f, &rows[0])
 }

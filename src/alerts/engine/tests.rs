@@ -344,3 +344,6 @@ fn sample_clocks_step_by_the_interval_without_drift_or_bursts() {
     assert_eq!(super::tick(Some(s(0)), s(1240), every), Some(s(1000)));
     assert_eq!(super::tick(Some(s(0)), s(7000), every), Some(s(7000)));
 }
+
+#[path = "channels.rs"]
+mod channels;
