@@ -264,3 +264,32 @@ async fn live_a_second_channel_that_cannot_connect_is_alerted_by_name() {
     .await;
     engine.shutdown().await;
 }
+
+/// A cascade keeps end-to-end lag from the root and shows each hop's own share: with r1's SQL
+/// thread stopped, c1 (replicating from r1) is as far behind as r1, all of it r1's hop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_a_cascade_shows_each_hops_share_of_the_lag() {
+    let t = TestSandbox::start_with(1, false, true);
+    let engine = Engine::start(&common::primary_and(&t, &["r1", "c1"]));
+    until_healthy(&engine, &["r1", "c1"], DEADLINE).await;
+    t.admin("r1", "STOP SLAVE SQL_THREAD");
+    let (s, _) = until(&engine, "c1 lagging 2 s end to end", DEADLINE, |s| {
+        exact_on(s, "c1", "")
+            .is_some_and(|lag| lag >= Duration::from_secs(2))
+            .then(|| s.clone())
+    })
+    .await;
+    let hop = |node: &str| s.node(node).and_then(|n| n.replica()).map(|r| r.hop_lag);
+    // r1 replicates from the root: its whole lag is its own hop.
+    assert_eq!(hop("r1"), Some(None));
+    // c1 is behind by r1's lag, give or take the moments they were read apart (each read is
+    // a heartbeat interval from the next): c1's own hop holds little of it.
+    let c1_hop = hop("c1").flatten().expect("c1's hop");
+    assert!(
+        c1_hop < Duration::from_millis(750),
+        "c1's own hop {c1_hop:?} of its {:?}",
+        exact_on(&s, "c1", "")
+    );
+    t.admin("r1", "START SLAVE SQL_THREAD");
+    engine.shutdown().await;
+}

@@ -454,10 +454,23 @@ impl Store {
             })
             .collect();
         let drain = self.drains.view();
+        // A cascade's hop: each channel's lag less its source's own, when the source lags too.
+        let lags: HashMap<String, Option<Duration>> = nodes
+            .iter()
+            .map(|n| (n.name.clone(), n.lag().and_then(|l| l.value())))
+            .filter(|(_, lag)| lag.is_some())
+            .collect();
         let nodes = nodes
             .into_iter()
             .map(|mut n| {
                 n.lb = drain.label(&n.name);
+                for channel in &mut n.channels {
+                    let upstream = channel.source.as_ref().and_then(|s| lags.get(s)).copied();
+                    channel.hop_lag = upstream
+                        .flatten()
+                        .zip(channel.heartbeat_lag.value())
+                        .map(|(up, mine)| mine.saturating_sub(up));
+                }
                 n
             })
             .collect();

@@ -271,6 +271,7 @@ impl NodeEntry {
             channel: status.channel.clone(),
             source: source.and_then(|s| s.name.clone()),
             source_address: format!("{}:{}", status.source_host, status.source_port),
+            hop_lag: None,
             io_running: status.io_running,
             sql_running: status.sql_running,
             io_state: status.io_state.clone(),

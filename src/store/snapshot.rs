@@ -179,6 +179,11 @@ pub struct ReplicaView {
     /// Where the channel's source is, as the replica reports it (`host:port`).
     #[serde(default)]
     pub source_address: String,
+    /// In a cascade, this hop's own share of the lag: the channel's lag less its source's own
+    /// (both from the same root's heartbeat). `None` when the source is a root (the whole lag
+    /// is this hop's) or either figure is unknown.
+    #[serde(default)]
+    pub hop_lag: Option<Duration>,
     pub io_running: IoRunning,
     pub sql_running: bool,
     pub io_state: String,

@@ -123,6 +123,7 @@ fn healthy_replica(source: &str) -> ReplicaView {
         channel: String::new(),
         source: Some(source.to_owned()),
         source_address: format!("{source}:3306"),
+        hop_lag: None,
         io_running: IoRunning::Yes,
         sql_running: true,
         io_state: "Waiting for master to send event".to_owned(),
