@@ -81,9 +81,14 @@ pub fn gtid_backlog(
                 (None, GtidState::Mariadb { slave_pos, .. }) => Some(slave_pos),
                 (None, GtidState::Mysql { .. }) => None,
             };
-            let not_received = match source_gtid {
-                Some(SourceGtid::Mariadb { binlog_pos }) => Some(binlog_pos.total_distance(io_pos)),
-                _ => None,
+            // A channel's `Gtid_IO_Pos` also lists domains other channels bring (it starts
+            // from `gtid_slave_pos`): only the domains its source writes are its backlog.
+            let (not_received, io_pos) = match source_gtid {
+                Some(SourceGtid::Mariadb { binlog_pos }) => (
+                    Some(binlog_pos.total_distance(io_pos)),
+                    std::borrow::Cow::Owned(only_domains_of(io_pos, binlog_pos)),
+                ),
+                _ => (None, std::borrow::Cow::Borrowed(io_pos)),
             };
             GtidBacklog {
                 not_received,
@@ -91,6 +96,15 @@ pub fn gtid_backlog(
             }
         }
     }
+}
+
+/// `list` cut to the domains `source` has.
+fn only_domains_of(list: &GtidList, source: &GtidList) -> GtidList {
+    let mut out = GtidList::empty();
+    for gtid in list.iter().filter(|g| source.get(g.domain).is_some()) {
+        out.insert(*gtid);
+    }
+    out
 }
 
 /// Binlog bytes the IO thread has yet to read (a lower bound, as "not received") and the SQL
@@ -272,6 +286,34 @@ mod tests {
         // Received up to 0-1-10, applied 0-1-8, source at 0-1-13.
         assert_eq!(backlog.not_received, Some(3));
         assert_eq!(backlog.not_applied, Some(2));
+    }
+
+    /// A channel of a multi-source replica counts only the domains its source writes: the
+    /// other channel's domain in its `Gtid_IO_Pos` is not its backlog.
+    #[test]
+    fn a_channel_counts_only_its_sources_domains() {
+        let row = fixture("mariadb-10.11/show_all_slaves_status__running.txt");
+        let mut status = ReplicaStatus::from_row(&row).unwrap();
+        let list = |text: &str| GtidList::parse(text).unwrap();
+        status.gtid = ReplicaGtid::Mariadb {
+            using_gtid: "Slave_Pos".to_owned(),
+            // Domain 0 (the other channel's) ahead of what was applied there.
+            io_pos: list("0-1-70,1-2-95"),
+            slave_pos: Some(list("0-1-60,1-2-95")),
+        };
+        let replica = NodeState::from_row(
+            &fixture("mariadb-10.11/state__replica.txt"),
+            Family::Mariadb,
+        )
+        .unwrap();
+        let source = SourceGtid::Mariadb {
+            binlog_pos: list("1-2-100"),
+        };
+        let backlog = gtid_backlog(&status, &replica, Some(&source));
+        assert_eq!(
+            (backlog.not_received, backlog.not_applied),
+            (Some(5), Some(0))
+        );
     }
 
     #[test]
