@@ -164,6 +164,37 @@ fn sandbox_printed_config_loads_with_its_password_file() {
     assert!(id.ends_with("-127.0.0.1-13301") || length == 64, "{id}");
 }
 
+/// Two roots (the multi-source sandbox's shape): `[[primary]]` once per root, interleaved with
+/// the replicas as the sandbox prints them; primaries come first, in file order.
+#[test]
+fn several_primaries_are_several_roots() {
+    let dir = tempdir();
+    let mut text = String::new();
+    for (table, name, port) in [
+        ("[[primary]]", "primary", 1),
+        ("[[replicas]]", "r1", 2),
+        ("[[primary]]", "p2", 3),
+        ("[[replicas]]", "agg", 4),
+    ] {
+        let dsn = format!("mysql://rwtop@127.0.0.1:1330{port}");
+        let _ = write!(text, "\n{table}\nname = \"{name}\"\ndsn = \"{dsn}\"\n");
+    }
+    let config = load_ok(&config_file(&dir, "rwtop.toml", &text));
+    let expected = [
+        "primary Primary 127.0.0.1:13301",
+        "p2 Primary 127.0.0.1:13303",
+        "r1 Replica 127.0.0.1:13302",
+        "agg Replica 127.0.0.1:13304",
+    ];
+    assert_eq!(described(&config), expected);
+    // Each root gets a heartbeat row of its own, the first keeping the plain id.
+    let spec = rwtop::engine::EngineSpec::from_config(&config);
+    let ids = spec.writer_ids();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_eq!(ids[0], config.heartbeat.writer_id);
+    assert_eq!(ids[1], format!("{}@p2", config.heartbeat.writer_id));
+}
+
 #[test]
 fn cli_overrides_the_file_which_overrides_the_defaults() {
     let dir = tempdir();

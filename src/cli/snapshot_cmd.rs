@@ -90,31 +90,49 @@ fn table(s: &Snapshot) -> String {
         "NODE", "ROLE", "STATE", "SOURCE", "SBM", "LAG NOW", "LAG P50", "LAG P99", "BACKLOG"
     );
     for n in &s.nodes {
-        let r = n.replica();
-        let minute = r.and_then(|r| r.windows.first().and_then(|(_, w)| *w));
-        let lag_now = r.map_or_else(
-            || "-".to_owned(),
-            |r| r.heartbeat_lag.text().unwrap_or_else(|| "?".to_owned()),
-        );
-        let _ = writeln!(
-            out,
-            "{:<12} {:<8} {:<10} {:<8} {:>6} {:>9} {:>9} {:>9} {:>10}",
-            n.name,
-            format!("{:?}", n.role).to_lowercase(),
-            n.conn.name(),
-            n.source.as_deref().unwrap_or("-"),
-            r.map_or_else(
-                || "-".to_owned(),
-                |r| r
-                    .seconds_behind_source
-                    .map_or("NULL".to_owned(), units::secs)
-            ),
-            lag_now,
-            lag(minute.map(|m| m.p50)),
-            lag(minute.map(|m| m.p99)),
-            r.and_then(|r| r.gtid_backlog.total())
-                .map_or("-".to_owned(), |b| b.to_string()),
-        );
+        // A row per channel (the default one under the node's own name), or one for a node that
+        // replicates from nobody.
+        let rows: Vec<Option<&rwtop::store::ReplicaView>> = if n.channels.is_empty() {
+            vec![None]
+        } else {
+            n.channels.iter().map(Some).collect()
+        };
+        for r in rows {
+            row(&mut out, n, r);
+        }
     }
     out
+}
+
+fn row(out: &mut String, n: &rwtop::store::NodeView, r: Option<&rwtop::store::ReplicaView>) {
+    let place = rwtop::store::alert_view::place(
+        Some(&n.name),
+        r.map(|r| r.channel.as_str()).filter(|c| !c.is_empty()),
+    )
+    .unwrap_or_default();
+    let source = r.map_or(n.source.as_deref(), |r| r.source.as_deref());
+    let minute = r.and_then(|r| r.windows.first().and_then(|(_, w)| *w));
+    let lag_now = r.map_or_else(
+        || "-".to_owned(),
+        |r| r.heartbeat_lag.text().unwrap_or_else(|| "?".to_owned()),
+    );
+    let _ = writeln!(
+        out,
+        "{:<12} {:<8} {:<10} {:<8} {:>6} {:>9} {:>9} {:>9} {:>10}",
+        place,
+        format!("{:?}", n.role).to_lowercase(),
+        n.conn.name(),
+        source.unwrap_or("-"),
+        r.map_or_else(
+            || "-".to_owned(),
+            |r| r
+                .seconds_behind_source
+                .map_or("NULL".to_owned(), units::secs)
+        ),
+        lag_now,
+        lag(minute.map(|m| m.p50)),
+        lag(minute.map(|m| m.p99)),
+        r.and_then(|r| r.gtid_backlog.total())
+            .map_or("-".to_owned(), |b| b.to_string()),
+    );
 }

@@ -153,12 +153,39 @@ struct NodeFile {
     dsn: Spanned<String>,
 }
 
-/// A table or an array of tables.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+/// A table or an array of tables. Read by hand rather than as an untagged enum, which would
+/// buffer the values and lose the spans error messages name lines by.
+#[derive(Debug)]
 enum OneOrMany {
     One(NodeFile),
     Many(Vec<NodeFile>),
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a [primary] table, or [[primary]] tables (one per root)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<OneOrMany, A::Error> {
+                let de = serde::de::value::MapAccessDeserializer::new(map);
+                NodeFile::deserialize(de).map(OneOrMany::One)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<OneOrMany, A::Error> {
+                let de = serde::de::value::SeqAccessDeserializer::new(seq);
+                Vec::<NodeFile>::deserialize(de).map(OneOrMany::Many)
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 impl Default for OneOrMany {
