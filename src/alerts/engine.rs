@@ -99,8 +99,12 @@ impl AlertEngine {
         }
 
         for node in &due {
-            let raised = self.is_active(AlertKind::TopologyChanged, Some(&node.name));
-            self.topology.settle_source(node, raised);
+            let trackers = &self.trackers;
+            self.topology.settle_source(node, |channel| {
+                let channel = (!channel.is_empty()).then(|| channel.to_owned());
+                let key = (AlertKind::TopologyChanged, Some(node.name.clone()), channel);
+                trackers.get(&key).is_some_and(|t| t.active().is_some())
+            });
         }
         if global_due {
             let raised = self.is_active(AlertKind::TopologyChanged, None);

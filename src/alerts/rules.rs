@@ -120,11 +120,13 @@ pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<Scoped> {
             super::errant::verdict(inputs, node),
         ),
         (AlertKind::ClockSkew, None, clock_skew(inputs, node)),
-        (
-            AlertKind::TopologyChanged,
-            None,
-            inputs.topology.source_verdict(node),
-        ),
+    ]);
+    for (channel, verdict) in inputs.topology.source_verdicts(node) {
+        let scope = (!channel.is_empty()).then_some(channel);
+        let verdict = named(verdict, scope.as_deref());
+        out.push((AlertKind::TopologyChanged, scope, verdict));
+    }
+    out.extend([
         (AlertKind::WritableReplica, None, writable_replica(node)),
         (
             AlertKind::DdlInFlight,

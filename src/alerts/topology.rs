@@ -12,8 +12,8 @@ use crate::store::{NodeView, Role, Snapshot};
 
 #[derive(Debug, Default)]
 pub struct TopologyMemory {
-    /// Each replica's settled source, by replica name.
-    sources: HashMap<String, String>,
+    /// Each channel's settled source, by replica name and channel.
+    sources: HashMap<(String, String), String>,
     /// The settled primaries, sorted by name.
     primaries: Option<Vec<String>>,
 }
@@ -34,38 +34,53 @@ fn primaries(snapshot: &Snapshot) -> Vec<String> {
 }
 
 impl TopologyMemory {
-    /// A replica's source differs from the settled one. Losing the source (`None`: not
-    /// resolved, or the node is no replica) is not judged; the replication rules see to that.
-    pub fn source_verdict(&self, node: &NodeView) -> Verdict {
-        let (Some(current), Some(settled)) = (&node.source, self.sources.get(&node.name)) else {
-            return if node.role == Role::Primary {
+    /// Each channel's verdict: its source differs from the settled one. Losing the source
+    /// (`None`: not resolved, or the node is no replica) is not judged; the replication rules
+    /// see to that. A node without channels is judged once, on the node's own source.
+    pub fn source_verdicts(&self, node: &NodeView) -> Vec<(String, Verdict)> {
+        let sources = channel_sources(node);
+        if sources.is_empty() {
+            let verdict = if node.role == Role::Primary {
                 Verdict::Clean
             } else {
                 Verdict::Unknown
             };
-        };
-        if current == settled {
-            return Verdict::Clean;
+            return vec![(String::new(), verdict)];
         }
-        let evidence = vec![
-            fact("previous_source", settled.clone()),
-            fact("source", current.clone()),
-        ];
-        let cause = format!(
-            "{} now replicates from {current} (was {settled}): failover or re-pointing",
-            node.name
-        );
-        Verdict::bad(evidence, cause)
+        sources
+            .into_iter()
+            .map(|(channel, current)| {
+                let settled = self.sources.get(&(node.name.clone(), channel.to_owned()));
+                let verdict = match (current, settled) {
+                    (Some(current), Some(settled)) if current != settled => {
+                        let evidence = vec![
+                            fact("previous_source", settled.clone()),
+                            fact("source", current.to_owned()),
+                        ];
+                        let cause = format!(
+                            "{} now replicates from {current} (was {settled}): failover or \
+                             re-pointing",
+                            node.name
+                        );
+                        Verdict::bad(evidence, cause)
+                    }
+                    (Some(_), Some(_)) => Verdict::Clean,
+                    _ => Verdict::Unknown,
+                };
+                (channel.to_owned(), verdict)
+            })
+            .collect()
     }
 
     /// After the hysteresis has seen this sample: adopt the first value seen, and the current
-    /// one once the change has been raised.
-    pub fn settle_source(&mut self, node: &NodeView, raised: bool) {
-        let Some(current) = &node.source else {
-            return;
-        };
-        if raised || !self.sources.contains_key(&node.name) {
-            self.sources.insert(node.name.clone(), current.clone());
+    /// one once the change has been raised (`raised` says so of a channel).
+    pub fn settle_source(&mut self, node: &NodeView, raised: impl Fn(&str) -> bool) {
+        for (channel, current) in channel_sources(node) {
+            let Some(current) = current else { continue };
+            let key = (node.name.clone(), channel.to_owned());
+            if raised(channel) || !self.sources.contains_key(&key) {
+                self.sources.insert(key, current.to_owned());
+            }
         }
     }
 
@@ -118,8 +133,16 @@ impl TopologyMemory {
     /// Forgets replicas that left the topology.
     pub fn retain(&mut self, present: &std::collections::HashSet<&str>) {
         self.sources
-            .retain(|name, _| present.contains(name.as_str()));
+            .retain(|(name, _), _| present.contains(name.as_str()));
     }
+}
+
+/// Each channel's name and source node.
+fn channel_sources(node: &NodeView) -> Vec<(&str, Option<&str>)> {
+    node.channels
+        .iter()
+        .map(|c| (c.channel.as_str(), c.source.as_deref()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -170,6 +193,35 @@ mod tests {
         let cleared = engine.evaluate(&topo.at(6));
         assert!(cleared.active.is_empty(), "{cleared:?}");
         assert!(!cleared.log[0].raised && cleared.log[1].raised);
+    }
+
+    /// A named channel re-pointed is that channel's change; the node's other channel stays put.
+    #[test]
+    fn a_re_pointed_channel_raises_on_that_channel() {
+        let mut topo = Topo::new();
+        topo.add_channel("r2", "p2", "r1");
+        let mut engine = AlertEngine::new(AlertSettings::default());
+        let kind = AlertKind::TopologyChanged;
+        engine.evaluate(&topo.at(1));
+        topo.channel_mut("r2", "p2", |c| c.source = Some("db1".to_owned()));
+        engine.evaluate(&topo.at(2));
+        let raised = engine.evaluate(&topo.at(3));
+        let on_r2: Vec<_> = raised
+            .active
+            .iter()
+            .filter(|a| a.kind == kind && a.node.as_deref() == Some("r2"))
+            .collect();
+        assert_eq!(on_r2.len(), 1, "{raised:#?}");
+        assert_eq!(on_r2[0].channel.as_deref(), Some("p2"));
+        assert_eq!(
+            on_r2[0].evidence[0],
+            ("channel".to_owned(), "p2".to_owned())
+        );
+        assert!(
+            on_r2[0]
+                .cause
+                .starts_with("r2 now replicates from db1 (was r1)")
+        );
     }
 
     #[test]
