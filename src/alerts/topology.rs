@@ -106,10 +106,18 @@ impl TopologyMemory {
             fact("previous_primary", list(settled)),
             fact("primary", list(&current)),
         ];
+        // A multi-source topology has a root per configured primary: that many acting as
+        // primaries is its shape, more is a split brain.
+        let roots = snapshot.heartbeat.roots.len().max(1);
         let cause = match current.len() {
             1 => format!(
                 "{} is now the primary (was {}): failover or switchover",
                 current.join(""),
+                list(settled)
+            ),
+            n if n <= roots => format!(
+                "the primaries are now {} (were {}): failover or switchover of a root",
+                list(&current),
                 list(settled)
             ),
             n => format!(
