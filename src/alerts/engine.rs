@@ -78,11 +78,10 @@ impl AlertEngine {
             }
             if global_due {
                 let global = |kind| (kind, None, None);
+                for (root, verdict) in global::heartbeat_stale(&inputs) {
+                    verdicts.push(((AlertKind::HeartbeatStale, root, None), verdict));
+                }
                 verdicts.extend([
-                    (
-                        global(AlertKind::HeartbeatStale),
-                        global::heartbeat_stale(&inputs),
-                    ),
                     (
                         global(AlertKind::AllReplicasLagging),
                         global::all_replicas_lagging(&inputs),

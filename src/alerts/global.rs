@@ -7,19 +7,42 @@ use crate::poll::{ConnState, WriterState};
 use crate::store::Role;
 use crate::units;
 
-pub fn heartbeat_stale(inputs: &RuleInputs<'_>) -> Verdict {
+/// The heartbeat is stale: one verdict for the topology with one root, or one per root (keyed
+/// by the root's node) when several primaries each have a writer.
+pub fn heartbeat_stale(inputs: &RuleInputs<'_>) -> Vec<(Option<String>, Verdict)> {
     let hb = &inputs.snapshot.heartbeat;
-    if !hb.stale {
+    if hb.roots.len() <= 1 {
+        return vec![(
+            None,
+            stale_verdict(&hb.writer, hb.last_seq, hb.last_ack_age, hb.stale),
+        )];
+    }
+    hb.roots
+        .iter()
+        .map(|root| {
+            let verdict = stale_verdict(&root.writer, root.last_seq, root.last_ack_age, root.stale);
+            (root.node.clone(), verdict)
+        })
+        .collect()
+}
+
+fn stale_verdict(
+    writer: &WriterState,
+    last_seq: Option<u64>,
+    last_ack_age: Option<std::time::Duration>,
+    stale: bool,
+) -> Verdict {
+    if !stale {
         return Verdict::Clean;
     }
-    let mut evidence = vec![fact("writer", writer_name(&hb.writer))];
-    if let Some(seq) = hb.last_seq {
+    let mut evidence = vec![fact("writer", writer_name(writer))];
+    if let Some(seq) = last_seq {
         evidence.push(fact("last_seq", seq.to_string()));
     }
-    if let Some(age) = hb.last_ack_age {
+    if let Some(age) = last_ack_age {
         evidence.push(fact("last_ack_age", units::duration(age)));
     }
-    let cause = match &hb.writer {
+    let cause = match writer {
         WriterState::Failing { cause } => {
             format!("heartbeat writer failing: {}", format::quote(cause))
         }
@@ -108,6 +131,41 @@ mod tests {
             "heartbeat writer failing: ERROR 1290: read-only"
         );
         assert_eq!(alert.evidence[0], fact("writer", "failing"));
+    }
+
+    /// Two roots: the one whose writer stopped is named; the other root's heartbeat is fine.
+    #[test]
+    fn each_root_has_its_own_stale_heartbeat() {
+        use crate::store::RootBeat;
+        let root = |node: &str, writer, stale| RootBeat {
+            writer_id: format!("rwtop-test@{node}"),
+            node: Some(node.to_owned()),
+            writer,
+            last_seq: Some(40),
+            last_ack_age: Some(secs(if stale { 9.0 } else { 0.1 })),
+            stale,
+        };
+        let mut topo = Topo::new();
+        topo.add_primary("p2", 9);
+        let failing = WriterState::Failing {
+            cause: "connection refused".to_owned(),
+        };
+        topo.snapshot.heartbeat.roots = vec![
+            root("db1", WriterState::Writing, false),
+            root("p2", failing, true),
+        ];
+        let alert = topo.raise(AlertKind::HeartbeatStale, Some("p2"));
+        assert_eq!(alert.cause, "heartbeat writer failing: connection refused");
+        let mut engine = AlertEngine::new(AlertSettings::default());
+        engine.evaluate(&topo.at(1));
+        let view = engine.evaluate(&topo.at(2));
+        let stale: Vec<_> = view
+            .active
+            .iter()
+            .filter(|a| a.kind == AlertKind::HeartbeatStale)
+            .map(|a| a.node.clone())
+            .collect();
+        assert_eq!(stale, [Some("p2".to_owned())]);
     }
 
     #[test]

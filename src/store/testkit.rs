@@ -221,6 +221,13 @@ impl Topo {
         self.snapshot.nodes.push(replica);
     }
 
+    /// Adds a second root: a writable primary replicating from nobody.
+    pub fn add_primary(&mut self, name: &str, server_id: u32) {
+        self.snapshot
+            .nodes
+            .push(node(name, Role::Primary, server_id));
+    }
+
     /// Adds a named channel to `name`, healthy, replicating from `source`.
     pub fn add_channel(&mut self, name: &str, channel: &str, source: &str) {
         let mut added = healthy_replica(source);
