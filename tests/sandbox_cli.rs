@@ -109,6 +109,71 @@ fn live_cli_up_status_down_leaves_nothing_behind() {
     assert!(twice.status.success(), "down twice is fine");
 }
 
+/// The printed multi-source config: both roots as `[[primary]]`, the replicas after.
+fn config_lists_both_roots(config_text: &str, base: u16) {
+    let config: toml::Value = toml::from_str(config_text).unwrap();
+    let dsn = |i: u16| format!("mysql://rwtop@127.0.0.1:{}", base + i);
+    let primaries: Vec<(&str, &str)> = config["primary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["dsn"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        primaries,
+        [("primary", dsn(0).as_str()), ("p2", dsn(2).as_str())],
+        "{config_text}"
+    );
+    let replicas: Vec<(&str, &str)> = config["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["dsn"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        replicas,
+        [("r1", dsn(1).as_str()), ("agg", dsn(3).as_str())],
+        "{config_text}"
+    );
+}
+
+/// rwtop on the multi-source sandbox's printed config: both roots are primaries, agg has a row
+/// per channel, each from its own source.
+fn snapshot_shows_both_channels(config: &std::path::Path) {
+    let snap = rwtop(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "snapshot",
+            "--duration",
+            "3s",
+        ],
+        &[],
+    );
+    let (snap_out, snap_err) = text(&snap);
+    assert!(snap.status.success(), "{snap_err}");
+    let row = |start: &str| {
+        snap_out
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no row {start:?} in:\n{snap_out}"))
+            .split_whitespace()
+            .take(4)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("p2 "), ["p2", "primary", "up", "-"], "{snap_out}");
+    assert_eq!(
+        row("agg "),
+        ["agg", "replica", "up", "primary"],
+        "{snap_out}"
+    );
+    assert_eq!(
+        row("agg/p2 "),
+        ["agg/p2", "replica", "up", "p2"],
+        "{snap_out}"
+    );
+}
+
 #[test]
 fn live_cli_multi_source_shows_both_primaries_and_both_channels() {
     let tmp = tempfile::tempdir().unwrap();
@@ -133,30 +198,7 @@ fn live_cli_multi_source_shows_both_primaries_and_both_channels() {
 
     // The config lists every node: both roots as [[primary]], each with its own writer.
     let config_text = std::fs::read_to_string(dir.join("rwtop.toml")).unwrap();
-    let config: toml::Value = toml::from_str(&config_text).unwrap();
-    let dsn = |i: u16| format!("mysql://rwtop@127.0.0.1:{}", base + i);
-    let primaries: Vec<(&str, &str)> = config["primary"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r["name"].as_str().unwrap(), r["dsn"].as_str().unwrap()))
-        .collect();
-    assert_eq!(
-        primaries,
-        [("primary", dsn(0).as_str()), ("p2", dsn(2).as_str())],
-        "{config_text}"
-    );
-    let replicas: Vec<(&str, &str)> = config["replicas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r["name"].as_str().unwrap(), r["dsn"].as_str().unwrap()))
-        .collect();
-    assert_eq!(
-        replicas,
-        [("r1", dsn(1).as_str()), ("agg", dsn(3).as_str())],
-        "{config_text}"
-    );
+    config_lists_both_roots(&config_text, base);
     assert!(
         config_text.contains("# p2: a second primary (GTID domain 1)"),
         "{config_text}"
@@ -192,41 +234,7 @@ fn live_cli_multi_source_shows_both_primaries_and_both_channels() {
     let channel = line("  channel 'p2' from p2 ");
     assert_eq!(channel[4..], ["Yes", "Yes", "0"], "{out}");
 
-    // rwtop on the printed config: both roots are primaries, agg has a row per channel, each
-    // from its own source.
-    let config_s = dir.join("rwtop.toml");
-    let snap = rwtop(
-        &[
-            "--config",
-            config_s.to_str().unwrap(),
-            "snapshot",
-            "--duration",
-            "3s",
-        ],
-        &[],
-    );
-    let (snap_out, snap_err) = text(&snap);
-    assert!(snap.status.success(), "{snap_err}");
-    let row = |start: &str| {
-        snap_out
-            .lines()
-            .find(|l| l.starts_with(start))
-            .unwrap_or_else(|| panic!("no row {start:?} in:\n{snap_out}"))
-            .split_whitespace()
-            .take(4)
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(row("p2 "), ["p2", "primary", "up", "-"], "{snap_out}");
-    assert_eq!(
-        row("agg "),
-        ["agg", "replica", "up", "primary"],
-        "{snap_out}"
-    );
-    assert_eq!(
-        row("agg/p2 "),
-        ["agg/p2", "replica", "up", "p2"],
-        "{snap_out}"
-    );
+    snapshot_shows_both_channels(&dir.join("rwtop.toml"));
 
     let pids: Vec<&str> = ["primary ", "r1 ", "p2 ", "agg "]
         .iter()
