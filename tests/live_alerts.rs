@@ -23,18 +23,34 @@ fn spec(t: &TestSandbox, replicas: &[&str]) -> EngineSpec {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_io_thread_stopped_raises_with_evidence_and_clears() {
     let t = TestSandbox::start(1, false);
+    let started = Instant::now();
     let engine = Engine::start(&spec(&t, &["r1"]));
     let _load = Load::start(&t).await;
     until_healthy(&engine, &["r1"], DEADLINE).await;
+    let begin = Instant::now();
     t.admin("r1", "STOP SLAVE IO_THREAD");
-    let (a, took) = until(&engine, "io_thread_stopped", DEADLINE, |s| {
-        alert(s, AlertKind::IoThreadStopped, Some("r1"))
+    let done = Instant::now();
+    let ((a, built), took) = until(&engine, "io_thread_stopped", DEADLINE, |s| {
+        Some((
+            alert(s, AlertKind::IoThreadStopped, Some("r1"))?,
+            started + s.uptime,
+        ))
     })
     .await;
     assert!(took <= RAISE_WITHIN, "raised after {took:?}");
-    // Both numbers: what the server says, and what the heartbeat says.
+    // Both numbers: what the server says, and what the heartbeat says: the time since the
+    // stop when the alert's snapshot was built, within one heartbeat interval.
     assert_eq!(evidence(&a, "seconds_behind_source"), "NULL");
-    assert!(evidence(&a, "heartbeat_lag").ends_with('s'), "{a:?}");
+    let shown = evidence(&a, "heartbeat_lag");
+    let secs: f64 = shown
+        .strip_suffix('s')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("heartbeat_lag evidence {shown:?} is not seconds"));
+    let (low, high) = ((built - done).as_secs_f64(), (built - begin).as_secs_f64());
+    assert!(
+        secs >= low - 0.25 && secs <= high + 0.25,
+        "evidence {shown} for a stop {low:.3}..{high:.3} s before the snapshot"
+    );
     t.admin("r1", "START SLAVE IO_THREAD");
     until(&engine, "cleared after catch-up", DEADLINE, |s| {
         alert(s, AlertKind::IoThreadStopped, Some("r1"))

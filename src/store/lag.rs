@@ -1,8 +1,13 @@
 //! Heartbeat lag from acknowledged sequence numbers (DESIGN.md §4).
 //!
-//! A replica that shows heartbeat N is behind by `now − ack(N+1)` when N+1 was acknowledged on the
-//! primary, and by 0 when it was not. Both instants are this process's monotonic clock, so no
-//! clock agreement between servers is needed. What this process cannot know it says: a replica
+//! A replica that shows heartbeat N and lacks N+1 stopped applying somewhere between the
+//! acknowledgements of N and N+1; it lacks nothing when N+1 was not acknowledged yet (lag 0).
+//! When it lacks only N+1, the newest, it is in flight and behind by `now − ack(N+1)`; when it
+//! lacks more, by `now −` the middle of `ack(N)..ack(N+1)`, which is off by at most half a
+//! heartbeat interval either way (`ack(N+1)` alone reads up to a whole interval low). Both
+//! instants are this process's monotonic clock, so no clock agreement between servers is needed.
+//! The store carries a stalled channel's reading forward to the instant it publishes
+//! (`store/node.rs`), so a reading is not also a read interval old. What this process cannot know it says: a replica
 //! still missing heartbeats older than this process's history is only bounded from below, and a
 //! writer that stopped advancing makes "caught up" unknowable.
 
@@ -94,6 +99,19 @@ impl Acks {
             .map(|i| self.ring[i].1)
     }
 
+    /// When the oldest work a replica showing heartbeat `n` lacks was committed, given that
+    /// `n + 1` was acknowledged at `next`. A replica that lacks two or more acknowledged
+    /// heartbeats stopped applying somewhere between `n` and `n + 1`: the middle of that
+    /// interval is off by at most half an interval either way, where `next` alone reads up to a
+    /// whole interval low. A replica that lacks only the newest heartbeat is in flight, a few
+    /// milliseconds behind, and `next` is the better estimate.
+    fn missing_since(&self, n: u64, next: Instant, latest: u64) -> Instant {
+        match self.ack_of(n) {
+            Some(prev) if latest >= n + 2 && prev < next => prev + (next - prev) / 2,
+            _ => next,
+        }
+    }
+
     /// Lag of a replica that showed heartbeat `shown` (None: no row yet) in a read sent at `at`.
     /// `stale` is set when the writer has stopped advancing; `upper` is the shown row's age, used
     /// when only a lower bound is known.
@@ -126,7 +144,9 @@ impl Acks {
             },
             Some(n) if n + 1 < first_seq => bounded(since(first_at)),
             Some(n) => match self.ack_of(n + 1) {
-                Some(t) => Lag::Exact { lag: since(t) },
+                Some(t) => Lag::Exact {
+                    lag: since(self.missing_since(n, t, latest)),
+                },
                 // A gap in the history (acks dropped): bound by the next one we have.
                 None => self.ring.iter().find(|(s, _)| *s > n).map_or(
                     Lag::Exact {
@@ -163,10 +183,16 @@ mod tests {
                 lag: Duration::ZERO
             }
         );
-        // Shows 14: heartbeat 15 was acked at 1250 ms.
+        // Shows 14 and lacks 15 (acked at 1250 ms) and more: it stopped between 14 (1000 ms)
+        // and 15, so the middle of that interval, 1125 ms.
         assert_eq!(
             acks.lag(Some(14), now, false, None),
-            Lag::Exact { lag: ms(1750) }
+            Lag::Exact { lag: ms(1875) }
+        );
+        // Lacks only the newest (20, acked at 2500 ms): in flight, measured from that ack.
+        assert_eq!(
+            acks.lag(Some(19), now, false, None),
+            Lag::Exact { lag: ms(500) }
         );
         // Older than our history, or no row at all: only a lower bound.
         assert_eq!(
@@ -208,7 +234,7 @@ mod tests {
         ));
         assert_eq!(
             acks.lag(Some(14), now, true, None),
-            Lag::Exact { lag: ms(1750) }
+            Lag::Exact { lag: ms(1875) }
         );
         // A read sent before the ack cannot be behind it.
         assert_eq!(

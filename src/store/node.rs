@@ -45,6 +45,11 @@ pub struct NodeEntry {
 pub struct ChannelEntry {
     pub name: String,
     pub lag: Lag,
+    /// When the oldest work the newest exact reading found missing was committed (the reading's
+    /// instant less its lag), and whether the reading before found the same: then the channel
+    /// is not applying, and its lag grows with the clock until a reading says otherwise.
+    missing_since: Option<Instant>,
+    stalled: bool,
     windows: LagWindows,
     /// Lag less `SQL_Delay`, only while the channel is delayed.
     beyond_delay: Option<Box<BeyondDelay>>,
@@ -61,6 +66,8 @@ impl ChannelEntry {
             lag: Lag::Unknown {
                 reason: "no heartbeat read yet".to_owned(),
             },
+            missing_since: None,
+            stalled: false,
             windows: LagWindows::new(),
             beyond_delay: None,
             histogram: super::histogram::LagHistogram::default(),
@@ -74,7 +81,7 @@ impl ChannelEntry {
             BeyondDelay::delay_seen(&mut self.beyond_delay, at);
         }
         let lag_ms = self
-            .lag
+            .lag_at(at)
             .value()
             .map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
         let sbm = status
@@ -98,9 +105,33 @@ impl ChannelEntry {
             self.histogram.observe(lag);
             BeyondDelay::track(&mut self.beyond_delay, at, lag, delay);
         }
+        let since = match lag {
+            Lag::Exact { lag } if !lag.is_zero() => at.checked_sub(lag),
+            _ => None,
+        };
+        self.stalled = matches!((since, self.missing_since), (Some(now), Some(before))
+            if now.max(before) - now.min(before) <= STALL_JITTER);
+        self.missing_since = since;
         self.lag = lag;
     }
+
+    /// The lag at `now`: a stalled channel's reading carried forward to `now`, so a stop is
+    /// shown as long as it is and not as it was one read (and one publication) ago; any other
+    /// reading as it was read, since the channel was still applying then.
+    pub fn lag_at(&self, now: Instant) -> Lag {
+        match (&self.lag, self.missing_since) {
+            (Lag::Exact { lag }, Some(since)) if self.stalled => Lag::Exact {
+                lag: now.saturating_duration_since(since).max(*lag),
+            },
+            (lag, _) => lag.clone(),
+        }
+    }
 }
+
+/// How far two readings' "missing since" instants may differ and still be the same work: own
+/// heartbeats give the same instant to the nanosecond; pt-heartbeat's `NOW(6) − ts` moves by a
+/// query's jitter, far less than the second between its updates.
+const STALL_JITTER: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A channel of the view under construction: the status, and where its source is known.
 pub struct ChannelSource<'a> {
@@ -277,7 +308,7 @@ impl NodeEntry {
             io_state: status.io_state.clone(),
             sql_state: status.sql_state.clone(),
             seconds_behind_source: status.seconds_behind_source,
-            heartbeat_lag: channel.lag.clone(),
+            heartbeat_lag: channel.lag_at(now),
             windows: Window::ALL
                 .iter()
                 .map(|w| (*w, channel.windows.stats(now, *w)))
@@ -317,7 +348,34 @@ fn role(configured: Option<Role>, replicates: bool, read_only: Option<bool>) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::{Role, role};
+    use super::{ChannelEntry, Lag, Role, role};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_stalled_channel_reads_the_time_since_its_missing_work_a_moving_one_as_read() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let exact = |lag| Lag::Exact { lag };
+        let mut channel = ChannelEntry::new("", 10);
+        // Missing work since t0, read at 1 s: one reading is not yet a stall.
+        channel.apply_lag(t0 + ms(1000), exact(ms(1000)), 0);
+        assert_eq!(channel.lag_at(t0 + ms(1300)), exact(ms(1000)));
+        // The next reading finds the same work missing: the lag grows with the clock.
+        channel.apply_lag(t0 + ms(1250), exact(ms(1250)), 0);
+        assert_eq!(channel.lag_at(t0 + ms(1400)), exact(ms(1400)));
+        // It applied some (the missing work is newer): as read until the next reading.
+        channel.apply_lag(t0 + ms(1500), exact(ms(900)), 0);
+        assert_eq!(channel.lag_at(t0 + ms(1700)), exact(ms(900)));
+        // Caught up, then unknown: never carried forward.
+        channel.apply_lag(t0 + ms(1750), exact(Duration::ZERO), 0);
+        channel.apply_lag(t0 + ms(2000), exact(Duration::ZERO), 0);
+        assert_eq!(channel.lag_at(t0 + ms(2200)), exact(Duration::ZERO));
+        let unknown = Lag::Unknown {
+            reason: "gone".to_owned(),
+        };
+        channel.apply_lag(t0 + ms(2250), unknown.clone(), 0);
+        assert_eq!(channel.lag_at(t0 + ms(2500)), unknown);
+    }
 
     #[test]
     fn roles_follow_a_switchover_and_nothing_less() {

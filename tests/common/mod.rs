@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::sandbox::{Ports, Relay, Sandbox, SandboxSpec};
 
+pub mod pt_heartbeat;
+
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 fn tests_root() -> PathBuf {
