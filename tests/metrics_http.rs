@@ -228,7 +228,7 @@ fn assert_matches(s: &Snapshot, m: &Exposition) {
             "{}",
             n.name
         );
-        if let Some(r) = n.replica() {
+        for r in &n.channels {
             assert_replica_matches(n, r, m);
         }
     }
@@ -250,7 +250,7 @@ fn assert_matches(s: &Snapshot, m: &Exposition) {
 fn assert_replica_matches(n: &NodeView, r: &ReplicaView, m: &Exposition) {
     let who = [
         ("replica", n.name.as_str()),
-        ("source", n.source.as_deref().unwrap_or("")),
+        ("source", r.source.as_deref().unwrap_or("")),
         ("channel", r.channel.as_str()),
     ];
     let with = |k: &'static str, v: &'static str| {

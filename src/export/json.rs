@@ -8,10 +8,10 @@ use crate::mysql::{IoRunning, ThreadError};
 use crate::poll::ConnState;
 use crate::store::lag::Lag;
 use crate::store::windows::Window;
-use crate::store::{NodeView, Role, Snapshot};
+use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.3";
+pub const SCHEMA_VERSION: &str = "1.4";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -22,7 +22,7 @@ pub struct JsonSnapshot {
     /// Active alerts, critical first (docs/json-schema.md lists the kinds).
     pub alerts: Vec<JsonAlert>,
     /// Raised and cleared events, newest first.
-    pub alert_log: Vec<crate::alerts::LogEntry>,
+    pub alert_log: Vec<JsonLogEntry>,
     /// Test reads: what runs now, recent results and a tally per replica and strategy.
     pub probes: crate::probe::ProbesView,
     /// Drains: the configured backend, its view of each replica and rwtop's actions.
@@ -33,6 +33,8 @@ pub struct JsonSnapshot {
 pub struct JsonAlert {
     pub kind: crate::alerts::AlertKind,
     pub node: Option<String>,
+    /// The named channel it is about; `null` for a node's default channel or the node as a whole.
+    pub channel: Option<String>,
     pub severity: crate::alerts::Severity,
     pub since: String,
     pub last_seen: String,
@@ -40,6 +42,17 @@ pub struct JsonAlert {
     /// Named values, in the order the rule gives them.
     pub evidence: serde_json::Map<String, serde_json::Value>,
     pub cause: String,
+}
+
+/// One raise or clear; `channel` is always there (`null` as on an alert), unlike a recording's.
+#[derive(Debug, Serialize)]
+pub struct JsonLogEntry {
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub raised: bool,
+    pub kind: crate::alerts::AlertKind,
+    pub node: Option<String>,
+    pub channel: Option<String>,
+    pub summary: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -87,6 +100,7 @@ fn alert(a: &crate::alerts::Alert) -> JsonAlert {
     JsonAlert {
         kind: a.kind,
         node: a.node.clone(),
+        channel: a.channel.clone(),
         severity: a.severity,
         since: a.since.to_rfc3339(),
         last_seen: a.last_seen.to_rfc3339(),
@@ -97,6 +111,17 @@ fn alert(a: &crate::alerts::Alert) -> JsonAlert {
             .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
             .collect(),
         cause: a.cause.clone(),
+    }
+}
+
+fn log_entry(e: &crate::alerts::LogEntry) -> JsonLogEntry {
+    JsonLogEntry {
+        at: e.at,
+        raised: e.raised,
+        kind: e.kind,
+        node: e.node.clone(),
+        channel: e.channel.clone(),
+        summary: e.summary.clone(),
     }
 }
 
@@ -134,7 +159,8 @@ pub struct JsonNode {
     pub clock_offset_ms: Option<i64>,
     /// Schema changes running on this node.
     pub ddl: Vec<JsonDdl>,
-    // Replica fields: null on a primary, and on a replica that does not answer now.
+    // Replica fields: null on a primary, and on a replica that does not answer now. They are
+    // the default channel's (the first channel's when there is no default one), as in 1.3.
     pub io_running: Option<IoRunning>,
     pub sql_running: Option<bool>,
     pub seconds_behind_source: Option<u64>,
@@ -144,6 +170,44 @@ pub struct JsonNode {
     pub sql_delay: Option<u64>,
     pub last_io_error: Option<JsonError>,
     pub last_sql_error: Option<JsonError>,
+    /// Every replication channel, in the server's order (since 1.4); empty on a node that
+    /// replicates from nobody and on one that does not answer now.
+    pub channels: Vec<JsonChannel>,
+}
+
+/// One replication channel: a row of `SHOW ALL SLAVES STATUS` (`SHOW REPLICA STATUS` on `MySQL`)
+/// with what rwtop measured of it.
+#[derive(Debug, Serialize)]
+pub struct JsonChannel {
+    /// `''` is the default channel.
+    pub channel: String,
+    /// The node it replicates from, when rwtop polls that node.
+    pub source: Option<String>,
+    /// Where the source is, as the replica reports it (`host:port`).
+    pub source_address: String,
+    pub io_running: IoRunning,
+    pub sql_running: bool,
+    pub io_state: String,
+    pub sql_state: String,
+    pub seconds_behind_source: Option<u64>,
+    pub heartbeat_lag_seconds: JsonLag,
+    /// In a cascade, this hop's own share of the lag; null when its source is a root.
+    pub hop_lag_seconds: Option<f64>,
+    pub gtid_backlog: JsonBacklog,
+    pub bytes_behind: JsonBytes,
+    pub received: JsonPosition,
+    pub applied: JsonPosition,
+    pub sql_delay: Option<u64>,
+    pub sql_remaining_delay: Option<u64>,
+    pub last_io_error: Option<JsonError>,
+    pub last_sql_error: Option<JsonError>,
+}
+
+/// A coordinate in the source's binlog.
+#[derive(Debug, Serialize)]
+pub struct JsonPosition {
+    pub file: String,
+    pub pos: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -255,6 +319,51 @@ fn lag(lag: &Lag, windows: &[(Window, Option<crate::store::windows::WindowStats>
     }
 }
 
+fn backlog(r: &ReplicaView) -> JsonBacklog {
+    JsonBacklog {
+        not_received: r.gtid_backlog.not_received,
+        not_applied: r.gtid_backlog.not_applied,
+        total: r.gtid_backlog.total(),
+    }
+}
+
+fn bytes(r: &ReplicaView) -> JsonBytes {
+    JsonBytes {
+        io: r.bytes_behind.io,
+        sql: r.bytes_behind.sql,
+    }
+}
+
+fn position(p: &crate::mysql::BinlogPos) -> JsonPosition {
+    JsonPosition {
+        file: p.file.clone(),
+        pos: p.pos,
+    }
+}
+
+fn channel(r: &ReplicaView) -> JsonChannel {
+    JsonChannel {
+        channel: r.channel.clone(),
+        source: r.source.clone(),
+        source_address: r.source_address.clone(),
+        io_running: r.io_running,
+        sql_running: r.sql_running,
+        io_state: r.io_state.clone(),
+        sql_state: r.sql_state.clone(),
+        seconds_behind_source: r.seconds_behind_source,
+        heartbeat_lag_seconds: lag(&r.heartbeat_lag, &r.windows),
+        hop_lag_seconds: r.hop_lag.map(|d| d.as_secs_f64()),
+        gtid_backlog: backlog(r),
+        bytes_behind: bytes(r),
+        received: position(&r.received),
+        applied: position(&r.applied),
+        sql_delay: r.sql_delay,
+        sql_remaining_delay: r.sql_remaining_delay,
+        last_io_error: error(r.last_io_error.as_ref()),
+        last_sql_error: error(r.last_sql_error.as_ref()),
+    }
+}
+
 fn node(n: &NodeView) -> JsonNode {
     let r = n.replica();
     let unknown_lag = (n.role == Role::Replica && r.is_none()).then(|| JsonLag {
@@ -299,18 +408,12 @@ fn node(n: &NodeView) -> JsonNode {
         sql_running: r.map(|r| r.sql_running),
         seconds_behind_source: r.and_then(|r| r.seconds_behind_source),
         heartbeat_lag_seconds: r.map(|r| lag(&r.heartbeat_lag, &r.windows)).or(unknown_lag),
-        gtid_backlog: r.map(|r| JsonBacklog {
-            not_received: r.gtid_backlog.not_received,
-            not_applied: r.gtid_backlog.not_applied,
-            total: r.gtid_backlog.total(),
-        }),
-        bytes_behind: r.map(|r| JsonBytes {
-            io: r.bytes_behind.io,
-            sql: r.bytes_behind.sql,
-        }),
+        gtid_backlog: r.map(backlog),
+        bytes_behind: r.map(bytes),
         sql_delay: r.and_then(|r| r.sql_delay),
         last_io_error: r.and_then(|r| error(r.last_io_error.as_ref())),
         last_sql_error: r.and_then(|r| error(r.last_sql_error.as_ref())),
+        channels: n.channels.iter().map(channel).collect(),
     }
 }
 
@@ -338,8 +441,11 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         },
         nodes: s.nodes.iter().map(node).collect(),
         alerts: s.alerts.active.iter().map(alert).collect(),
-        alert_log: s.alerts.log.clone(),
+        alert_log: s.alerts.log.iter().map(log_entry).collect(),
         probes: s.probes.clone(),
         drain: drain(s),
     }
 }
+
+#[cfg(test)]
+mod tests;

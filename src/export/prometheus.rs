@@ -62,8 +62,9 @@ const NO_LABELS: [(&str, &str); 0] = [];
 pub fn render(snapshot: &Arc<Snapshot>) -> String {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(SnapshotCollector(Arc::clone(snapshot))));
-    // About 2.5 KiB per replica; growing the buffer costs more than guessing high.
-    let mut text = String::with_capacity(8192 + snapshot.nodes.len() * 3072);
+    // About 2.5 KiB per replication channel; growing the buffer costs more than guessing high.
+    let places: usize = snapshot.nodes.iter().map(|n| n.channels.len().max(1)).sum();
+    let mut text = String::with_capacity(8192 + places * 3072);
     prometheus_client::encoding::prometheus_text::encode(&mut text, &registry)
         .expect("encoding into a String cannot fail");
     text
@@ -322,7 +323,7 @@ fn alerts(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         e,
         "rwtop_alert_active_since_timestamp_seconds",
         "One per active alert: when its condition was first seen (Unix time). node is empty for \
-         alerts about the whole topology.",
+         alerts about the whole topology, channel for those about a node or its default channel.",
         MetricType::Gauge,
         |m| {
             s.alerts.active.iter().try_for_each(|a| {
@@ -330,6 +331,7 @@ fn alerts(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
                     ("kind", a.kind.name()),
                     ("severity", severity(a.kind)),
                     ("node", a.node.as_deref().unwrap_or("")),
+                    ("channel", a.channel.as_deref().unwrap_or("")),
                 ];
                 gauge(m, &labels, unix_seconds(a.since))
             })

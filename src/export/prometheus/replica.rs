@@ -1,5 +1,6 @@
 //! The replica families: heartbeat lag (value, trust, histogram), SBM and its NULL, threads,
-//! backlog by stage, and drains. Every one carries the same `replica`, `source`, `channel`.
+//! backlog by stage, and drains. Each is written once per replication channel, and every one
+//! carries the same `replica`, `source` (that channel's own source) and `channel`, so they join.
 
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -15,29 +16,42 @@ const IO_STATES: [&str; 3] = ["yes", "connecting", "no"];
 /// `replica`, `source`, `channel`: the same on every replica series, so they join.
 type ReplicaLabels<'a> = [(&'static str, &'a str); 3];
 
-/// Nodes that replicate or should: configured or found as replicas, or any node with a
-/// replication channel.
-fn replica_nodes(s: &Snapshot) -> impl Iterator<Item = &NodeView> {
+/// Every channel rwtop has the status of now (the node answers and replicates on it).
+fn views(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &ReplicaView)> {
     s.nodes
         .iter()
-        .filter(|n| n.role == Role::Replica || n.replica().is_some())
+        .flat_map(|n| n.channels.iter().map(move |r| (n, r)))
 }
 
-/// Replicas whose status rwtop has now (the node answers and replicates).
-fn views(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &ReplicaView)> {
-    s.nodes.iter().filter_map(|n| n.replica().map(|r| (n, r)))
+/// What the state and drain families are written for: each channel of a node that has some,
+/// and one place (the channel unknown: `None`) for a node that should replicate and shows no
+/// channel now (a replica that does not answer), so its state never goes missing.
+fn places(s: &Snapshot) -> impl Iterator<Item = (&NodeView, Option<&ReplicaView>)> {
+    s.nodes.iter().flat_map(|n| {
+        let none = (n.channels.is_empty() && n.role == Role::Replica).then_some((n, None));
+        n.channels.iter().map(move |r| (n, Some(r))).chain(none)
+    })
 }
 
-fn replica_labels(n: &NodeView) -> ReplicaLabels<'_> {
+/// A channel's labels; without one, the node's last known source and the default channel.
+fn place_labels<'a>(n: &'a NodeView, r: Option<&'a ReplicaView>) -> ReplicaLabels<'a> {
+    let source = match r {
+        Some(r) => r.source.as_deref(),
+        None => n.source.as_deref(),
+    };
     [
         ("replica", n.name.as_str()),
-        ("source", n.source.as_deref().unwrap_or("")),
-        ("channel", n.replica().map_or("", |r| r.channel.as_str())),
+        ("source", source.unwrap_or("")),
+        ("channel", r.map_or("", |r| r.channel.as_str())),
     ]
 }
 
-fn lag_state(n: &NodeView) -> &'static str {
-    match n.replica().map(|r| &r.heartbeat_lag) {
+fn replica_labels<'a>(n: &'a NodeView, r: &'a ReplicaView) -> ReplicaLabels<'a> {
+    place_labels(n, Some(r))
+}
+
+fn lag_state(r: Option<&ReplicaView>) -> &'static str {
+    match r.map(|r| &r.heartbeat_lag) {
         Some(Lag::Exact { .. }) => "exact",
         Some(Lag::AtLeast { .. }) => "at_least",
         Some(Lag::Unknown { .. }) | None => "unknown",
@@ -55,7 +69,7 @@ pub(super) fn lag(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         MetricType::Gauge,
         |m| {
             views(s).try_for_each(|(n, r)| match r.heartbeat_lag.value() {
-                Some(lag) => gauge(m, &replica_labels(n), lag.as_secs_f64()),
+                Some(lag) => gauge(m, &replica_labels(n, r), lag.as_secs_f64()),
                 None => Ok(()),
             })
         },
@@ -70,7 +84,7 @@ pub(super) fn lag(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
             views(s).try_for_each(|(n, r)| match &r.heartbeat_lag {
                 Lag::AtLeast {
                     upper: Some(upper), ..
-                } => gauge(m, &replica_labels(n), upper.as_secs_f64()),
+                } => gauge(m, &replica_labels(n, r), upper.as_secs_f64()),
                 _ => Ok(()),
             })
         },
@@ -83,8 +97,8 @@ pub(super) fn lag(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
          does not answer, or the heartbeat stopped advancing).",
         MetricType::Gauge,
         |m| {
-            replica_nodes(s)
-                .try_for_each(|n| one_hot(m, replica_labels(n), &LAG_STATES, lag_state(n)))
+            places(s)
+                .try_for_each(|(n, r)| one_hot(m, place_labels(n, r), &LAG_STATES, lag_state(r)))
         },
     )?;
     family(
@@ -100,7 +114,7 @@ pub(super) fn lag(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
                     .enumerate()
                     .map(|(i, bound)| (*bound, h.counts.get(i).copied().unwrap_or(0)))
                     .collect();
-                m.encode_family(&replica_labels(n))?
+                m.encode_family(&replica_labels(n, r))?
                     .encode_histogram::<NoLabelSet>(h.sum_seconds, h.count, &buckets, None)
             })
         },
@@ -117,7 +131,7 @@ pub(super) fn threads(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         MetricType::Gauge,
         |m| {
             views(s).try_for_each(|(n, r)| match r.seconds_behind_source {
-                Some(sbm) => gauge(m, &replica_labels(n), sbm),
+                Some(sbm) => gauge(m, &replica_labels(n, r), sbm),
                 None => Ok(()),
             })
         },
@@ -132,7 +146,7 @@ pub(super) fn threads(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
             views(s).try_for_each(|(n, r)| {
                 gauge(
                     m,
-                    &replica_labels(n),
+                    &replica_labels(n, r),
                     flag(r.seconds_behind_source.is_none()),
                 )
             })
@@ -150,7 +164,7 @@ pub(super) fn threads(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
                     IoRunning::Connecting => "connecting",
                     IoRunning::No => "no",
                 };
-                one_hot(m, replica_labels(n), &IO_STATES, state)
+                one_hot(m, replica_labels(n, r), &IO_STATES, state)
             })
         },
     )?;
@@ -159,7 +173,7 @@ pub(super) fn threads(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         "rwtop_replica_sql_thread_running",
         "Slave_SQL_Running: 1 yes, 0 no.",
         MetricType::Gauge,
-        |m| views(s).try_for_each(|(n, r)| gauge(m, &replica_labels(n), flag(r.sql_running))),
+        |m| views(s).try_for_each(|(n, r)| gauge(m, &replica_labels(n, r), flag(r.sql_running))),
     )?;
     family(
         e,
@@ -168,7 +182,7 @@ pub(super) fn threads(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         MetricType::Gauge,
         |m| {
             views(s).try_for_each(|(n, r)| {
-                let labels = replica_labels(n);
+                let labels = replica_labels(n, r);
                 let errno = |e: Option<&crate::mysql::ThreadError>| e.map_or(0, |e| e.errno);
                 gauge(
                     m,
@@ -197,7 +211,7 @@ pub(super) fn progress(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         MetricType::Gauge,
         |m| {
             views(s).try_for_each(|(n, r)| {
-                let labels = replica_labels(n);
+                let labels = replica_labels(n, r);
                 let b = &r.gtid_backlog;
                 for (stage, value) in [
                     ("not_received", b.not_received),
@@ -220,7 +234,7 @@ pub(super) fn progress(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         MetricType::Gauge,
         |m| {
             views(s).try_for_each(|(n, r)| {
-                let labels = replica_labels(n);
+                let labels = replica_labels(n, r);
                 let b = &r.bytes_behind;
                 for (stage, value) in [("not_received", b.io), ("not_applied", b.sql)] {
                     if let Some(v) = value {
@@ -239,7 +253,7 @@ pub(super) fn progress(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         MetricType::Gauge,
         |m| {
             views(s).try_for_each(|(n, r)| match r.sql_delay {
-                Some(d) => gauge(m, &replica_labels(n), d),
+                Some(d) => gauge(m, &replica_labels(n, r), d),
                 None => Ok(()),
             })
         },
@@ -252,11 +266,12 @@ pub(super) fn drains(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         e,
         "rwtop_replica_drained",
         "1 while the replica is out of rotation: drained by rwtop, or not taking reads in the \
-         load balancer's own view. rwtop's routing (probes, lag threshold) skips it.",
+         load balancer's own view. rwtop's routing (probes, lag threshold) skips it. A drain is the \
+         node's: each of its channels shows it.",
         MetricType::Gauge,
         |m| {
-            replica_nodes(s)
-                .try_for_each(|n| gauge(m, &replica_labels(n), flag(d.is_drained(&n.name))))
+            places(s)
+                .try_for_each(|(n, r)| gauge(m, &place_labels(n, r), flag(d.is_drained(&n.name))))
         },
     )?;
     family(
@@ -265,8 +280,9 @@ pub(super) fn drains(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         "1 when rwtop drained the replica and has not undrained it since.",
         MetricType::Gauge,
         |m| {
-            replica_nodes(s)
-                .try_for_each(|n| gauge(m, &replica_labels(n), flag(d.drained.contains(&n.name))))
+            places(s).try_for_each(|(n, r)| {
+                gauge(m, &place_labels(n, r), flag(d.drained.contains(&n.name)))
+            })
         },
     )?;
     family(
@@ -276,8 +292,8 @@ pub(super) fn drains(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
          absent without a drain backend or before its view is read.",
         MetricType::Gauge,
         |m| {
-            replica_nodes(s).try_for_each(|n| match d.states.get(&n.name) {
-                Some(state) => gauge(m, &(replica_labels(n), [("state", state.label())]), 1),
+            places(s).try_for_each(|(n, r)| match d.states.get(&n.name) {
+                Some(state) => gauge(m, &(place_labels(n, r), [("state", state.label())]), 1),
                 None => Ok(()),
             })
         },

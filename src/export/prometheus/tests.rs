@@ -301,11 +301,11 @@ fn alerts_are_counted_by_kind_and_listed_with_their_start() {
     );
     has(
         &t,
-        r#"rwtop_alert_active_since_timestamp_seconds{kind="sql_thread_stopped",severity="critical",node="r2"} 1699999990.5"#,
+        r#"rwtop_alert_active_since_timestamp_seconds{kind="sql_thread_stopped",severity="critical",node="r2",channel=""} 1699999990.5"#,
     );
     has(
         &t,
-        r#"rwtop_alert_active_since_timestamp_seconds{kind="clock_skew",severity="warning",node=""} 1699999990.5"#,
+        r#"rwtop_alert_active_since_timestamp_seconds{kind="clock_skew",severity="warning",node="",channel=""} 1699999990.5"#,
     );
 }
 
@@ -447,3 +447,6 @@ fn every_family_follows_the_naming_conventions() {
     }
     assert!(declared.len() >= 30, "{declared:?}");
 }
+
+#[path = "channels.rs"]
+mod channels;

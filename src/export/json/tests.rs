@@ -1,0 +1,296 @@
+//! The JSON document of synthetic snapshots: a channel per row of the replica's status, the
+//! 1.3 per-node fields kept (the default channel's), every key documented, and a node as an
+//! older recording wrote it still turned into the same document.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{SCHEMA_VERSION, from_snapshot};
+use crate::alerts::{Alert, AlertKind, LogEntry};
+use crate::mysql::{IoRunning, ThreadError};
+use crate::store::Snapshot;
+use crate::store::lag::Lag;
+use crate::store::testkit::{Topo, secs};
+
+fn doc(s: &Snapshot) -> Value {
+    serde_json::to_value(from_snapshot(s)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn node<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["nodes"]
+        .as_array()
+        .and_then(|nodes| nodes.iter().find(|n| n["name"] == name))
+        .unwrap_or_else(|| panic!("no node {name} in {doc:#}"))
+}
+
+/// r2 replicating from db1 on `''` and from a second root db2 on `p2`, whose SQL thread
+/// stopped on an error while its IO thread reconnects.
+fn two_channels() -> Topo {
+    let mut topo = Topo::new();
+    topo.add_primary("db2", 4);
+    topo.add_channel("r2", "p2", "db2");
+    topo.channel_mut("r2", "p2", |r| {
+        r.source_address = "127.0.0.1:13309".to_owned();
+        r.io_running = IoRunning::Connecting;
+        r.sql_running = false;
+        r.sql_state = String::new();
+        r.seconds_behind_source = None;
+        r.heartbeat_lag = Lag::AtLeast {
+            lag: secs(3.0),
+            upper: Some(secs(9.25)),
+        };
+        r.hop_lag = Some(secs(0.5));
+        r.gtid_backlog.not_applied = Some(42);
+        r.bytes_behind.io = None;
+        r.applied.pos = 1_024;
+        r.sql_delay = Some(0);
+        r.sql_remaining_delay = None;
+        r.last_sql_error = Some(ThreadError {
+            errno: 1062,
+            message: "Duplicate entry".to_owned(),
+            timestamp: None,
+        });
+    });
+    topo
+}
+
+#[test]
+fn each_channel_is_an_object_of_its_own() {
+    let d = doc(&two_channels().snapshot);
+    assert_eq!(d["schema_version"], SCHEMA_VERSION);
+    assert_eq!(SCHEMA_VERSION, "1.4");
+    let channels = node(&d, "r2")["channels"].as_array().cloned();
+    let channels = channels.unwrap_or_default();
+    let names: Vec<&Value> = channels.iter().map(|c| &c["channel"]).collect();
+    assert_eq!(names, ["", "p2"], "in the server's order");
+    let (default, p2) = (&channels[0], &channels[1]);
+
+    assert_eq!(default["source"], "db1");
+    assert_eq!(default["source_address"], "db1:3306");
+    assert_eq!(default["io_running"], "yes");
+    assert_eq!(default["sql_running"], true);
+    assert_eq!(default["seconds_behind_source"], 0);
+    assert_eq!(default["heartbeat_lag_seconds"]["kind"], "exact");
+    assert_eq!(default["heartbeat_lag_seconds"]["now"], 0.12);
+    assert_eq!(default["heartbeat_lag_seconds"]["p99"], 0.24);
+    assert_eq!(default["hop_lag_seconds"], Value::Null);
+    assert_eq!(default["gtid_backlog"]["total"], 0);
+    assert_eq!(default["last_sql_error"], Value::Null);
+
+    assert_eq!(p2["source"], "db2");
+    assert_eq!(p2["source_address"], "127.0.0.1:13309");
+    assert_eq!(p2["io_running"], "connecting");
+    assert_eq!(p2["sql_running"], false);
+    assert_eq!(p2["sql_state"], "");
+    assert_eq!(p2["seconds_behind_source"], Value::Null, "NULL stays null");
+    let lag = &p2["heartbeat_lag_seconds"];
+    assert_eq!(
+        (&lag["kind"], &lag["now"], &lag["upper_bound"]),
+        (
+            &Value::from("at_least"),
+            &Value::from(3.0),
+            &Value::from(9.25)
+        )
+    );
+    assert_eq!(p2["hop_lag_seconds"], 0.5);
+    assert_eq!(
+        p2["gtid_backlog"],
+        serde_json::json!({ "not_received": 0, "not_applied": 42, "total": 42 })
+    );
+    assert_eq!(
+        p2["bytes_behind"],
+        serde_json::json!({ "io": null, "sql": 0 })
+    );
+    assert_eq!(
+        p2["received"],
+        serde_json::json!({ "file": "mysql-bin.000003", "pos": 4096 })
+    );
+    assert_eq!(p2["applied"]["pos"], 1024);
+    assert_eq!(p2["sql_delay"], 0);
+    assert_eq!(p2["sql_remaining_delay"], Value::Null);
+    assert_eq!(
+        p2["last_sql_error"],
+        serde_json::json!({ "errno": 1062, "message": "Duplicate entry" })
+    );
+    // A root and a node that does not replicate: no channel.
+    assert_eq!(node(&d, "db2")["channels"], serde_json::json!([]));
+    assert_eq!(node(&d, "db1")["channels"], serde_json::json!([]));
+    assert_eq!(node(&d, "r1")["channels"].as_array().map(Vec::len), Some(1));
+}
+
+/// The 1.3 fields stay, with the default channel's values, so 1.x consumers read on.
+#[test]
+fn the_per_node_replica_fields_are_the_default_channels() {
+    let mut topo = two_channels();
+    // The server lists `p2` first: the node's fields still describe the default channel.
+    topo.node_mut("r2", |n| n.channels.reverse());
+    let d = doc(&topo.snapshot);
+    let r2 = node(&d, "r2");
+    let default = r2["channels"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["channel"] == ""))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(r2["channels"][0]["channel"], "p2");
+    for key in [
+        "io_running",
+        "sql_running",
+        "seconds_behind_source",
+        "heartbeat_lag_seconds",
+        "gtid_backlog",
+        "bytes_behind",
+        "sql_delay",
+        "last_io_error",
+        "last_sql_error",
+    ] {
+        assert_eq!(r2[key], default[key], "{key}");
+    }
+    assert_eq!(r2["source"], "db1");
+    // Every 1.3 key of a node is still there, on a replica and on a primary.
+    let keys_13 = [
+        "name",
+        "address",
+        "role",
+        "source",
+        "flavor",
+        "version",
+        "state",
+        "state_detail",
+        "server_id",
+        "read_only",
+        "sample_age_seconds",
+        "processes",
+        "clock_offset_ms",
+        "ddl",
+        "io_running",
+        "sql_running",
+        "seconds_behind_source",
+        "heartbeat_lag_seconds",
+        "gtid_backlog",
+        "bytes_behind",
+        "sql_delay",
+        "last_io_error",
+        "last_sql_error",
+    ];
+    for name in ["r2", "db1"] {
+        let n = node(&d, name);
+        let missing: Vec<&str> = keys_13
+            .iter()
+            .copied()
+            .filter(|k| n.get(k).is_none())
+            .collect();
+        assert!(missing.is_empty(), "{name} lost {missing:?}");
+    }
+    assert_eq!(node(&d, "db1")["sql_running"], Value::Null);
+}
+
+#[test]
+fn alerts_and_the_log_name_their_channel() {
+    let mut snapshot = two_channels().snapshot;
+    let since = chrono::DateTime::from_timestamp(1_699_999_990, 0).unwrap_or_default();
+    let alert = |channel: Option<&str>| Alert {
+        kind: AlertKind::SqlThreadStopped,
+        node: Some("r2".to_owned()),
+        channel: channel.map(str::to_owned),
+        severity: AlertKind::SqlThreadStopped.severity(),
+        since,
+        last_seen: since,
+        count: 2,
+        evidence: vec![("channel".to_owned(), "p2".to_owned())],
+        cause: "test".to_owned(),
+    };
+    snapshot.alerts.active = vec![alert(Some("p2")), alert(None)];
+    snapshot.alerts.log = vec![LogEntry {
+        at: since,
+        raised: true,
+        kind: AlertKind::SqlThreadStopped,
+        node: Some("r2".to_owned()),
+        channel: Some("p2".to_owned()),
+        summary: "SQL thread stopped".to_owned(),
+    }];
+    let d = doc(&snapshot);
+    assert_eq!(d["alerts"][0]["channel"], "p2");
+    assert_eq!(d["alerts"][0]["node"], "r2");
+    assert_eq!(d["alerts"][1]["channel"], Value::Null, "present, null");
+    assert_eq!(d["alert_log"][0]["channel"], "p2");
+    assert_eq!(d["alert_log"][0]["at"], "2023-11-14T22:13:10Z");
+}
+
+fn keys(value: &Value, out: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.insert(k.clone());
+                if k != "evidence" {
+                    keys(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+/// Every key of a two-channel document (alerts and log included) stands in
+/// docs/json-schema.md, and the page says which version it describes.
+#[test]
+fn every_key_is_documented() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json-schema.md");
+    let page = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert!(
+        page.starts_with(&format!(
+            "# `rwtop snapshot --json` schema, version {SCHEMA_VERSION}\n"
+        )),
+        "{path} names another version"
+    );
+    assert!(page.contains(&format!("\"schema_version\": \"{SCHEMA_VERSION}\"")));
+    let mut snapshot = two_channels().snapshot;
+    snapshot.alerts.log = vec![LogEntry {
+        at: snapshot.taken_at,
+        raised: false,
+        kind: AlertKind::NodeDown,
+        node: None,
+        channel: None,
+        summary: "cleared".to_owned(),
+    }];
+    let mut all = BTreeSet::new();
+    keys(&doc(&snapshot), &mut all);
+    let missing: Vec<&String> = all
+        .iter()
+        .filter(|k| !page.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(missing.is_empty(), "not in {path}: {missing:?}");
+}
+
+/// A recording made before 1.4 holds one channel under `replica` (or `null`): it still reads,
+/// and gives the document a recording of today would.
+#[test]
+fn a_node_as_an_older_recording_wrote_it_gives_the_same_document() {
+    let snapshot = Topo::new().snapshot;
+    let mut old = serde_json::to_value(&snapshot).unwrap_or_else(|e| panic!("{e}"));
+    let nodes = old["nodes"].as_array_mut().map(std::mem::take);
+    let nodes: Vec<Value> = nodes
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut n| {
+            let channels = n
+                .as_object_mut()
+                .and_then(|o| o.remove("channels"))
+                .unwrap_or_default();
+            let one = channels.as_array().and_then(|c| c.first()).cloned();
+            n["replica"] = one.unwrap_or(Value::Null);
+            n
+        })
+        .collect();
+    assert!(nodes.iter().all(|n| n.get("channels").is_none()));
+    old["nodes"] = Value::Array(nodes);
+    let read: Snapshot = serde_json::from_value(old).unwrap_or_else(|e| panic!("{e}"));
+    let counts: Vec<usize> = read.nodes.iter().map(|n| n.channels.len()).collect();
+    assert_eq!(counts, [0, 1, 1]);
+    assert_eq!(
+        read.nodes[1].replica().map(|r| r.channel.as_str()),
+        Some("")
+    );
+    assert_eq!(doc(&read), doc(&snapshot));
+}
