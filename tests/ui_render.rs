@@ -36,12 +36,13 @@ fn recorded(scenario: &str) -> Snapshot {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The UI state with `replica` selected (it drives the detail pane and the table's highlight).
+/// The UI state with `replica` selected (it drives the detail pane and the table's highlight):
+/// a row's name, `agg` or `agg/p2`.
 fn selecting(snapshot: &Snapshot, replica: &str) -> UiState {
     let selected = UiState::default()
-        .replicas(snapshot)
+        .rows(snapshot)
         .iter()
-        .position(|n| n.name == replica)
+        .position(|r| r.label() == replica)
         .unwrap_or_else(|| panic!("no replica {replica} in the recording"));
     UiState {
         selected,
