@@ -1792,7 +1792,7 @@ fn whole_ui_survives_every_size() {
     let snapshots: Vec<Snapshot> = SCENARIOS.iter().map(|s| recorded(s)).collect();
     let mut screens: Vec<(usize, UiState)> = Vec::new();
     for (index, snapshot) in snapshots.iter().enumerate() {
-        let replicas = UiState::default().replicas(snapshot).len();
+        let replicas = UiState::default().rows(snapshot).len();
         screens.extend(views(replicas).into_iter().map(|view| (index, view)));
     }
     let mut terminal = Terminal::new(TestBackend::new(1, 1)).expect("test terminal");

@@ -39,9 +39,9 @@ fn json(s: &Snapshot) -> serde_json::Value {
 /// The UI state with `r1` selected (its chart and detail in view).
 fn on_r1(snapshot: &Snapshot) -> UiState {
     let selected = UiState::default()
-        .replicas(snapshot)
+        .rows(snapshot)
         .iter()
-        .position(|n| n.name == "r1")
+        .position(|r| r.node.name == "r1")
         .expect("r1 in the snapshot");
     UiState {
         selected,

@@ -3,10 +3,11 @@
 //! "terminal too small" notice.
 //!
 //! The inputs are store snapshots recorded from real sandboxes (`tests/ui_snapshots/*.json`, see
-//! the README there and `scripts/record_ui_snapshots.rs`), drawn with `Theme::plain()` into a
-//! `TestBackend`; the expected screens are insta snapshots in `tests/snapshots/`. Each test also
-//! asserts the few things its screen exists to show, so a broken render fails even when its
-//! snapshot is accepted without a look.
+//! the README there and `scripts/record_ui_snapshots.rs`), or, for shapes no recording holds yet
+//! (a multi-source replica, `ui_render/channels.rs`), built with `rwtop::store::testkit`; drawn
+//! with `Theme::plain()` into a `TestBackend`; the expected screens are insta snapshots in
+//! `tests/snapshots/`. Each test also asserts the few things its screen exists to show, so a
+//! broken render fails even when its snapshot is accepted without a look.
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -22,6 +23,10 @@ use rwtop::store::Snapshot;
 use rwtop::ui::theme::BUILTIN_NAMES;
 use rwtop::ui::{Mode, RenderCtx, Theme, UiState, panels, render};
 
+/// Multi-source replicas: a row, an edge and a detail line per channel.
+#[path = "ui_render/channels.rs"]
+mod channels;
+
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
 
 type Panel = fn(&mut Frame, Rect, &RenderCtx<'_>);
@@ -36,12 +41,13 @@ fn recorded(scenario: &str) -> Snapshot {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The UI state with `replica` selected (it drives the detail pane and the table's highlight).
+/// The UI state with `replica` selected (it drives the detail pane and the table's highlight):
+/// a row's name, `agg` or `agg/p2`.
 fn selecting(snapshot: &Snapshot, replica: &str) -> UiState {
     let selected = UiState::default()
-        .replicas(snapshot)
+        .rows(snapshot)
         .iter()
-        .position(|n| n.name == replica)
+        .position(|r| r.label() == replica)
         .unwrap_or_else(|| panic!("no replica {replica} in the recording"));
     UiState {
         selected,

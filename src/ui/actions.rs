@@ -39,11 +39,11 @@ pub fn apply(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effec
 }
 
 fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effect {
-    let replicas = state.replicas(snapshot).len();
+    let rows = state.rows(snapshot).len();
     state.status = None;
     match action {
         Command::Up => state.selected = state.selected.saturating_sub(1),
-        Command::Down => state.selected = (state.selected + 1).min(replicas.saturating_sub(1)),
+        Command::Down => state.selected = (state.selected + 1).min(rows.saturating_sub(1)),
         Command::Sort => state.sort = state.sort.next(),
         Command::Window => {
             state.window = match state.window {
@@ -75,17 +75,18 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
         }
         Command::TestRead | Command::Bakeoff => {
             state.panes.test_reads = true;
-            let Some(node) = state.selected_node(snapshot) else {
+            // A named channel's row is tested through that channel: `agg/p2`.
+            let Some(target) = state.selected_row(snapshot).map(|r| r.label()) else {
                 state.status = Some("no replica to test: none has been found yet".to_owned());
                 return Effect::Continue;
             };
             let request = if action == Command::TestRead {
                 ProbeRequest::One {
                     strategy: state.probe.current(),
-                    target: node.name.clone(),
+                    target,
                 }
             } else {
-                ProbeRequest::Bakeoff(state.probe.bakeoff(&node.name))
+                ProbeRequest::Bakeoff(state.probe.bakeoff(&target))
             };
             state.status = Some(format!("queued {}", describe(&request)));
             return Effect::Request(request);
@@ -98,18 +99,16 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
         }
         Command::Quit => return Effect::Quit,
         Command::Probe => {
-            if let Some(node) = state.selected_node(snapshot) {
-                let strategy = state.probe.current();
+            // The node is polled as a whole; the read goes through the row's channel.
+            if let Some(row) = state.selected_row(snapshot) {
+                let (strategy, target) = (state.probe.current(), row.label());
                 state.status = Some(format!(
-                    "polling {} now and queued a {strategy} test read on it",
-                    node.name
+                    "polling {} now and queued a {strategy} test read on {target}",
+                    row.node.name
                 ));
                 return Effect::PollNow {
-                    node: node.name.clone(),
-                    read: ProbeRequest::One {
-                        strategy,
-                        target: node.name.clone(),
-                    },
+                    node: row.node.name.clone(),
+                    read: ProbeRequest::One { strategy, target },
                 };
             }
             state.status = Some("no replica to poll: none has been found yet".to_owned());
@@ -366,6 +365,46 @@ mod tests {
                 }
             }
         );
+    }
+
+    #[test]
+    fn a_named_channels_row_is_read_through_its_channel_and_drained_as_its_node() {
+        let mut topo = Topo::new();
+        topo.add_primary("p2", 4);
+        topo.add_replica("agg", "db1", 5);
+        topo.add_channel("agg", "p2", "p2");
+        topo.snapshot.drain.backend = Some("haproxy".into());
+        let snapshot = topo.at(1);
+        let mut state = UiState::default();
+        // Rows: r1, r2, agg, agg/p2; j walks over them and stops on the last.
+        for _ in 0..5 {
+            press(&mut state, 'j', &snapshot);
+        }
+        assert_eq!(state.selected, 3);
+        let strategy = state.probe.current();
+        let read = |target: &str| ProbeRequest::One {
+            strategy,
+            target: target.into(),
+        };
+        let (on_p2, polled) = (read("agg/p2"), read("agg/p2"));
+        assert_eq!(press(&mut state, 't', &snapshot), Effect::Request(on_p2));
+        assert_eq!(
+            press(&mut state, 'p', &snapshot),
+            Effect::PollNow {
+                node: "agg".into(),
+                read: polled
+            }
+        );
+        press(&mut state, 'd', &snapshot);
+        assert_eq!(
+            state.pending_drain.take().map(|r| r.replica),
+            Some("agg".into())
+        );
+        // The default channel's row reads through the node.
+        state.mode = Mode::Normal;
+        press(&mut state, 'k', &snapshot);
+        let default = read("agg");
+        assert_eq!(press(&mut state, 't', &snapshot), Effect::Request(default));
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod state;
 pub mod theme;
 pub mod theme_file;
 
-pub use state::{Mode, UiState};
+pub use state::{Mode, ReplicaRow, UiState};
 pub use theme::Theme;
 
 /// What every panel renders from: one snapshot, the UI's own state, the theme.

@@ -2,8 +2,9 @@
 //! the store; this is only how the operator is looking at it.
 
 use crate::probe::{BakeoffPlan, ProbeSettings, Strategy};
+use crate::store::alert_view::place;
 use crate::store::windows::Window;
-use crate::store::{NodeView, Role, Snapshot};
+use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// What the keyboard is talking to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +59,7 @@ pub struct Panes {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UiState {
-    /// Index into [`UiState::replicas`].
+    /// Index into [`UiState::rows`].
     pub selected: usize,
     pub sort: SortKey,
     pub window: Window,
@@ -159,43 +160,99 @@ impl ProbeChoice {
     }
 }
 
-fn lag_ms(n: &NodeView) -> u128 {
-    n.lag()
-        .and_then(|lag| lag.value())
-        .map_or(u128::MAX, |d| d.as_millis())
+/// One row of the replica table: a channel of a replica, or a replica with no channel yet (no
+/// replication status read so far). A node with several channels has a row for each.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplicaRow<'a> {
+    pub node: &'a NodeView,
+    pub channel: Option<&'a ReplicaView>,
 }
 
-fn backlog(n: &NodeView) -> u64 {
-    n.channels
-        .iter()
-        .filter_map(|r| r.gtid_backlog.total())
-        .reduce(u64::saturating_add)
-        .unwrap_or(0)
+impl ReplicaRow<'_> {
+    /// The channel's name when it is a named one; the default channel (`''`) stays unnamed.
+    #[must_use]
+    pub fn channel_name(&self) -> Option<&str> {
+        self.channel
+            .map(|c| c.channel.as_str())
+            .filter(|c| !c.is_empty())
+    }
+
+    /// `agg` or `agg/p2`: how every panel names the row, and the test-read target it stands for.
+    #[must_use]
+    pub fn label(&self) -> String {
+        place(Some(&self.node.name), self.channel_name()).unwrap_or_default()
+    }
+
+    /// The node this row's channel replicates from, when rwtop polls it. Recordings before the
+    /// channels kept a source only on the node (for its first channel).
+    #[must_use]
+    pub fn source(&self) -> Option<&str> {
+        let first = match (self.channel, self.node.channels.first()) {
+            (Some(channel), Some(first)) => std::ptr::eq(channel, first),
+            _ => true,
+        };
+        self.channel
+            .and_then(|c| c.source.as_deref())
+            .or_else(|| self.node.source.as_deref().filter(|_| first))
+    }
+
+    /// Whether this row shows `channel` of `node`.
+    #[must_use]
+    pub fn is(&self, node: &NodeView, channel: Option<&ReplicaView>) -> bool {
+        std::ptr::eq(self.node, node)
+            && self.channel.map(|c| c.channel.as_str()) == channel.map(|c| c.channel.as_str())
+    }
+
+    fn lag_ms(&self) -> u128 {
+        self.channel
+            .and_then(|c| c.heartbeat_lag.value())
+            .map_or(u128::MAX, |d| d.as_millis())
+    }
+
+    fn backlog(&self) -> u64 {
+        self.channel
+            .and_then(|c| c.gtid_backlog.total())
+            .unwrap_or(0)
+    }
 }
 
 impl UiState {
-    /// The replicas in the table's order.
+    /// The replica table's rows in its order: a row per channel, each sorted on its own.
     #[must_use]
-    pub fn replicas<'a>(&self, snapshot: &'a Snapshot) -> Vec<&'a NodeView> {
-        let mut replicas: Vec<&NodeView> = snapshot
-            .nodes
-            .iter()
-            .filter(|n| n.role == Role::Replica)
-            .collect();
+    pub fn rows<'a>(&self, snapshot: &'a Snapshot) -> Vec<ReplicaRow<'a>> {
+        let mut rows: Vec<ReplicaRow<'a>> = Vec::with_capacity(snapshot.nodes.len());
+        for node in snapshot.nodes.iter().filter(|n| n.role == Role::Replica) {
+            if node.channels.is_empty() {
+                rows.push(ReplicaRow {
+                    node,
+                    channel: None,
+                });
+            }
+            rows.extend(node.channels.iter().map(|c| ReplicaRow {
+                node,
+                channel: Some(c),
+            }));
+        }
         match self.sort {
             SortKey::Name => {}
-            // Unknown lag sorts first: a replica nobody can measure is the one to look at.
-            SortKey::Lag => replicas.sort_by_key(|n| std::cmp::Reverse(lag_ms(n))),
-            SortKey::Backlog => replicas.sort_by_key(|n| std::cmp::Reverse(backlog(n))),
+            // Unknown lag sorts first: a channel nobody can measure is the one to look at.
+            SortKey::Lag => rows.sort_by_key(|r| std::cmp::Reverse(r.lag_ms())),
+            SortKey::Backlog => rows.sort_by_key(|r| std::cmp::Reverse(r.backlog())),
         }
-        replicas
+        rows
     }
 
+    /// The selected row (the last one when the selection is past the end).
+    #[must_use]
+    pub fn selected_row<'a>(&self, snapshot: &'a Snapshot) -> Option<ReplicaRow<'a>> {
+        let rows = self.rows(snapshot);
+        rows.get(self.selected.min(rows.len().saturating_sub(1)))
+            .copied()
+    }
+
+    /// The selected row's node: what a drain acts on.
     #[must_use]
     pub fn selected_node<'a>(&self, snapshot: &'a Snapshot) -> Option<&'a NodeView> {
-        let replicas = self.replicas(snapshot);
-        replicas
-            .get(self.selected.min(replicas.len().saturating_sub(1)))
-            .copied()
+        self.selected_row(snapshot).map(|r| r.node)
     }
 }

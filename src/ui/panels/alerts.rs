@@ -108,15 +108,16 @@ fn severity_tag(severity: Severity, t: &Theme) -> Token {
     }
 }
 
-/// Tag, kind (the JSON name, so it greps), node, and how long it has held.
+/// Tag, kind (the JSON name, so it greps), place (`r1`, or `agg/p2` for a named channel), and
+/// how long it has held.
 fn header(a: &Alert, now: DateTime<Utc>, t: &Theme) -> Vec<Token> {
     let age = u64::try_from((now - a.since).num_seconds()).unwrap_or(0);
     let mut tokens = vec![
         severity_tag(a.severity, t),
         Token::new(a.kind.name(), t.text.add_modifier(Modifier::BOLD)),
     ];
-    if let Some(node) = &a.node {
-        tokens.push(Token::new(node.clone(), t.title));
+    if let Some(place) = a.place() {
+        tokens.push(Token::new(place, t.title));
     }
     tokens.push(Token::new(format!("for {}", units::secs(age)), t.muted));
     tokens

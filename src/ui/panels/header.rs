@@ -310,6 +310,33 @@ pub(crate) mod tests {
         topo.snapshot
     }
 
+    /// Two roots `db1` and `p2` feeding `agg`: its default channel from `db1` healthy, its
+    /// channel `p2` unable to connect (IO `Connecting`, error 2003), nothing measured on it.
+    pub(crate) fn multi_source() -> Snapshot {
+        let mut topo = Topo::new();
+        topo.add_primary("p2", 4);
+        topo.add_replica("agg", "db1", 5);
+        topo.add_channel("agg", "p2", "p2");
+        topo.channel_mut("agg", "p2", |r| {
+            r.io_running = crate::mysql::IoRunning::Connecting;
+            r.seconds_behind_source = None;
+            r.heartbeat_lag = Lag::Unknown {
+                reason: "the IO thread is not connected".to_owned(),
+            };
+            r.gtid_backlog.not_received = None;
+            r.windows.iter_mut().for_each(|(_, stats)| *stats = None);
+            r.last_io_error = Some(crate::mysql::ThreadError {
+                errno: 2003,
+                message: "error connecting to master 'rwtop@127.0.0.1:24002' - retry-time: 1  \
+                          maximum-retries: 100000  message: Can't connect to server on \
+                          '127.0.0.1' (111 \"Connection refused\")"
+                    .to_owned(),
+                timestamp: None,
+            });
+        });
+        topo.snapshot
+    }
+
     fn text(snap: &Snapshot, w: u16) -> [String; 3] {
         let all = lines(&draw(render, snap, &UiState::default(), w, 3));
         [0, 1, 2].map(|i| all.get(i).cloned().unwrap_or_default())

@@ -33,10 +33,9 @@ use crate::units;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let t = ctx.theme;
-    let replica = ctx
-        .state
-        .selected_node(ctx.snapshot)
-        .map(|n| n.name.as_str());
+    // The selected row's target: `agg/p2` for a named channel, as the reads on it are recorded.
+    let target = ctx.state.selected_row(ctx.snapshot).map(|r| r.label());
+    let replica = target.as_deref();
     let strategy = ctx.state.probe.current();
     let probes = &ctx.snapshot.probes;
     let title = title(replica, strategy, probes.running.as_deref(), area.width);

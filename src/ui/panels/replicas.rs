@@ -1,12 +1,14 @@
-//! The replica table: one row per replica in [`UiState::replicas`] order, the selected row
-//! highlighted, every cell of it, because it drives the detail pane.
+//! The replica table: one row per replica channel in [`UiState::rows`] order (a multi-source
+//! replica has a row per channel, a named one reading `agg/p2`), the selected row highlighted,
+//! every cell of it, because it drives the detail pane. Every value of a row is its channel's.
 //!
 //! Every value that is not known renders as `NULL`, `?` or `-` in the unknown or muted style and
 //! never as 0: a replica nobody can measure must not look caught up. Narrow terminals drop the
 //! least important columns first (bytes, `SQL_Delay`, max); wide ones split the combined columns
-//! and add the address and the connection state in words.
+//! and add the address and the connection state in words. While a replica has several channels
+//! a source column says where each row's channel replicates from.
 //!
-//! [`UiState::replicas`]: crate::ui::UiState::replicas
+//! [`UiState::rows`]: crate::ui::UiState::rows
 
 use std::time::Duration;
 
@@ -20,7 +22,7 @@ use super::{block, highlight};
 use crate::mysql::IoRunning;
 use crate::store::windows::{Window, WindowStats};
 use crate::store::{NodeView, ReplicaView};
-use crate::ui::{RenderCtx, Theme};
+use crate::ui::{RenderCtx, ReplicaRow, Theme};
 use crate::units;
 
 /// ` ⏸DRAIN` beside a replica the load balancer does not send reads to (or rwtop drained).
@@ -38,8 +40,16 @@ fn lb_style(node: &NodeView, theme: &Theme) -> ratatui::style::Style {
     }
 }
 
-fn name_text(node: &NodeView) -> String {
-    format!("{}{}", node.name, lb_marker(node).unwrap_or_default())
+fn name_text(row: &ReplicaRow<'_>) -> String {
+    format!("{}{}", row.label(), lb_marker(row.node).unwrap_or_default())
+}
+
+/// The channel's source by name, or where the replica says it is when rwtop does not poll it.
+fn source_text(row: &ReplicaRow<'_>) -> Option<String> {
+    row.source()
+        .map(str::to_owned)
+        .or_else(|| row.channel.map(|c| c.source_address.clone()))
+        .filter(|s| !s.is_empty())
 }
 
 fn window_label(window: Window) -> &'static str {
@@ -53,20 +63,21 @@ fn window_label(window: Window) -> &'static str {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[rustfmt::skip]
 enum Col {
-    State, StateWord, Name, Address, Threads, Sbm, Now, P50, P99, Max,
+    State, StateWord, Name, Address, Source, Threads, Sbm, Now, P50, P99, Max,
     Backlog, NotReceived, NotApplied, Bytes, BytesIo, BytesSql, Delay, DelayLeft,
 }
 
 use Col::{
     Address, Backlog, Bytes, BytesIo, BytesSql, Delay, DelayLeft, Max, Name, NotApplied,
-    NotReceived, Now, P50, P99, Sbm, State, StateWord, Threads,
+    NotReceived, Now, P50, P99, Sbm, Source, State, StateWord, Threads,
 };
 
-const COMPACT: [Col; 11] = [
-    State, Name, Threads, Sbm, Now, P50, P99, Max, Backlog, Bytes, Delay,
+/// `Source` only while some replica has several channels: otherwise the tree says it.
+const COMPACT: [Col; 12] = [
+    State, Name, Source, Threads, Sbm, Now, P50, P99, Max, Backlog, Bytes, Delay,
 ];
 /// Least important first; state, name and lag now are never dropped.
-const DROP_ORDER: [Col; 8] = [Bytes, Delay, Max, P50, Backlog, P99, Sbm, Threads];
+const DROP_ORDER: [Col; 9] = [Bytes, Delay, Max, Source, P50, Backlog, P99, Sbm, Threads];
 
 impl Col {
     /// Header, content width (0: the widest value's), and whether it is a right-aligned number.
@@ -77,6 +88,7 @@ impl Col {
             StateWord => ("state", 12, false),
             Name => ("name", 0, false),
             Address => ("address", 0, false),
+            Source => ("source", 0, false),
             Threads => ("IO/SQL", 8, false),
             Sbm => ("SBM", 6, true),
             Now => ("lag", 7, true),
@@ -98,12 +110,14 @@ impl Col {
         let content = match self {
             Name => widest.name.clamp(4, 32),
             Address => widest.address.max(self.spec().0.len()).min(28),
+            Source => widest.source.unwrap_or(0).max(self.spec().0.len()).min(24),
             _ => self.spec().1,
         };
         u16::try_from(content).unwrap_or(u16::MAX)
     }
 
-    fn cell(self, node: &NodeView, window: Window, theme: &Theme) -> Line<'static> {
+    fn cell(self, row: &ReplicaRow<'_>, window: Window, theme: &Theme) -> Line<'static> {
+        let node = row.node;
         let line = match self {
             State => Line::from(conn_glyph(&node.conn, theme)),
             StateWord => Line::from(vec![
@@ -112,13 +126,18 @@ impl Col {
             ]),
             Name => match lb_marker(node) {
                 Some(marker) => Line::from(vec![
-                    Span::styled(node.name.clone(), theme.text),
+                    Span::styled(row.label(), theme.text),
                     Span::styled(marker, lb_style(node, theme)),
                 ]),
-                None => Line::styled(node.name.clone(), theme.text),
+                None => Line::styled(row.label(), theme.text),
             },
             Address => Line::styled(node.address.clone(), theme.muted),
-            _ => node.replica().map_or_else(
+            Source => match (row.source(), source_text(row)) {
+                (Some(name), _) => Line::styled(name.to_owned(), theme.text),
+                (None, Some(address)) => Line::styled(address, theme.muted),
+                (None, None) => Line::styled("?", theme.unknown),
+            },
+            _ => row.channel.map_or_else(
                 || Line::styled("-", theme.muted),
                 |r| self.replica_cell(r, window, theme),
             ),
@@ -186,25 +205,32 @@ impl Col {
                 ),
                 (Some(d), _) => Line::styled(units::secs(d), theme.text),
             },
-            State | StateWord | Name | Address => Line::default(),
+            State | StateWord | Name | Address | Source => Line::default(),
         }
     }
 }
 
-/// The longest name and address among all replicas, measured once a frame: columns keep their
-/// width while the operator scrolls.
+/// The longest name, address and source among all rows, measured once a frame: columns keep
+/// their width while the operator scrolls.
 #[derive(Clone, Copy)]
 struct Widest {
     name: usize,
     address: usize,
+    /// `None` while no replica has several channels: no source column then.
+    source: Option<usize>,
 }
 
 impl Widest {
-    fn of(rows: &[&NodeView]) -> Self {
-        let most = |text: &dyn Fn(&NodeView) -> usize| rows.iter().map(|n| text(n)).max();
+    fn of(rows: &[ReplicaRow<'_>]) -> Self {
+        let most = |text: &dyn Fn(&ReplicaRow<'_>) -> usize| rows.iter().map(text).max();
+        let chars = |text: Option<String>| text.map_or(1, |t| t.chars().count());
         Self {
-            name: most(&|n| name_text(n).chars().count()).unwrap_or(0),
-            address: most(&|n| n.address.chars().count()).unwrap_or(0),
+            name: most(&|r| name_text(r).chars().count()).unwrap_or(0),
+            address: most(&|r| r.node.address.chars().count()).unwrap_or(0),
+            source: rows
+                .iter()
+                .any(|r| r.node.is_multi_source())
+                .then(|| most(&|r| chars(source_text(r))).unwrap_or(0)),
         }
     }
 }
@@ -228,6 +254,9 @@ const UPGRADES: [(Col, &[Col]); 5] = [
 /// wide.
 fn columns(width: u16, widest: Widest) -> Vec<Col> {
     let mut cols = COMPACT.to_vec();
+    if widest.source.is_none() {
+        cols.retain(|c| *c != Source);
+    }
     if total_width(&cols, widest) > width {
         for drop in DROP_ORDER {
             if total_width(&cols, widest) <= width {
@@ -251,7 +280,7 @@ fn columns(width: u16, widest: Widest) -> Vec<Col> {
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let (theme, state) = (ctx.theme, ctx.state);
-    let rows = state.replicas(ctx.snapshot);
+    let rows = state.rows(ctx.snapshot);
     let title = format!(
         " replicas {} · sort {} · window {} ",
         rows.len(),
@@ -281,9 +310,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
         .enumerate()
         .skip(first)
         .take(fits)
-        .map(|(i, n)| {
+        .map(|(i, row)| {
             Row::new(cols.iter().map(|c| {
-                let line = c.cell(n, state.window, theme);
+                let line = c.cell(row, state.window, theme);
                 Cell::from(if i == selected {
                     highlight(line, theme.selected)
                 } else {
@@ -307,7 +336,9 @@ mod tests {
     use crate::store::Snapshot;
     use crate::store::testkit::Topo;
     use crate::ui::UiState;
-    use crate::ui::panels::header::tests::{draw, has_all, lines, style_of, troubled};
+    use crate::ui::panels::header::tests::{
+        draw, has_all, lines, multi_source, style_of, troubled,
+    };
     use crate::ui::panels::{header, topology};
     use crate::ui::state::SortKey;
 
@@ -362,6 +393,34 @@ mod tests {
         // Worst lag first: r4 at ≥3.2 s is row 0.
         assert_eq!(style_of(&buf, "r4").bg, Theme::builtin().selected.bg);
         assert_ne!(style_of(&buf, "r1").bg, Theme::builtin().selected.bg);
+    }
+
+    #[test]
+    fn a_multi_source_replica_has_a_row_per_channel_each_with_its_own_values() {
+        let snap = multi_source();
+        let all = lines(&draw(render, &snap, &UiState::default(), 84, 10));
+        let row = |name: &str| {
+            let cell = format!(" {name} ");
+            all.iter()
+                .find(|l| l.contains(&cell))
+                .cloned()
+                .unwrap_or_default()
+        };
+        has_all(&all.join("\n"), "replicas 4|source");
+        has_all(&row("agg"), "db1|Yes/Yes|0s|0.12s|0/0");
+        has_all(&row("agg/p2"), "p2|Conn/Yes|NULL|?/0");
+        assert!(!row("agg/p2").contains("0.12s"), "{}", row("agg/p2"));
+        // Without a multi-source replica there is no source column.
+        assert!(!text(&troubled(), &UiState::default(), 84).contains("source"));
+        // Sorted by lag, the channel nobody can measure comes first and is the one selected.
+        let state = UiState {
+            sort: SortKey::Lag,
+            ..UiState::default()
+        };
+        let buf = draw(render, &snap, &state, 84, 10);
+        assert_eq!(style_of(&buf, "agg/p2").bg, Theme::builtin().selected.bg);
+        let first = lines(&buf)[2].clone();
+        assert!(first.contains("agg/p2"), "{}", lines(&buf).join("\n"));
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! The topology tree: primary → replicas → cascaded replicas, following each node's `source`.
+//! The topology tree: each primary → replicas → cascaded replicas, one edge per replication
+//! channel. A node fed by two sources hangs, with its replicas, under the first; under the second
+//! it is one more line naming the channel (`agg/p2`), with that channel's link, lag and SBM.
 //!
 //! A broken link (node down, IO or SQL thread not running) is drawn differently from a healthy
 //! one, and each node's state has its own glyph as well as its own colour, so the tree reads
@@ -16,8 +18,8 @@ use super::block;
 use crate::mysql::IoRunning;
 use crate::poll::ConnState;
 use crate::store::lag::Lag;
-use crate::store::{NodeView, Role, Snapshot};
-use crate::ui::{RenderCtx, Theme};
+use crate::store::{Role, Snapshot};
+use crate::ui::{RenderCtx, ReplicaRow, Theme};
 use crate::units;
 
 /// Lag column: `≥` plus six characters.
@@ -64,28 +66,44 @@ pub(crate) fn conn_glyph(conn: &ConnState, theme: &Theme) -> Span<'static> {
     }
 }
 
-/// Replication into this node does not flow: down, or a thread stopped.
-fn broken(node: &NodeView) -> bool {
-    matches!(node.conn, ConnState::Down { .. })
-        || node
-            .channels
-            .iter()
-            .any(|r| r.io_running != IoRunning::Yes || !r.sql_running)
+/// Replication along this edge does not flow: the node is down, or the channel's IO or SQL
+/// thread is not running.
+fn broken(row: &ReplicaRow<'_>) -> bool {
+    matches!(row.node.conn, ConnState::Down { .. })
+        || row
+            .channel
+            .is_some_and(|r| r.io_running != IoRunning::Yes || !r.sql_running)
 }
 
 enum Entry<'a> {
     Unattached,
-    /// Tree guides (`│  └`) and the node; a prefix ending in a branch hangs from a parent.
-    Node(String, &'a NodeView),
+    /// Tree guides (`│  └`) and the node as fed along this edge (its channel); a prefix ending in
+    /// a branch hangs from a parent.
+    Node {
+        prefix: String,
+        row: ReplicaRow<'a>,
+    },
 }
 
-/// The snapshot's nodes with, for each, the indices of the nodes that replicate from it (in
-/// snapshot order): built once, so the tree costs O(nodes) however many there are.
+/// An edge from a source to a node it feeds: one per channel.
+#[derive(Clone, Copy)]
+struct Edge {
+    kid: usize,
+    /// Index into the kid's channels; `None` for a replica with no status yet.
+    channel: Option<usize>,
+    /// The kid's first edge from a node in the tree: its subtree hangs there.
+    home: bool,
+}
+
+/// The snapshot's nodes with, for each, the edges to the nodes it feeds (in snapshot order):
+/// built once, so the tree costs O(nodes + channels) however many there are.
 struct Forest<'a> {
     snap: &'a Snapshot,
-    kids: Vec<Vec<usize>>,
-    /// Index of each node's source, when that source is in the snapshot.
+    kids: Vec<Vec<Edge>>,
+    /// Index of each node's home source (its first channel's source in the snapshot).
     source: Vec<Option<usize>>,
+    /// Which channel each node is drawn with in full: its home edge's, else its first.
+    channel: Vec<Option<usize>>,
 }
 
 impl<'a> Forest<'a> {
@@ -96,24 +114,70 @@ impl<'a> Forest<'a> {
             .enumerate()
             .map(|(i, n)| (n.name.as_str(), i))
             .collect();
-        let source: Vec<Option<usize>> = snap
-            .nodes
-            .iter()
-            .map(|n| n.source.as_deref().and_then(|s| index.get(s).copied()))
-            .collect();
-        let mut kids = vec![Vec::new(); snap.nodes.len()];
-        for (k, parent) in source.iter().enumerate() {
-            if let Some(kid_list) = parent.and_then(|p| kids.get_mut(p)) {
-                kid_list.push(k);
+        let count = snap.nodes.len();
+        let (mut kids, mut source) = (vec![Vec::new(); count], vec![None; count]);
+        let mut channel = vec![None; count];
+        for (k, node) in snap.nodes.iter().enumerate() {
+            let rows: Vec<(Option<usize>, ReplicaRow<'a>)> = if node.channels.is_empty() {
+                vec![(
+                    None,
+                    ReplicaRow {
+                        node,
+                        channel: None,
+                    },
+                )]
+            } else {
+                channel[k] = Some(0);
+                let rows = node.channels.iter().enumerate();
+                rows.map(|(c, r)| {
+                    (
+                        Some(c),
+                        ReplicaRow {
+                            node,
+                            channel: Some(r),
+                        },
+                    )
+                })
+                .collect()
+            };
+            for (c, row) in rows {
+                let Some(&p) = row.source().and_then(|s| index.get(s)) else {
+                    continue;
+                };
+                let home = source[k].is_none();
+                if home {
+                    (source[k], channel[k]) = (Some(p), c);
+                }
+                if let Some(edges) = kids.get_mut(p) {
+                    edges.push(Edge {
+                        kid: k,
+                        channel: c,
+                        home,
+                    });
+                }
             }
         }
-        Self { snap, kids, source }
+        Self {
+            snap,
+            kids,
+            source,
+            channel,
+        }
     }
 
-    /// Appends node `i` with `prefix`, then its replicas depth first under `indent`. A node
-    /// already seen is skipped, which ends any cycle in the reported sources.
+    fn row(&self, i: usize, channel: Option<usize>) -> Option<ReplicaRow<'a>> {
+        let node = self.snap.nodes.get(i)?;
+        Some(ReplicaRow {
+            node,
+            channel: channel.and_then(|c| node.channels.get(c)),
+        })
+    }
+
+    /// Appends node `i` with `prefix`, then what it feeds depth first under `indent`. A node
+    /// already seen is skipped, which ends any cycle in the reported sources; a further source's
+    /// edge into a node is one line, never a second subtree.
     fn walk(&self, i: usize, guides: (String, &str), seen: &mut [bool], out: &mut Vec<Entry<'a>>) {
-        let Some(node) = self.snap.nodes.get(i) else {
+        let Some(row) = self.row(i, self.channel[i]) else {
             return;
         };
         match seen.get_mut(i) {
@@ -121,30 +185,32 @@ impl<'a> Forest<'a> {
             _ => return,
         }
         let (prefix, indent) = guides;
-        out.push(Entry::Node(prefix, node));
-        let kids: Vec<usize> = self.kids[i]
+        out.push(Entry::Node { prefix, row });
+        let kids: Vec<Edge> = self.kids[i]
             .iter()
             .copied()
-            .filter(|&k| seen.get(k) == Some(&false))
+            .filter(|e| !e.home || seen.get(e.kid) == Some(&false))
             .collect();
-        for (n, &k) in kids.iter().enumerate() {
+        for (n, edge) in kids.iter().enumerate() {
             let (branch, rest) = if n + 1 == kids.len() {
                 ("└", "   ")
             } else {
                 ("├", "│  ")
             };
-            self.walk(
-                k,
-                (format!("{indent}{branch}"), &format!("{indent}{rest}")),
-                seen,
-                out,
-            );
+            let prefix = format!("{indent}{branch}");
+            if edge.home {
+                self.walk(edge.kid, (prefix, &format!("{indent}{rest}")), seen, out);
+            } else if let Some(row) = self.row(edge.kid, edge.channel) {
+                // Drawn in full under its home source: here only this channel's edge.
+                out.push(Entry::Node { prefix, row });
+            }
         }
     }
 }
 
-/// Primaries with their subtrees; then, under a heading, nodes whose source is outside the
-/// tree (their own replicas still hang under them), and last whatever a cycle of sources left.
+/// Every root (each primary) with its subtree; then, under a heading, nodes whose source is
+/// outside the tree (their own replicas still hang under them), and last whatever a cycle of
+/// sources left.
 fn tree(snap: &Snapshot) -> Vec<Entry<'_>> {
     let forest = Forest::new(snap);
     let count = snap.nodes.len();
@@ -171,15 +237,15 @@ fn tree(snap: &Snapshot) -> Vec<Entry<'_>> {
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let theme = ctx.theme;
     let entries = tree(ctx.snapshot);
-    let selected = ctx
-        .state
-        .selected_node(ctx.snapshot)
-        .map(|n| n.name.as_str());
+    let selected = ctx.state.selected_row(ctx.snapshot);
+    let is_selected = |row: &ReplicaRow<'_>| selected.is_some_and(|s| s.is(row.node, row.channel));
     let linked = |prefix: &str| prefix.ends_with(['└', '├']);
     let left = |e: &Entry<'_>| match e {
         Entry::Unattached => 10,
-        Entry::Node(prefix, node) => {
-            prefix.chars().count() + if linked(prefix) { 4 } else { 2 } + node.name.chars().count()
+        Entry::Node { prefix, row } => {
+            prefix.chars().count()
+                + if linked(prefix) { 4 } else { 2 }
+                + row.label().chars().count()
         }
     };
     let name_col = entries.iter().map(left).max().unwrap_or(0);
@@ -194,7 +260,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let head_rows = usize::from(show_lag);
     let focus = entries
         .iter()
-        .position(|e| matches!(e, Entry::Node(_, n) if Some(n.name.as_str()) == selected))
+        .position(|e| matches!(e, Entry::Node { row, .. } if is_selected(row)))
         .map_or(0, |i| i + head_rows);
     let rows = usize::from(area.height.saturating_sub(2)).max(1);
     let first = focus.saturating_sub(rows - 1);
@@ -209,27 +275,28 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     }
     let shown = entries.iter().skip(first.saturating_sub(head_rows));
     for entry in shown.take(rows - lines.len()) {
-        let Entry::Node(prefix, node) = entry else {
+        let Entry::Node { prefix, row } = entry else {
             lines.push(Line::styled("unattached", theme.warning));
             continue;
         };
+        let node = row.node;
         let mut spans = vec![Span::styled(prefix.clone(), theme.border)];
         if linked(prefix) {
-            spans.push(if broken(node) {
+            spans.push(if broken(row) {
                 Span::styled("╌╳", theme.critical)
             } else {
                 Span::styled("──", theme.border)
             });
         }
-        let name_style = if selected == Some(node.name.as_str()) {
+        let name_style = if is_selected(row) {
             theme.selected
         } else {
             theme.text
         };
         spans.extend([conn_glyph(&node.conn, theme), Span::raw(" ")]);
-        spans.push(Span::styled(node.name.clone(), name_style));
+        spans.push(Span::styled(row.label(), name_style));
         spans.push(pad(name_col.saturating_sub(left(entry))));
-        match (show_lag, node.replica()) {
+        match (show_lag, row.channel) {
             (true, Some(r)) => {
                 spans.extend(right(lag_span(&r.heartbeat_lag, theme), LAG_WIDTH));
                 if show_sbm {
@@ -260,7 +327,9 @@ mod tests {
     use super::*;
     use crate::store::testkit::Topo;
     use crate::ui::UiState;
-    use crate::ui::panels::header::tests::{draw, has_all, lines, style_of, troubled};
+    use crate::ui::panels::header::tests::{
+        draw, has_all, lines, multi_source, style_of, troubled,
+    };
 
     fn text(snap: &Snapshot, w: u16, h: u16) -> Vec<String> {
         lines(&draw(render, snap, &UiState::default(), w, h))
@@ -290,13 +359,43 @@ mod tests {
     }
 
     #[test]
+    fn a_node_fed_by_two_roots_hangs_under_both_with_each_channels_link() {
+        let mut topo = Topo {
+            snapshot: multi_source(),
+        };
+        topo.add_replica("leaf", "agg", 6);
+        let all = text(&topo.snapshot, 40, 12);
+        let shown = all.join("\n");
+        // Both roots are roots; agg and its replica under db1, agg/p2 alone under p2.
+        has_all(&shown, "● db1|● p2|└──● agg       0.12s     0s|└──● leaf");
+        has_all(&shown, "└╌╳● agg/p2        ?   NULL");
+        let at = |name: &str| row(&all, name).1;
+        assert!(at("db1") < at("agg") && at("agg") < at("leaf"), "{shown}");
+        assert!(at("leaf") < at("p2") && at("p2") < at("agg/p2"), "{shown}");
+        assert_eq!(shown.matches("leaf").count(), 1, "{shown}");
+        assert!(!shown.contains("unattached"), "{shown}");
+        // Selecting the p2 channel's row (r1, r2, agg, agg/p2, leaf) highlights its own edge.
+        let state = UiState {
+            selected: 3,
+            ..UiState::default()
+        };
+        let buf = draw(render, &topo.snapshot, &state, 40, 12);
+        assert_eq!(style_of(&buf, "agg/p2").bg, Theme::builtin().selected.bg);
+        assert_ne!(style_of(&buf, "agg ").bg, Theme::builtin().selected.bg);
+    }
+
+    #[test]
     fn nodes_without_a_known_source_are_unattached_not_dropped() {
         let mut topo = Topo::new();
         topo.add_replica("orphan", "ghost", 7);
         topo.add_replica("leaf", "orphan", 8);
         topo.add_replica("loop1", "loop2", 9);
         topo.add_replica("loop2", "loop1", 10);
-        topo.node_mut("r2", |n| n.source = None);
+        // A source nobody polls: neither the node nor its channel names one.
+        topo.node_mut("r2", |n| {
+            n.source = None;
+            n.channels.iter_mut().for_each(|c| c.source = None);
+        });
         let all = text(&topo.snapshot, 40, 12);
         let heading = all
             .iter()

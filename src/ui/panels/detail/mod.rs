@@ -1,6 +1,8 @@
-//! The detail pane: the selected replica in full. A chart of heartbeat lag against SBM over the
-//! chosen window, then the numbers an operator acts on: window percentiles, binlog positions and
-//! bytes behind, GTID backlog, delay, GTID state, and the threads' last errors.
+//! The detail pane: the selected replica channel in full (named in the title, `agg/p2 ← p2`, when
+//! it is a named one). A chart of that channel's heartbeat lag against SBM over the chosen window,
+//! then the numbers an operator acts on: window percentiles, binlog positions and bytes behind,
+//! GTID backlog, delay, GTID state, and the threads' last errors. A multi-source replica's other
+//! channels get a line each (source, threads, lag), so none is out of sight.
 //!
 //! The text has priority over the chart: at 80×24 the pane is 48 columns by about ten rows and
 //! the numbers must all be there, so the chart is drawn only where it gets a useful size. It goes
@@ -27,31 +29,31 @@ const CHART_MIN_WIDTH: u16 = 24;
 const CHART_MIN_HEIGHT: u16 = 6;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
-    let node = ctx.state.selected_node(ctx.snapshot);
-    let title = match node {
-        Some(n) => match &n.source {
-            Some(source) => format!(" {} ← {source} ", n.name),
-            None => format!(" {} ", n.name),
+    let row = ctx.state.selected_row(ctx.snapshot);
+    let title = match row {
+        Some(row) => match row.source() {
+            Some(source) => format!(" {} ← {source} ", row.label()),
+            None => format!(" {} ", row.label()),
         },
         None => " detail ".to_owned(),
     };
     let pane = block(&title, ctx.theme);
     let inner = pane.inner(area);
     frame.render_widget(pane, area);
-    let Some(node) = node else {
+    let Some(row) = row else {
         let calm = Line::styled("no replicas to show", ctx.theme.muted);
         frame.render_widget(Paragraph::new(calm), inner);
         return;
     };
-    let Some(replica) = node.replica() else {
+    let Some(replica) = row.channel else {
         let line = Line::from(vec![
             Span::styled("no replication status yet", ctx.theme.unknown),
-            Span::styled(format!(" · node {}", node.conn.name()), ctx.theme.muted),
+            Span::styled(format!(" · node {}", row.node.conn.name()), ctx.theme.muted),
         ]);
         frame.render_widget(Paragraph::new(line), inner);
         return;
     };
-    let text_at = |width: u16| text::lines(node, replica, ctx, usize::from(width));
+    let text_at = |width: u16| text::lines(&row, replica, ctx, usize::from(width));
     let full = text_at(inner.width);
     let side = text_at(SIDE_TEXT_WIDTH);
     let chart_at = |frame: &mut Frame, area: Rect| {

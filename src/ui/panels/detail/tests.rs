@@ -393,3 +393,52 @@ fn any_size_renders_without_panicking() {
         }
     }
 }
+
+#[test]
+fn a_multi_source_replica_shows_the_selected_channel_and_a_line_per_other() {
+    let mut topo = Topo {
+        snapshot: header::tests::multi_source(),
+    };
+    // Each channel its own chart: the default one near zero, channel p2 40 s behind.
+    let now_ms = u64::try_from(topo.snapshot.uptime.as_millis()).unwrap_or(0);
+    let series = |lag_ms: u32| -> Arc<[Point]> {
+        (0..=60)
+            .map(|ago: u64| Point {
+                at_ms: now_ms - ago * 1000,
+                heartbeat_lag_ms: Some(lag_ms),
+                sbm_s: None,
+            })
+            .collect()
+    };
+    topo.channel_mut("agg", "", |r| r.series = series(100));
+    topo.channel_mut("agg", "p2", |r| r.series = series(40_000));
+    // Rows: r1, r2, agg, agg/p2.
+    let on = |selected| UiState {
+        selected,
+        ..UiState::default()
+    };
+    let p2 = text(&draw(&topo.snapshot, &on(3), 100, 30));
+    assert!(p2.contains(" agg/p2 ← p2 "), "{p2}");
+    assert!(p2.contains("lag unknown  SBM NULL"), "{p2}");
+    assert!(
+        p2.contains("IO error 2003: error connecting to master"),
+        "{p2}"
+    );
+    assert!(
+        p2.contains("also agg ← db1 Yes/Yes lag 0.12s SBM 0s"),
+        "{p2}"
+    );
+    assert!(p2.contains("40s") || p2.contains("1m"), "p2's chart: {p2}");
+    let default = text(&draw(&topo.snapshot, &on(2), 100, 30));
+    assert!(default.contains(" agg ← db1 "), "{default}");
+    assert!(default.contains("lag 0.12s  SBM 0s"), "{default}");
+    assert!(
+        default.contains("also agg/p2 ← p2 Conn/Yes lag ? SBM NULL IO error 2003"),
+        "{default}"
+    );
+    assert!(!default.contains("40s"), "agg's chart: {default}");
+    // At 80×24 the pane is 48 columns: the other channel still has its line.
+    let small = text(&draw(&topo.snapshot, &on(2), 48, 11));
+    assert!(small.contains("also agg/p2 ← p2"), "{small}");
+    assert!(small.contains("IO error 2003"), "{small}");
+}

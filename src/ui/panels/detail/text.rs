@@ -1,5 +1,6 @@
 //! The pane's text, in order of what an operator needs first: lag against SBM, the threads'
-//! errors, window percentiles, binlog positions and bytes behind, GTID backlog, delay, GTID state.
+//! errors, the node's other channels, window percentiles, binlog positions and bytes behind, GTID
+//! backlog, delay, GTID state.
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -7,12 +8,13 @@ use ratatui::text::{Line, Span};
 use super::wrap::{Token, abbreviate, words, wrap};
 use crate::alerts::AlertKind;
 use crate::gtid::GtidList;
-use crate::mysql::{BinlogPos, GtidState, ThreadError};
+use crate::mysql::{BinlogPos, GtidState, IoRunning, ThreadError};
 use crate::poll::ConnState;
+use crate::store::ReplicaView;
 use crate::store::windows::Window;
-use crate::store::{NodeView, ReplicaView};
 use crate::ui::panels::chart;
-use crate::ui::{RenderCtx, Theme};
+use crate::ui::panels::topology::{lag_span, sbm_span};
+use crate::ui::{RenderCtx, ReplicaRow, Theme};
 use crate::units;
 
 /// Abbreviated GTID sets keep this many characters: a UUID and the start of its intervals, or
@@ -23,18 +25,25 @@ const INDENT: usize = 2;
 
 /// The text of the pane, in order of what an operator needs first, wrapped to `width`.
 pub(super) fn lines(
-    node: &NodeView,
+    row: &ReplicaRow<'_>,
     r: &ReplicaView,
     ctx: &RenderCtx<'_>,
     width: usize,
 ) -> Vec<Line<'static>> {
-    let t = ctx.theme;
-    let mut lines = vec![summary(node, r, ctx)];
+    let (t, node) = (ctx.theme, row.node);
+    let mut lines = vec![summary(row, r, ctx)];
     let errors = [("IO", &r.last_io_error), ("SQL", &r.last_sql_error)];
     for (thread, error) in errors {
         if let Some(error) = error {
             lines.extend(error_lines(thread, error, t, width));
         }
+    }
+    for other in node.channels.iter().filter(|c| !std::ptr::eq(*c, r)) {
+        let other = ReplicaRow {
+            node,
+            channel: Some(other),
+        };
+        lines.extend(other_channel(&other, t, width));
     }
     lines.push(window_line(r, ctx.state.window, t));
     let io = r.bytes_behind.io;
@@ -55,8 +64,8 @@ pub(super) fn lines(
 
 /// Lag and SBM side by side, in the chart's colours, flagged when the alert engine holds that
 /// they disagree: the one thing this pane exists to show.
-fn summary(node: &NodeView, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'static> {
-    let t = ctx.theme;
+fn summary(row: &ReplicaRow<'_>, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'static> {
+    let (t, node) = (ctx.theme, row.node);
     let lag_style = Style::new().fg(t.lag).add_modifier(Modifier::BOLD);
     let sbm_style = Style::new().fg(t.sbm).add_modifier(Modifier::BOLD);
     let mut spans = vec![Span::styled("lag ", t.muted)];
@@ -81,6 +90,7 @@ fn summary(node: &NodeView, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'stati
             a.kind,
             AlertKind::SbmUnderstatesLag | AlertKind::SbmOverstatesLag
         ) && a.node.as_deref() == Some(node.name.as_str())
+            && a.channel.as_deref() == row.channel_name()
     });
     match lie.map(|a| a.kind) {
         Some(AlertKind::SbmUnderstatesLag) => {
@@ -102,6 +112,50 @@ fn summary(node: &NodeView, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'stati
         }
     }
     Line::from(spans)
+}
+
+/// `also agg/p2 ← p2  Conn/Yes  lag ?  SBM NULL  IO error 2003`: another channel of the node, so
+/// a broken one shows whichever is selected.
+fn other_channel(row: &ReplicaRow<'_>, t: &Theme, width: usize) -> Vec<Line<'static>> {
+    let Some(r) = row.channel else {
+        return Vec::new();
+    };
+    let source = row.source().map_or_else(
+        || Token::new(r.source_address.clone(), t.muted),
+        |s| Token::new(s.to_owned(), t.text),
+    );
+    let io = match r.io_running {
+        IoRunning::Yes => ("Yes", t.ok),
+        IoRunning::Connecting => ("Conn", t.warning),
+        IoRunning::No => ("No", t.critical),
+    };
+    let sql = if r.sql_running {
+        ("Yes", t.ok)
+    } else {
+        ("No", t.critical)
+    };
+    let value = |label: &str, span: Span<'static>| {
+        Token::new(label, t.muted).and(span.content.into_owned(), span.style)
+    };
+    let mut tokens = vec![
+        Token::new("also", t.muted),
+        Token::new(row.label(), t.title),
+        Token::new("←", t.muted),
+        source,
+        Token::new(io.0, io.1).and("/", t.muted).and(sql.0, sql.1),
+        value("lag ", lag_span(&r.heartbeat_lag, t)),
+        value("SBM ", sbm_span(r.seconds_behind_source, t)),
+    ];
+    let errors = [("IO", &r.last_io_error), ("SQL", &r.last_sql_error)];
+    for (thread, error) in errors {
+        if let Some(e) = error {
+            tokens.push(Token::new(
+                format!("{thread} error {}", e.errno),
+                t.critical,
+            ));
+        }
+    }
+    wrap(tokens, width, INDENT)
 }
 
 fn error_lines(thread: &str, e: &ThreadError, t: &Theme, width: usize) -> Vec<Line<'static>> {
