@@ -293,3 +293,44 @@ async fn live_a_cascade_shows_each_hops_share_of_the_lag() {
     t.admin("r1", "START SLAVE SQL_THREAD");
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_a_dead_root_is_not_succeeded_by_the_other_root() {
+    let t = TestSandbox::start_multi_source(1);
+    let engine = multi_source_engine(&t);
+    let _load = Load::start(&t).await;
+    until_all_flow(&engine).await;
+    let pid = t.sandbox().pid(SECOND_PRIMARY).expect("p2 runs");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("killing p2");
+    until(&engine, "p2 down", DEADLINE, |s| {
+        (s.node(SECOND_PRIMARY)?.conn.name() == "down").then_some(())
+    })
+    .await;
+    // p2's writer stays on p2 (its heartbeat goes stale); had it moved to `primary`, its row
+    // would reach agg through both channels and stop the default one on a duplicate key.
+    let mut polls = None;
+    let (s, _) = until(&engine, "five more polls of agg", DEADLINE, |s| {
+        let seq = sample_seq(s, AGGREGATOR);
+        let first = *polls.get_or_insert(seq);
+        (seq >= first + 5).then(|| s.clone())
+    })
+    .await;
+    let p2_root = s
+        .heartbeat
+        .roots
+        .iter()
+        .find(|r| r.writer_id.ends_with(&format!("@{SECOND_PRIMARY}")))
+        .expect("p2's root");
+    assert_eq!(p2_root.node.as_deref(), Some(SECOND_PRIMARY), "{p2_root:?}");
+    let agg = s.node(AGGREGATOR).unwrap().channel("").unwrap();
+    assert!(
+        agg.sql_running && agg.last_sql_error.is_none(),
+        "agg's default channel: {agg:?}"
+    );
+    assert_eq!(exact_on(&s, AGGREGATOR, ""), Some(Duration::ZERO));
+    engine.shutdown().await;
+}

@@ -7,7 +7,11 @@
 //!   split brain for a human to settle, not for a monitor to pick a side in);
 //! - exactly one other node answers, is writable and replicates from nobody (no channel, or
 //!   both threads stopped), and either another node replicates from it (a promotion that has
-//!   been carried out) or the old primary is gone (nothing left to repoint).
+//!   been carried out) or the old primary is gone (nothing left to repoint);
+//! - that node is not another root already (a second primary with a writer of its own): two
+//!   primaries feeding an aggregator are two roots, and one dying does not make the other its
+//!   successor. Moving a root's row onto another root would replicate it to the aggregator
+//!   twice, through both channels, and break the second with a duplicate key.
 
 use super::{NodeView, Snapshot};
 use crate::mysql::IoRunning;
@@ -22,11 +26,17 @@ impl Snapshot {
         if old.is_some_and(|n| is_up(n) && n.read_only == Some(false)) {
             return None;
         }
+        let other_root = |n: &NodeView| {
+            self.heartbeat
+                .roots
+                .iter()
+                .any(|r| r.node.as_deref() == Some(n.name.as_str()))
+        };
         let mut candidates = self
             .nodes
             .iter()
             .filter(|n| n.name != current && is_up(n) && n.read_only == Some(false))
-            .filter(|n| !replicating(n));
+            .filter(|n| !replicating(n) && !other_root(n));
         let candidate = candidates.next()?;
         if candidates.next().is_some() {
             return None;
@@ -141,6 +151,38 @@ mod tests {
             r.sql_running = false;
         });
         assert_eq!(successor(&topo).as_deref(), Some("r1"));
+    }
+
+    #[test]
+    fn another_root_never_succeeds_a_root_that_died() {
+        // Two roots, db1 and p2 (gone), each with a writer: db1 is writable, replicates from
+        // nobody and is followed, yet it is a root of its own, not p2's successor.
+        let mut topo = Topo::new();
+        let root = |node: &str| crate::store::snapshot::RootBeat {
+            writer_id: format!("w@{node}"),
+            node: Some(node.to_owned()),
+            writer: crate::poll::WriterState::Writing,
+            last_seq: None,
+            last_ack_age: None,
+            stale: false,
+        };
+        topo.snapshot.heartbeat.roots = vec![root("db1")];
+        assert_eq!(
+            topo.snapshot
+                .successor("p2")
+                .map(|n| n.name.clone())
+                .as_deref(),
+            None
+        );
+        // Without db1's writer in the roots, db1 would have been taken.
+        topo.snapshot.heartbeat.roots.clear();
+        assert_eq!(
+            topo.snapshot
+                .successor("p2")
+                .map(|n| n.name.clone())
+                .as_deref(),
+            Some("db1")
+        );
     }
 
     #[test]
