@@ -68,7 +68,18 @@ impl Header {
     }
 }
 
-/// One replica's chart in a frame: the series' length, and the points not in an earlier frame.
+/// The key of channel `index` of `node` in a frame's `charts`: the node's name for its first
+/// channel (the one recordings before several channels carried), `node/channel` for the others.
+fn chart_key(node: &crate::store::NodeView, index: usize) -> std::borrow::Cow<'_, str> {
+    match node.channels.get(index) {
+        Some(c) if node.replica_index() != Some(index) => {
+            std::borrow::Cow::Owned(format!("{}/{}", node.name, c.channel))
+        }
+        _ => std::borrow::Cow::Borrowed(node.name.as_str()),
+    }
+}
+
+/// One channel's chart in a frame: the series' length, and the points not in an earlier frame.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Chart<P> {
     len: usize,
@@ -79,7 +90,8 @@ struct Chart<P> {
 #[derive(Debug, Serialize, Deserialize)]
 struct Frame<S, P> {
     snapshot: S,
-    /// By node name; every node with a replica view has one.
+    /// By [`chart_key`]: every channel has one (recordings before 1.4's channels: every
+    /// node's first channel only, the others' series left in the snapshot).
     charts: BTreeMap<String, Chart<P>>,
     /// The alert log, recent test reads and drain log, emptied in `snapshot`; absent in a
     /// frame that carries them whole in the snapshot.

@@ -142,20 +142,23 @@ impl Recorder {
         let mut charts = BTreeMap::new();
         let mut cursors = Vec::new();
         for (node, live) in stripped.nodes.iter_mut().zip(&snapshot.nodes) {
-            let (Some(replica), Some(live)) = (node.replica_mut(), live.replica()) else {
-                continue;
-            };
-            replica.series = Arc::from([]);
-            let cursor = self.cursors.get(&node.name).copied();
-            charts.insert(
-                node.name.clone(),
-                Chart {
-                    len: live.series.len(),
-                    new_points: fresh(&live.series, cursor),
-                },
-            );
-            if let Some(next) = Cursor::of(&live.series) {
-                cursors.push((node.name.clone(), next));
+            for (index, (channel, live_channel)) in
+                node.channels.iter_mut().zip(&live.channels).enumerate()
+            {
+                channel.series = Arc::from([]);
+                let key = super::chart_key(live, index).into_owned();
+                let series = &live_channel.series;
+                let cursor = self.cursors.get(&key).copied();
+                if let Some(next) = Cursor::of(series) {
+                    cursors.push((key.clone(), next));
+                }
+                charts.insert(
+                    key,
+                    Chart {
+                        len: series.len(),
+                        new_points: fresh(series, cursor),
+                    },
+                );
             }
         }
         let (lists, newest) = self.newest.take(&mut stripped);

@@ -58,11 +58,12 @@ pub enum ReplayError {
     NoFrames { path: PathBuf },
 }
 
-/// One frame as kept in memory: the snapshot without its series, and where each replica's
-/// series ends in its node's point log and how long it is (by node index).
+/// One frame as kept in memory: the snapshot without its series, and where each channel's
+/// series ends in its point log and how long it is (by node, then channel index; `None`: the
+/// series stayed in the snapshot, as an older recording's second channel's did).
 struct Stored {
     snapshot: Snapshot,
-    charts: Vec<Option<(usize, usize)>>,
+    charts: Vec<Vec<Option<(usize, usize)>>>,
     /// Where its lists are in `lists`; `None` when the frame carried them whole.
     lists: Option<super::lists::Windows>,
 }
@@ -223,25 +224,30 @@ impl Recording {
         }
         let mut stored = Vec::with_capacity(snapshot.nodes.len());
         for node in &mut snapshot.nodes {
-            let Some(replica) = node.replica_mut() else {
-                stored.push(None);
-                continue;
-            };
-            replica.series = Arc::from([]);
-            let Some(chart) = charts.remove(&node.name) else {
-                return Err(format!("no chart for the replica {}", node.name));
-            };
-            let log = self.logs.entry(node.name.clone()).or_default();
-            log.extend(chart.new_points);
-            if chart.len > log.len() {
-                return Err(format!(
-                    "the chart of {} has {} points but only {} were recorded",
-                    node.name,
-                    chart.len,
-                    log.len()
-                ));
+            let mut channels = Vec::with_capacity(node.channels.len());
+            for index in 0..node.channels.len() {
+                let key = super::chart_key(node, index).into_owned();
+                let first = node.replica_index() == Some(index);
+                let Some(chart) = charts.remove(&key) else {
+                    if first {
+                        return Err(format!("no chart for the replica {key}"));
+                    }
+                    channels.push(None);
+                    continue;
+                };
+                node.channels[index].series = Arc::from([]);
+                let log = self.logs.entry(key.clone()).or_default();
+                log.extend(chart.new_points);
+                if chart.len > log.len() {
+                    return Err(format!(
+                        "the chart of {key} has {} points but only {} were recorded",
+                        chart.len,
+                        log.len()
+                    ));
+                }
+                channels.push(Some((log.len(), chart.len)));
             }
-            stored.push(Some((log.len(), chart.len)));
+            stored.push(channels);
         }
         let lists = lists.map(|l| self.lists.push(l)).transpose()?;
         self.frames.push(Stored {
@@ -330,17 +336,20 @@ impl Recording {
         if let Some(windows) = stored.lists {
             self.lists.fill(&mut snapshot, windows);
         }
-        for (node, chart) in snapshot.nodes.iter_mut().zip(&stored.charts) {
-            let Some((end, len)) = chart else {
-                continue;
-            };
-            let points = self
-                .logs
-                .get(&node.name)
-                .and_then(|log| log.get(end - len..*end))
-                .unwrap_or_default();
-            if let Some(replica) = node.replica_mut() {
-                replica.series = Arc::from(points);
+        for (node, charts) in snapshot.nodes.iter_mut().zip(&stored.charts) {
+            for (index, chart) in charts.iter().enumerate() {
+                let Some((end, len)) = chart else {
+                    continue;
+                };
+                let key = super::chart_key(node, index);
+                let points = self
+                    .logs
+                    .get(key.as_ref())
+                    .and_then(|log| log.get(end - len..*end))
+                    .unwrap_or_default();
+                if let Some(channel) = node.channels.get_mut(index) {
+                    channel.series = Arc::from(points);
+                }
             }
         }
         Some(snapshot)
@@ -348,161 +357,4 @@ impl Recording {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use std::io::Write;
-
-    use super::*;
-    use crate::record::Recorder;
-    use crate::store::testkit::Topo;
-
-    fn point(at_ms: u64, lag: u32) -> Point {
-        Point {
-            at_ms,
-            heartbeat_lag_ms: Some(lag),
-            sbm_s: Some(lag / 1000),
-        }
-    }
-
-    /// `n` frames of a healthy topology one second apart, r1's chart a sliding window of the
-    /// last three points, r2's growing.
-    pub(crate) fn frames(n: u64) -> Vec<Snapshot> {
-        let topo = Topo::new();
-        (0..n)
-            .map(|step| {
-                let mut s = topo.at(step);
-                let all: Vec<Point> = (0..=step)
-                    .map(|i| point(i * 1000, 10 * u32::try_from(i).unwrap()))
-                    .collect();
-                let window = all.len().saturating_sub(3);
-                for node in &mut s.nodes {
-                    let is_r1 = node.name == "r1";
-                    if let Some(r) = node.replica_mut() {
-                        r.series = if is_r1 {
-                            Arc::from(&all[window..])
-                        } else {
-                            Arc::from(all.as_slice())
-                        };
-                    }
-                }
-                s
-            })
-            .collect()
-    }
-
-    fn record(dir: &Path, snapshots: &[Snapshot]) -> PathBuf {
-        let path = dir.join("r.jsonl");
-        let mut recorder = Recorder::create(&path).unwrap();
-        for s in snapshots {
-            recorder.write(s).unwrap();
-        }
-        path
-    }
-
-    fn json(s: &Snapshot) -> serde_json::Value {
-        serde_json::to_value(s).unwrap()
-    }
-
-    #[test]
-    fn frames_come_back_whole_with_their_series_and_by_time() {
-        let dir = tempfile::tempdir().unwrap();
-        let live = frames(6);
-        let path = record(dir.path(), &live);
-        let recording = Recording::open(&path).unwrap();
-        assert_eq!(recording.len(), 6);
-        assert_eq!(recording.cut_short(), None);
-        assert_eq!(recording.header().rwtop_recording, FORMAT_VERSION);
-        for (i, s) in live.iter().enumerate() {
-            assert_eq!(json(&recording.frame(i).unwrap()), json(s), "frame {i}");
-        }
-        assert_eq!(recording.duration(), Duration::from_secs(5));
-        assert_eq!(recording.index_at(Duration::from_millis(2_999)), 2);
-        assert_eq!(recording.index_at(Duration::from_secs(3)), 3);
-        assert_eq!(recording.index_at(Duration::from_secs(60)), 5);
-        assert!(recording.frame(6).is_none());
-        // Only new points are written: the sixth frame carries one point per replica.
-        let text = std::fs::read_to_string(&path).unwrap();
-        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-        assert_eq!(last["charts"]["r1"]["len"], 3);
-        assert_eq!(last["charts"]["r2"]["len"], 6);
-        assert_eq!(
-            last["charts"]["r2"]["new_points"].as_array().unwrap().len(),
-            1
-        );
-        assert_eq!(
-            last["snapshot"]["nodes"][1]["channels"][0]["series"],
-            serde_json::json!([])
-        );
-    }
-
-    #[test]
-    fn a_last_line_cut_short_is_left_out_and_reported() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = record(dir.path(), &frames(3));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let cut = &text[..text.len() - 200];
-        std::fs::write(&path, cut).unwrap();
-        let recording = Recording::open(&path).unwrap();
-        assert_eq!((recording.len(), recording.cut_short()), (2, Some(4)));
-        let warning = recording.warning().unwrap();
-        assert!(
-            warning.contains("r.jsonl line 4 was cut short") && warning.contains("2 frames"),
-            "{warning}"
-        );
-    }
-
-    #[test]
-    fn a_damaged_line_in_the_middle_names_file_line_and_fix() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = record(dir.path(), &frames(4));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut lines: Vec<&str> = text.lines().collect();
-        lines[2] = &lines[2][..100];
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let err = Recording::open(&path).unwrap_err().to_string();
-        assert!(
-            err.contains("r.jsonl line 3: damaged frame") && err.contains("head -n 2"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn files_that_are_not_recordings_say_so() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.jsonl");
-        let open = |content: &[u8]| {
-            std::fs::File::create(&path)
-                .unwrap()
-                .write_all(content)
-                .unwrap();
-            Recording::open(&path).unwrap_err().to_string()
-        };
-        let err = open(b"");
-        assert!(
-            err.contains("x.jsonl is empty: not an rwtop recording"),
-            "{err}"
-        );
-        let err = open(b"{\"version\": \"1.2\", \"nodes\": []}\n");
-        assert!(
-            err.contains("line 1: not an rwtop recording") && err.contains("--record"),
-            "{err}"
-        );
-        let err = open(b"\x89PNG\r\n\x1a\n\0\0");
-        assert!(err.contains("line 1: not an rwtop recording"), "{err}");
-        let err = open(b"{\"rwtop_recording\": 9, \"rwtop_version\": \"9.0.0\"}\n");
-        assert!(
-            err.contains("recording format 9, made by rwtop 9.0.0")
-                && err.contains("replay it with rwtop 9.0.0"),
-            "{err}"
-        );
-        let header = serde_json::to_string(&Header::new(chrono::Utc::now())).unwrap();
-        let err = open(format!("{header}\n").as_bytes());
-        assert!(err.contains("holds a header but no frame"), "{err}");
-        let err = Recording::open(&dir.path().join("missing.jsonl"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("cannot read") && err.contains("missing.jsonl"),
-            "{err}"
-        );
-    }
-}
+pub(crate) mod tests;

@@ -115,20 +115,27 @@ impl NodeView {
     /// or alerts on replication reads [`Self::channels`].
     #[must_use]
     pub fn replica(&self) -> Option<&ReplicaView> {
-        self.channels
-            .iter()
-            .find(|c| c.channel.is_empty())
-            .or_else(|| self.channels.first())
+        self.channels.get(self.replica_index()?)
     }
 
-    /// [`Self::replica`], to change (recordings strip and rebuild its chart).
+    /// [`Self::replica`], to change.
     pub fn replica_mut(&mut self) -> Option<&mut ReplicaView> {
-        let index = self
-            .channels
-            .iter()
-            .position(|c| c.channel.is_empty())
-            .unwrap_or(0);
+        let index = self.replica_index()?;
         self.channels.get_mut(index)
+    }
+
+    /// Where [`Self::replica`] is in [`Self::channels`].
+    #[must_use]
+    pub fn replica_index(&self) -> Option<usize> {
+        if self.channels.is_empty() {
+            return None;
+        }
+        Some(
+            self.channels
+                .iter()
+                .position(|c| c.channel.is_empty())
+                .unwrap_or(0),
+        )
     }
 
     /// One channel by name (`''` the default).
