@@ -227,12 +227,10 @@ async fn the_bakeoff_takes_channel_targets_and_refuses_unknown_ones() {
     let config = t.sandbox().dir().join("rwtop.toml");
     let config = config.to_str().expect("a UTF-8 path");
     let probe = |target: &str| {
-        let args = [
+        let mut args = vec![
             "probe",
             "--config",
             config,
-            "--target",
-            target,
             "--strategy",
             "gtid-wait(5s)",
             "--count",
@@ -241,6 +239,9 @@ async fn the_bakeoff_takes_channel_targets_and_refuses_unknown_ones() {
             "10ms",
             "--json",
         ];
+        if !target.is_empty() {
+            args.extend(["--target", target]);
+        }
         let out = rwtop(&args, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         eprintln!("probe --target {target}: {:?}\n{stderr}", out.status);
@@ -264,4 +265,13 @@ async fn the_bakeoff_takes_channel_targets_and_refuses_unknown_ones() {
     assert_eq!(rows[0]["replica"], "agg/p2", "{doc:#}");
     assert_eq!(rows[0]["fresh"], 2, "{doc:#}");
     assert_eq!(rows[0]["primary_reads"], 0, "{doc:#}");
+
+    // Without a target every channel takes its turn: agg (the default channel), then agg/p2.
+    let (out, stderr) = probe("");
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = doc["probes"].as_array().expect("probes");
+    let aimed: Vec<_> = rows.iter().map(|r| r["replica"].as_str()).collect();
+    assert_eq!(aimed, [Some("agg"), Some("agg/p2")], "{doc:#}");
+    assert!(rows.iter().all(|r| r["fresh"] == 1), "{doc:#}");
 }

@@ -217,12 +217,21 @@ fn ready(view: &Snapshot, target: Option<&str>, need_lag: bool) -> bool {
         Lag::Exact { .. } | Lag::AtLeast { upper: Some(_), .. } => true,
         Lag::AtLeast { upper: None, .. } | Lag::Unknown { .. } => false,
     };
+    // A named target waits for its own channel (plain `agg`: the default one); the whole
+    // topology for every channel, since each takes its turn.
     let measured = |n: &NodeView| {
-        let channel = target.as_ref().and_then(|t| t.channel);
+        let aimed = |c: &&rwtop::store::ReplicaView| match &target {
+            None => true,
+            Some(Target { channel: None, .. }) => n.replica().is_some_and(|d| std::ptr::eq(d, *c)),
+            Some(Target {
+                channel: Some(name),
+                ..
+            }) => c.channel.eq_ignore_ascii_case(name),
+        };
         gone(n)
             || n.channels
                 .iter()
-                .filter(|c| channel.is_none_or(|name| c.channel.eq_ignore_ascii_case(name)))
+                .filter(aimed)
                 .all(|c| known(&c.heartbeat_lag))
     };
     let targets = || {
