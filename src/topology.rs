@@ -41,6 +41,16 @@ pub struct Health {
     pub lag_p99_5m: Option<Duration>,
 }
 
+/// One replication channel of a node (a row of `SHOW ALL SLAVES STATUS`), as a router sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Channel<'a> {
+    /// The connection (`MariaDB`) or channel (`MySQL`) name; `''` is the default one.
+    pub name: &'a str,
+    /// The node this channel replicates from, when that node is known.
+    pub source: Option<&'a str>,
+    pub health: Health,
+}
+
 /// The topology as the latest snapshot shows it.
 pub trait Topology: Send + Sync + 'static {
     /// Every node, in display order.
@@ -50,8 +60,19 @@ pub trait Topology: Send + Sync + 'static {
         self.members().into_iter().find(|m| m.name == name)
     }
 
-    /// `None` for a node with no replication status (a primary, or one not yet polled).
+    /// `None` for a node with no replication status (a primary, or one not yet polled). A node
+    /// with several channels is judged by its default one, as [`Self::channels`] lists first.
     fn health(&self, name: &str) -> Option<Health>;
+
+    /// Every channel of a node, in the server's order; empty for a node that replicates from
+    /// nobody or has not answered yet.
+    fn channels(&self, node: &str) -> Vec<Channel<'_>>;
+
+    /// The writable roots (heartbeat roots) upstream of one channel of `node`, following its
+    /// source up a cascade: one for a plain channel, several below a multi-source node. Empty
+    /// when the chain leads to no root rwtop knows. It answers as the store reads the channel's
+    /// lag, so a probe writes where the lag it is judged by is measured from.
+    fn roots_of(&self, node: &str, channel: &str) -> Vec<&str>;
 
     /// Whether rwtop drained the node from the read pool.
     fn is_drained(&self, name: &str) -> bool;

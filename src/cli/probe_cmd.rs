@@ -9,7 +9,8 @@ use std::time::Duration;
 use rwtop::config::{ConfigError, Origin};
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::poll::ConnState;
-use rwtop::probe::{BakeoffPlan, ProbeSpec, Prober, Strategy, TallyView, bakeoff};
+use rwtop::probe::target::label;
+use rwtop::probe::{BakeoffPlan, ProbeSpec, Prober, Strategy, TallyView, Target, bakeoff};
 use rwtop::store::lag::Lag;
 use rwtop::store::{NodeView, Role, Snapshot};
 use tokio::sync::watch;
@@ -24,7 +25,9 @@ const SETTLE: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProbeArgs {
-    /// The replica to probe [default: every replica, taking turns round by round].
+    /// The replica to probe, or one of its channels as NODE/CHANNEL (agg/p2: the marker is then
+    /// written on that channel's root) [default: every replica and every named channel, taking
+    /// turns round by round].
     #[arg(long)]
     pub target: Option<String>,
     /// A strategy, a comma-separated list, or all, e.g. none,sleep(200ms),gtid-wait
@@ -80,7 +83,11 @@ pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
              [primary] in the config or --primary"
         )
     })?;
-    if args.target.as_deref() == Some(probe_spec.primary.0.as_str()) {
+    let named = match args.target.as_deref().map(Target::parse).transpose() {
+        Ok(named) => named,
+        Err(message) => return Err(flag_error("--target", message).into()),
+    };
+    if named.as_ref().map(|t| t.node) == Some(probe_spec.primary.0.as_str()) {
         return Err(flag_error(
             "--target",
             format!(
@@ -201,27 +208,43 @@ async fn settle(
 
 /// Every node has answered once, so the replicas each one reports are in the snapshot (the
 /// store adds discovered nodes with the sample that reports them), and the targets' lag is
-/// measured, or cannot be soon.
+/// measured (every channel's, or the named one's), or cannot be soon.
 fn ready(view: &Snapshot, target: Option<&str>, need_lag: bool) -> bool {
+    let target = target.and_then(|t| Target::parse(t).ok());
     let gone = |n: &NodeView| matches!(n.conn, ConnState::Retrying { .. } | ConnState::Down { .. });
     let answered = |n: &NodeView| gone(n) || n.sample_seq > 0;
+    let known = |lag: &Lag| match lag {
+        Lag::Exact { .. } | Lag::AtLeast { upper: Some(_), .. } => true,
+        Lag::AtLeast { upper: None, .. } | Lag::Unknown { .. } => false,
+    };
+    // A named target waits for its own channel (plain `agg`: the default one); the whole
+    // topology for every channel, since each takes its turn.
     let measured = |n: &NodeView| {
+        let aimed = |c: &&rwtop::store::ReplicaView| match &target {
+            None => true,
+            Some(Target { channel: None, .. }) => n.replica().is_some_and(|d| std::ptr::eq(d, *c)),
+            Some(Target {
+                channel: Some(name),
+                ..
+            }) => c.channel.eq_ignore_ascii_case(name),
+        };
         gone(n)
-            || n.replica().is_none_or(|r| match &r.heartbeat_lag {
-                Lag::Exact { .. } | Lag::AtLeast { upper: Some(_), .. } => true,
-                Lag::AtLeast { upper: None, .. } | Lag::Unknown { .. } => false,
-            })
+            || n.channels
+                .iter()
+                .filter(aimed)
+                .all(|c| known(&c.heartbeat_lag))
     };
     let targets = || {
-        view.nodes.iter().filter(move |n| match target {
-            Some(name) => n.name == name,
+        view.nodes.iter().filter(|n| match &target {
+            Some(t) => n.name == t.node,
             None => n.role == Role::Replica,
         })
     };
     view.nodes.iter().all(answered) && (!need_lag || targets().all(measured))
 }
 
-/// The named replica, else the configured replicas then the discovered ones.
+/// The named replica or channel, else the configured replicas then the discovered ones, each
+/// followed by its named channels (`agg`, `agg/p2`).
 fn targets(
     view: &Snapshot,
     configured: &[String],
@@ -240,9 +263,16 @@ fn targets(
                 .map(|n| n.name.clone()),
         )
         .collect();
-    match named {
-        Some(name) if replicas.iter().any(|r| r == name) => Ok(vec![name.to_owned()]),
-        Some(name) => {
+    let target = named.map(Target::parse).transpose();
+    let target = target.map_err(|message| flag_error("--target", message))?;
+    match (named, target) {
+        (Some(name), Some(target)) if replicas.iter().any(|r| r == target.node) => {
+            target
+                .channel_in(view)
+                .map_err(|message| flag_error("--target", message))?;
+            Ok(vec![name.to_owned()])
+        }
+        (_, Some(Target { node: name, .. })) => {
             let message = match view.node(name) {
                 Some(_) => format!("{name} is a primary now: name a replica"),
                 None => format!(
@@ -256,11 +286,23 @@ fn targets(
             };
             Err(flag_error("--target", message).into())
         }
-        None if replicas.is_empty() => Err(anyhow::anyhow!(
+        _ if replicas.is_empty() => Err(anyhow::anyhow!(
             "no replica to probe: name one with [[replicas]] in the config or --replica, or let \
              discovery find those the primary reports"
         )),
-        None => Ok(replicas),
+        _ => Ok(replicas
+            .iter()
+            .flat_map(|node| {
+                let named = view.node(node).into_iter().flat_map(|n| {
+                    let default = n.replica().map(|r| r.channel.as_str());
+                    n.channels
+                        .iter()
+                        .filter(move |c| Some(c.channel.as_str()) != default)
+                        .map(|c| label(node, &c.channel))
+                });
+                std::iter::once(node.clone()).chain(named)
+            })
+            .collect()),
     }
 }
 

@@ -21,7 +21,10 @@ pub fn progress(done: usize, total: usize, r: &ProbeResult) -> String {
             if let Some(cause) = cause {
                 let _ = write!(line, " ({cause})");
             }
-            if let Some(node) = r.served_by.as_deref().filter(|n| *n != r.target) {
+            // `agg/p2` read on agg is read where it was aimed.
+            let aimed =
+                rwtop::probe::Target::parse(&r.target).map_or(r.target.as_str(), |t| t.node);
+            if let Some(node) = r.served_by.as_deref().filter(|n| *n != aimed) {
                 let _ = write!(line, ", read on {node}");
             }
             let _ = write!(line, ", waited {}", units::duration(r.waited));
@@ -197,6 +200,16 @@ mod tests {
             progress(4, 20, &r),
             "[4/20] gtid-wait(1s) on r1: fell back (timeout after 1s), read on primary, waited 1s"
         );
+        r.target = "agg/p2".into();
+        r.served_by = Some("agg".into());
+        r.cause = None;
+        r.outcome = Outcome::Stale;
+        assert_eq!(
+            progress(5, 20, &r),
+            "[5/20] gtid-wait(1s) on agg/p2: stale, waited 1s",
+            "a channel read on its own node"
+        );
+        r.target = "r1".into();
         r.outcome = Outcome::Error;
         r.cause = Some("refused: read-only mode".into());
         assert_eq!(

@@ -1,16 +1,18 @@
-//! Interactive test reads (DESIGN.md §6): a probe writes a unique marker row on the primary and
-//! reads it back following one read-after-write strategy, reporting fresh, stale, fell back or
+//! Interactive test reads (DESIGN.md §6): a probe writes a unique marker row on the root of the
+//! channel it targets (the primary, or another root of a multi-source topology) and reads it back following one read-after-write strategy, reporting fresh, stale, fell back or
 //! error with the time waited and the queries spent. A bake-off runs every strategy N times.
 
 mod attempt;
 pub mod bakeoff;
 pub mod book;
+mod by_lag;
 mod marker;
 pub mod outcome;
 mod route;
 mod runner;
 mod session;
 pub mod strategy;
+pub mod target;
 pub mod task;
 
 use std::collections::BTreeMap;
@@ -21,6 +23,7 @@ pub use book::{ProbeBook, ProbesView};
 pub use outcome::{Outcome, ProbeResult, Tally, TallyView, WaitMs};
 pub use runner::Prober;
 pub use strategy::{CATALOGUE, ProbeDefaults, Strategy, short_duration};
+pub use target::Target;
 pub use task::{ProbeEvent, ProbeRequest};
 
 use crate::mysql::{Endpoint, Timeouts};
@@ -53,7 +56,8 @@ impl Default for ProbeSettings {
 /// What the prober needs to know about the topology.
 #[derive(Debug, Clone)]
 pub struct ProbeSpec {
-    /// The node probes write to, by name.
+    /// The configured primary, by name: the root probes write to unless the target's channel
+    /// leads to another (whose endpoint is in `endpoints`).
     pub primary: (String, Endpoint),
     /// Configured replicas; discovered ones are learnt from snapshots.
     pub endpoints: BTreeMap<String, Endpoint>,

@@ -1,18 +1,24 @@
 //! Each strategy's wait after the write, ending in where the read goes.
 //!
+//! Every strategy judges the channel aimed at ([`Aim`]): its status row, its root's binlog
+//! position and GTID, its lag. "The primary" below is that root: the node the marker was written
+//! on, which a fallback reads.
+//!
 //! Every wait-function return value has a defined meaning here: success reads the replica, a
-//! timeout falls back to the primary with "timeout after …", and `NULL` from `MASTER_POS_WAIT`
+//! timeout falls back to the root with "timeout after …", and `NULL` from `MASTER_POS_WAIT`
 //! falls back at once with its own cause (the SQL thread stopped, or the position is not
 //! comparable on that replica), never confused with a timeout.
 
 use std::time::{Duration, Instant};
 
 use super::attempt::{Attempt, ProbeError};
+use super::by_lag::{lag_route, recommend_sticky};
 use super::session::Session;
+use super::target::Aim;
 use super::{Strategy, short_duration};
 use crate::mysql::flavor::{WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
 use crate::mysql::{BinlogPos, GtidState, GtidWaitOutcome, NodeState, ReplicaStatus};
-use crate::topology::{Role, Topology};
+use crate::topology::Topology;
 use crate::units;
 
 /// Where the read goes once the strategy has waited.
@@ -20,9 +26,9 @@ use crate::units;
 pub(super) enum Route {
     /// Read this replica: fresh or stale.
     Replica(String),
-    /// The strategy reads the primary by design.
+    /// The strategy reads the root by design.
     Primary,
-    /// The strategy gave up on replicas: read the primary, report `fell_back` with the cause.
+    /// The strategy gave up on replicas: read the root, report `fell_back` with the cause.
     FallBack(String),
 }
 
@@ -44,9 +50,10 @@ impl Session {
         &mut self,
         a: &mut Attempt,
         strategy: Strategy,
+        aim: &Aim,
     ) -> Result<(), ProbeError> {
         if let Strategy::SemisyncPos(_) = strategy {
-            let primary = self.spec.primary.0.clone();
+            let primary = aim.root.clone();
             a.queries += 2;
             let semi = self.conn(&primary).await?.semisync().await?;
             if semi.source_enabled != Some(true) {
@@ -76,11 +83,11 @@ impl Session {
         &mut self,
         a: &mut Attempt,
         strategy: Strategy,
-        target: &str,
+        aim: &Aim,
         token: &str,
         view: &dyn Topology,
     ) -> Result<Route, ProbeError> {
-        let replica = || Route::Replica(target.to_owned());
+        let replica = || Route::Replica(aim.node.clone());
         match strategy {
             Strategy::None => Ok(replica()),
             Strategy::Primary => Ok(Route::Primary),
@@ -89,34 +96,31 @@ impl Session {
                 a.waited = d;
                 Ok(replica())
             }
-            Strategy::SbmZero(timeout) => {
-                self.poll_until(a, target, &Until::SbmZero, timeout).await
-            }
+            Strategy::SbmZero(timeout) => self.poll_until(a, aim, &Until::SbmZero, timeout).await,
             Strategy::PosEqual(timeout) => {
-                let pos = self.primary_position(a, target, view).await?;
-                self.poll_until(a, target, &Until::Applied(&pos), timeout)
+                let pos = self.primary_position(a, aim).await?;
+                self.poll_until(a, aim, &Until::Applied(&pos), timeout)
                     .await
             }
             Strategy::SemisyncPos(timeout) => {
-                let pos = self.primary_position(a, target, view).await?;
-                self.poll_until(a, target, &Until::Received(&pos), timeout)
+                let pos = self.primary_position(a, aim).await?;
+                self.poll_until(a, aim, &Until::Received(&pos), timeout)
                     .await
             }
             Strategy::GtidEqual(timeout) => {
-                let primary = self.spec.primary.0.clone();
                 a.queries += 1;
-                let state = self.conn(&primary).await?.node_state().await?;
-                self.poll_until(a, target, &Until::Gtids(&state), timeout)
+                let state = self.conn(&aim.root).await?.node_state().await?;
+                self.poll_until(a, aim, &Until::Gtids(&state), timeout)
                     .await
             }
             Strategy::PosWait(timeout) => {
-                let pos = self.primary_position(a, target, view).await?;
-                self.pos_wait(a, target, &pos, timeout).await
+                let pos = self.primary_position(a, aim).await?;
+                self.pos_wait(a, aim, &pos, timeout).await
             }
-            Strategy::GtidWait(timeout) => self.gtid_wait(a, target, timeout).await,
+            Strategy::GtidWait(timeout) => self.gtid_wait(a, aim, timeout).await,
             Strategy::Sticky(window) => {
-                // Inside the window the application reads the primary...
-                let primary = self.spec.primary.0.clone();
+                // Inside the window the application reads the root...
+                let primary = aim.root.clone();
                 a.primary_reads += 1;
                 self.read_marker(a, &primary, token).await?;
                 // ...and the first read after it goes to the replica: that is the one at risk.
@@ -124,7 +128,7 @@ impl Session {
                 let start = Instant::now();
                 tokio::time::sleep_until(ends.into()).await;
                 a.waited = start.elapsed();
-                a.note = recommend_sticky(view).map(|(p99, node, window)| {
+                a.note = recommend_sticky(view, &aim.root).map(|(p99, node, window)| {
                     format!(
                         "the worst replica, {node}, has a lag P99 of {} over 5 min: recommend sticky({})",
                         units::lag(p99),
@@ -134,7 +138,7 @@ impl Session {
                 Ok(replica())
             }
             Strategy::LagThreshold(max) => {
-                let (route, wait, note) = lag_route(view, target, max);
+                let (route, wait, note) = lag_route(view, aim, max);
                 a.note = note;
                 if let Some(lag) = wait {
                     // Read once the write is older than the chosen replica's measured lag plus
@@ -150,21 +154,21 @@ impl Session {
         }
     }
 
-    /// The primary's binlog coordinate right after the write, for the position strategies,
-    /// which only make sense on a replica of the primary itself.
+    /// The root's binlog coordinate right after the write, for the position strategies,
+    /// which only make sense on a channel that replicates from the root itself.
     async fn primary_position(
         &mut self,
         a: &mut Attempt,
-        target: &str,
-        view: &dyn Topology,
+        aim: &Aim,
     ) -> Result<BinlogPos, ProbeError> {
-        let primary = self.spec.primary.0.clone();
-        if let Some(source) = view.member(target).and_then(|n| n.source)
-            && source != primary
+        let primary = aim.root.clone();
+        if let Some(source) = &aim.source
+            && *source != primary
         {
             return Err(ProbeError(format!(
-                "{target} replicates from {source}, not from {primary}: the primary's binlog \
-                     positions mean nothing there; use gtid-wait or gtid-equal"
+                "{} replicates from {source}, not from {primary}: {primary}'s binlog \
+                 positions mean nothing there; use gtid-wait or gtid-equal",
+                aim.label()
             )));
         }
         a.queries += 1;
@@ -176,22 +180,35 @@ impl Session {
         })
     }
 
-    async fn status(&mut self, a: &mut Attempt, node: &str) -> Result<ReplicaStatus, ProbeError> {
+    /// The aimed channel's row of the replica's status; for a plain target on a node rwtop has
+    /// not polled yet, the default channel (its first row).
+    async fn status(&mut self, a: &mut Attempt, aim: &Aim) -> Result<ReplicaStatus, ProbeError> {
         a.queries += 1;
+        let node = &aim.node;
         let mut channels = self.conn(node).await?.replica_status().await?;
         if channels.is_empty() {
             return Err(ProbeError(format!(
                 "{node} is not replicating (SHOW SLAVE STATUS is empty)"
             )));
         }
-        Ok(channels.swap_remove(0))
+        let index = channels
+            .iter()
+            .position(|c| c.channel.eq_ignore_ascii_case(&aim.channel))
+            .or_else(|| aim.channel.is_empty().then_some(0));
+        let Some(index) = index else {
+            return Err(ProbeError(format!(
+                "{node} no longer has channel '{}'",
+                aim.channel
+            )));
+        };
+        Ok(channels.swap_remove(index))
     }
 
     /// Re-reads the replica every [`POLL_EVERY`] until the condition holds or `timeout` passes.
     async fn poll_until(
         &mut self,
         a: &mut Attempt,
-        target: &str,
+        aim: &Aim,
         until: &Until<'_>,
         timeout: Duration,
     ) -> Result<Route, ProbeError> {
@@ -201,23 +218,24 @@ impl Session {
             let short_of = match until {
                 Until::Gtids(primary) => {
                     a.queries += 1;
-                    let state = self.conn(target).await?.node_state().await?;
+                    let state = self.conn(&aim.node).await?.node_state().await?;
                     (!state.has_applied_all_of(primary)).then(|| {
                         format!(
-                            "applied GTIDs {} do not include the primary's {}",
+                            "applied GTIDs {} do not include {}'s {}",
                             applied_gtids(&state),
+                            aim.root,
                             written_gtids(primary)
                         )
                     })
                 }
                 until => {
-                    let status = self.status(a, target).await?;
+                    let status = self.status(a, aim).await?;
                     status_short_of(until, &status)
                 }
             };
             let Some(short_of) = short_of else {
                 a.waited = start.elapsed();
-                return Ok(Route::Replica(target.to_owned()));
+                return Ok(Route::Replica(aim.node.clone()));
             };
             let now = Instant::now();
             if now >= deadline {
@@ -231,14 +249,17 @@ impl Session {
         }
     }
 
-    /// `MASTER_POS_WAIT` / `SOURCE_POS_WAIT` on the replica for the primary's position.
+    /// `MASTER_POS_WAIT` / `SOURCE_POS_WAIT` on the replica for the root's position, on the
+    /// aimed channel (the function's 4th argument: without it the default channel would judge a
+    /// position of another root's binlog, which may well have the same file name).
     async fn pos_wait(
         &mut self,
         a: &mut Attempt,
-        target: &str,
+        aim: &Aim,
         pos: &BinlogPos,
         timeout: Duration,
     ) -> Result<Route, ProbeError> {
+        let target = aim.node.as_str();
         let function = self.conn(target).await?.flavor().pos_wait_function();
         // It counts whole seconds (0 would wait forever): round up, and say so.
         let secs = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
@@ -249,7 +270,11 @@ impl Session {
                 short_duration(timeout)
             ));
         }
-        let sql = self.conn(target).await?.flavor().pos_wait_sql(pos, secs);
+        let sql = self
+            .conn(target)
+            .await?
+            .flavor()
+            .pos_wait_sql(pos, secs, &aim.channel);
         let within = Duration::from_secs(secs) + self.spec.timeouts.query;
         let start = Instant::now();
         let rows = self.query_within(a, target, &sql, within).await?;
@@ -258,8 +283,8 @@ impl Session {
             Some(-1) => Ok(Route::FallBack(format!("timeout after {secs}s"))),
             Some(_) => Ok(Route::Replica(target.to_owned())),
             None => {
-                // NULL means several things; the replica's own status tells them apart.
-                let status = self.status(a, target).await?;
+                // NULL means several things; the channel's own status tells them apart.
+                let status = self.status(a, aim).await?;
                 Ok(Route::FallBack(if status.sql_running {
                     format!(
                         "{function} returned NULL with the SQL thread running: the primary's \
@@ -281,10 +306,11 @@ impl Session {
     async fn gtid_wait(
         &mut self,
         a: &mut Attempt,
-        target: &str,
+        aim: &Aim,
         timeout: Duration,
     ) -> Result<Route, ProbeError> {
-        let primary = self.spec.primary.0.clone();
+        let target = aim.node.as_str();
+        let primary = aim.root.clone();
         let on_primary = self.conn(&primary).await?.flavor();
         let capture = on_primary.written_gtids_sql();
         if !on_primary.written_gtids_are_the_writes_own() {
@@ -323,7 +349,7 @@ impl Session {
             }
         }
         // The wait function cannot tell a slow replica from a stopped one; the status can.
-        let status = self.status(a, target).await?;
+        let status = self.status(a, aim).await?;
         let why = if status.sql_running {
             String::new()
         } else {
@@ -392,88 +418,6 @@ fn written_gtids(state: &NodeState) -> String {
         GtidState::Mysql { executed } => executed.to_string(),
         GtidState::Mariadb { binlog_pos, .. } => binlog_pos.to_string(),
     }
-}
-
-/// Lag-threshold routing over the replicas that are not drained: the target when its measured
-/// lag is within `max`, else the replica
-/// with the least lag within `max`, else the primary. Returns the route, the chosen replica's
-/// measured lag and a note when it routed away from the target.
-fn lag_route(
-    view: &dyn Topology,
-    target: &str,
-    max: Duration,
-) -> (Route, Option<Duration>, Option<String>) {
-    let mut eligible = Vec::new();
-    let mut refused = Vec::new();
-    for node in view
-        .members()
-        .into_iter()
-        .filter(|n| n.role != Role::Primary)
-    {
-        let Some(health) = view.health(node.name) else {
-            continue;
-        };
-        if view.is_drained(node.name) {
-            refused.push(format!("{} drained", node.name));
-            continue;
-        }
-        let running = health.running;
-        match health.lag {
-            Some(lag) if running && lag <= max => eligible.push((lag, node.name)),
-            Some(lag) => refused.push(format!(
-                "{} {}{}",
-                node.name,
-                units::lag(lag),
-                if running { "" } else { " (a thread stopped)" }
-            )),
-            None => refused.push(format!("{} unknown", node.name)),
-        }
-    }
-    eligible.sort_unstable();
-    let chosen = eligible
-        .iter()
-        .find(|(_, name)| *name == target)
-        .or_else(|| eligible.first());
-    match chosen {
-        Some((lag, name)) => {
-            let note = (*name != target).then(|| {
-                format!(
-                    "routed to {name} (lag {}): {target} is not within {}",
-                    units::lag(*lag),
-                    short_duration(max)
-                )
-            });
-            (Route::Replica((*name).to_owned()), Some(*lag), note)
-        }
-        None => (
-            Route::FallBack(format!(
-                "no replica within {}: {}",
-                short_duration(max),
-                if refused.is_empty() {
-                    "no replica measured".to_owned()
-                } else {
-                    refused.join(", ")
-                }
-            )),
-            None,
-            None,
-        ),
-    }
-}
-
-/// The sticky window the measured lag suggests: the worst replica's 5-minute P99 plus one
-/// heartbeat interval (the measurement's resolution), rounded up to 100 ms.
-fn recommend_sticky(view: &dyn Topology) -> Option<(Duration, String, Duration)> {
-    let (p99, node) = view
-        .members()
-        .into_iter()
-        .filter_map(|n| Some((view.health(n.name)?.lag_p99_5m?, n.name.to_owned())))
-        .max()?;
-    let raw = p99 + view.heartbeat_interval();
-    let step = 100u128;
-    let ms = raw.as_millis().div_ceil(step) * step;
-    let window = Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX));
-    Some((p99, node, window))
 }
 
 #[cfg(test)]

@@ -1,8 +1,11 @@
-//! The probe runner: one marker written on the primary, read back as a strategy dictates.
+//! The probe runner: one marker written on the root of the targeted channel, read back as a
+//! strategy dictates.
 //!
-//! The prober writes only to the primary, and only after its [`Session`] has checked that the
-//! primary is writable; replicas are only read. [`super::route`] decides where the read goes.
+//! The prober writes only to a root (the configured primary, or the root upstream of the
+//! channel aimed at), and only after its [`Session`] has checked that it is writable; replicas
+//! are only read. [`super::route`] decides where the read goes.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::attempt::{Attempt, ProbeError};
@@ -10,6 +13,7 @@ use super::marker;
 use super::outcome::{Outcome, ProbeResult};
 use super::route::Route;
 use super::session::Session;
+use super::target::{Aim, Target};
 use super::{ProbeSpec, Strategy};
 use crate::topology::{Role, Topology};
 
@@ -17,6 +21,8 @@ pub struct Prober {
     session: Session,
     seq: u64,
     last_cleanup: Option<Instant>,
+    /// Every root a marker was written on: each is cleaned up.
+    written_on: BTreeSet<String>,
 }
 
 impl Prober {
@@ -26,6 +32,7 @@ impl Prober {
             session: Session::new(spec),
             seq: 0,
             last_cleanup: None,
+            written_on: BTreeSet::new(),
         }
     }
 
@@ -34,7 +41,8 @@ impl Prober {
         &self.session.spec.primary.0
     }
 
-    /// Runs one probe against `target` (a replica) and reports what happened; never fails.
+    /// Runs one probe against `target` (a replica, `agg`, or one of its channels, `agg/p2`) and
+    /// reports what happened; never fails.
     pub async fn run(
         &mut self,
         strategy: Strategy,
@@ -81,15 +89,24 @@ impl Prober {
         }
     }
 
-    /// Deletes the markers older than `age` on the primary.
+    /// Deletes the markers older than `age` on the primary and every other root written to
+    /// (a root's delete replicates only the rows it has itself).
     pub async fn cleanup(&mut self, age: Duration) -> Result<(), ProbeError> {
-        let primary = self.session.spec.primary.0.clone();
-        self.session
-            .conn(&primary)
-            .await?
-            .query_rows(&marker::cleanup_sql(age))
-            .await?;
-        Ok(())
+        let mut roots = self.written_on.clone();
+        roots.insert(self.session.spec.primary.0.clone());
+        let mut first_error = None;
+        for root in roots {
+            let done: Result<(), ProbeError> = async {
+                let conn = self.session.conn(&root).await?;
+                conn.query_rows(&marker::cleanup_sql(age)).await?;
+                Ok(())
+            }
+            .await;
+            if let Err(ProbeError(e)) = done {
+                first_error.get_or_insert(ProbeError(format!("{root}: {e}")));
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Closes every connection politely.
@@ -113,15 +130,14 @@ impl Prober {
         }
         self.session.learn(view);
         self.session.follow(view);
-        self.check_target(target, view)?;
+        let target = Target::parse(target).map_err(ProbeError)?;
+        self.check_target(target.node, view)?;
+        let aim = Aim::resolve(&target, view, &self.session.spec.primary.0)?;
         // Strategies that need something before the write ask for it here.
-        self.session.before_write(a, strategy).await?;
-        let token = self.write_marker(a).await?;
-        let route = self
-            .session
-            .route(a, strategy, target, &token, view)
-            .await?;
-        let primary = self.session.spec.primary.0.clone();
+        self.session.before_write(a, strategy, &aim).await?;
+        let token = self.write_marker(a, &aim.root).await?;
+        let route = self.session.route(a, strategy, &aim, &token, view).await?;
+        let primary = aim.root;
         let (node, outcome, cause) = match route {
             Route::Replica(name) => {
                 let seen = self.session.read_marker(a, &name, &token).await?;
@@ -169,9 +185,10 @@ impl Prober {
         }
     }
 
-    async fn write_marker(&mut self, a: &mut Attempt) -> Result<String, ProbeError> {
-        let primary = self.session.spec.primary.0.clone();
-        self.session.ensure_primary(&primary).await?;
+    /// Writes the marker on `primary` (a root), checked writable first.
+    async fn write_marker(&mut self, a: &mut Attempt, primary: &str) -> Result<String, ProbeError> {
+        self.session.ensure_primary(primary).await?;
+        self.written_on.insert(primary.to_owned());
         self.seq += 1;
         let token = format!(
             "{}-{}-{}-{}",
@@ -182,7 +199,7 @@ impl Prober {
         );
         a.started = Instant::now();
         self.session
-            .query(a, &primary, &marker::insert_sql(&token))
+            .query(a, primary, &marker::insert_sql(&token))
             .await?;
         a.written = Some(Instant::now());
         Ok(token)

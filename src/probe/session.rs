@@ -1,7 +1,7 @@
 //! The prober's connections: one per node it has touched, separate from the pollers' (a wait
 //! function holds its connection for up to the strategy's timeout), and where each node is.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use super::ProbeSpec;
@@ -13,8 +13,8 @@ use crate::topology::Topology;
 pub(super) struct Session {
     pub spec: ProbeSpec,
     conns: HashMap<String, NodeConn>,
-    /// Whether the primary connection has passed the `read_only` check and created the table.
-    primary_ready: bool,
+    /// The roots whose connection has created the marker table.
+    ready: HashSet<String>,
 }
 
 impl Session {
@@ -22,7 +22,7 @@ impl Session {
         Self {
             spec,
             conns: HashMap::new(),
-            primary_ready: false,
+            ready: HashSet::new(),
         }
     }
 
@@ -33,12 +33,13 @@ impl Session {
         }
     }
 
-    /// Before every marker write: refuse a read-only primary (a switchover turns it read-only
-    /// under a live connection, and an account with SUPER would still be let through). Once per
-    /// connection: create the marker table.
+    /// Before every marker write on a root: refuse a read-only one (a switchover turns it
+    /// read-only under a live connection, and an account with SUPER would still be let
+    /// through). Once per connection: create the marker table.
     pub async fn ensure_primary(&mut self, primary: &str) -> Result<(), ProbeError> {
         // A connection that timed out or broke is reopened (and set up again) by `conn`.
-        let ready = self.primary_ready && self.conns.get(primary).is_some_and(NodeConn::is_open);
+        let ready =
+            self.ready.contains(primary) && self.conns.get(primary).is_some_and(NodeConn::is_open);
         let conn = self.conn(primary).await?;
         if conn.is_read_only().await? {
             return Err(ProbeError(format!(
@@ -50,7 +51,7 @@ impl Session {
         if !ready {
             conn.query_rows(marker::CREATE_SCHEMA).await?;
             conn.query_rows(marker::CREATE_TABLE).await?;
-            self.primary_ready = true;
+            self.ready.insert(primary.to_owned());
         }
         Ok(())
     }
@@ -107,9 +108,7 @@ impl Session {
         if !self.conns.get(node).is_some_and(NodeConn::is_open) {
             let endpoint = self.endpoint(node)?;
             let conn = NodeConn::connect(&endpoint, self.spec.timeouts).await?;
-            if node == self.spec.primary.0 {
-                self.primary_ready = false;
-            }
+            self.ready.remove(node);
             self.conns.insert(node.to_owned(), conn);
         }
         self.conns
@@ -155,7 +154,6 @@ impl Session {
         if let Some(endpoint) = self.spec.endpoints.remove(node) {
             let old = std::mem::replace(&mut self.spec.primary, (node.to_owned(), endpoint));
             self.spec.endpoints.insert(old.0, old.1);
-            self.primary_ready = false;
         }
     }
 }

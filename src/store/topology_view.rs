@@ -1,13 +1,14 @@
 //! The snapshot as the tasks below the store see it: the [`Topology`] they route, drain and
 //! follow a failover by.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use super::lag::Lag;
 use super::windows::Window;
-use super::{NodeView, Snapshot};
+use super::{NodeView, ReplicaView, Snapshot};
 use crate::mysql::IoRunning;
-use crate::topology::{Health, Member, Topology};
+use crate::topology::{Channel, Health, Member, Role, Topology};
 
 fn member(node: &NodeView) -> Member<'_> {
     Member {
@@ -15,6 +16,75 @@ fn member(node: &NodeView) -> Member<'_> {
         address: &node.address,
         role: node.role,
         source: node.source.as_deref(),
+    }
+}
+
+fn health(replica: &ReplicaView) -> Health {
+    let lag = match &replica.heartbeat_lag {
+        Lag::Exact { lag } => Some(*lag),
+        Lag::AtLeast { upper, .. } => *upper,
+        Lag::Unknown { .. } => None,
+    };
+    let lag_p99_5m = replica
+        .windows
+        .iter()
+        .find(|(w, _)| *w == Window::FiveMinutes)
+        .and_then(|(_, stats)| stats.as_ref())
+        .map(|stats| stats.p99);
+    Health {
+        running: replica.sql_running && replica.io_running == IoRunning::Yes,
+        lag,
+        lag_p99_5m,
+    }
+}
+
+impl Snapshot {
+    /// The roots in writer order: the heartbeat's, else (read-only mode) the primaries.
+    fn root_names(&self) -> Vec<&str> {
+        let beats: Vec<&str> = self
+            .heartbeat
+            .roots
+            .iter()
+            .filter_map(|r| r.node.as_deref())
+            .collect();
+        if !beats.is_empty() {
+            return beats;
+        }
+        self.nodes
+            .iter()
+            .filter(|n| n.role == Role::Primary)
+            .map(|n| n.name.as_str())
+            .collect()
+    }
+
+    /// The roots at or above `node`: itself when it is one, else those above each of its
+    /// channels. `seen` breaks rings.
+    fn roots_above<'a>(
+        &'a self,
+        node: &'a str,
+        roots: &[&'a str],
+        seen: &mut HashSet<&'a str>,
+    ) -> Vec<&'a str> {
+        if let Some(root) = roots.iter().find(|r| **r == node) {
+            return vec![root];
+        }
+        if !seen.insert(node) {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        for channel in self.node(node).map_or(&[][..], |n| &n.channels[..]) {
+            for root in channel
+                .source
+                .as_deref()
+                .map(|s| self.roots_above(s, roots, seen))
+                .unwrap_or_default()
+            {
+                if !found.contains(&root) {
+                    found.push(root);
+                }
+            }
+        }
+        found
     }
 }
 
@@ -28,23 +98,52 @@ impl Topology for Snapshot {
     }
 
     fn health(&self, name: &str) -> Option<Health> {
-        let replica = self.node(name)?.replica()?;
-        let lag = match &replica.heartbeat_lag {
-            Lag::Exact { lag } => Some(*lag),
-            Lag::AtLeast { upper, .. } => *upper,
-            Lag::Unknown { .. } => None,
+        self.node(name)?.replica().map(health)
+    }
+
+    fn channels(&self, node: &str) -> Vec<Channel<'_>> {
+        let Some(node) = self.node(node) else {
+            return Vec::new();
         };
-        let lag_p99_5m = replica
-            .windows
+        let default = node.replica().map(|r| r.channel.as_str());
+        let first = node
+            .channels
             .iter()
-            .find(|(w, _)| *w == Window::FiveMinutes)
-            .and_then(|(_, stats)| stats.as_ref())
-            .map(|stats| stats.p99);
-        Some(Health {
-            running: replica.sql_running && replica.io_running == IoRunning::Yes,
-            lag,
-            lag_p99_5m,
-        })
+            .filter(|c| Some(c.channel.as_str()) == default);
+        let others = node
+            .channels
+            .iter()
+            .filter(|c| Some(c.channel.as_str()) != default);
+        first
+            .chain(others)
+            .map(|c| Channel {
+                name: &c.channel,
+                source: c.source.as_deref(),
+                health: health(c),
+            })
+            .collect()
+    }
+
+    fn roots_of(&self, node: &str, channel: &str) -> Vec<&str> {
+        let roots = self.root_names();
+        let Some(view) = self.node(node) else {
+            return Vec::new();
+        };
+        let Some(status) = view.channel(channel) else {
+            return Vec::new();
+        };
+        let mut seen = HashSet::from([view.name.as_str()]);
+        let mut found = match status.source.as_deref() {
+            Some(source) => self.roots_above(source, &roots, &mut seen),
+            None => Vec::new(),
+        };
+        // As the store reads lag: a lone channel whose source rwtop does not poll is taken to
+        // come from the first root (the one-primary topology); one of several is unknown.
+        if found.is_empty() && view.channels.len() == 1 {
+            found.extend(roots.first());
+        }
+        found.sort_by_key(|r| roots.iter().position(|x| x == r));
+        found
     }
 
     fn is_drained(&self, name: &str) -> bool {
@@ -61,5 +160,50 @@ impl Topology for Snapshot {
 
     fn successor_of(&self, name: &str) -> Option<Member<'_>> {
         self.successor(name).map(member)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::probe::Target;
+    use crate::store::testkit::Topo;
+    use crate::topology::Topology;
+
+    #[test]
+    fn each_channel_leads_to_its_own_root() {
+        let mut topo = Topo::new();
+        topo.add_primary("p2", 4);
+        topo.add_replica("agg", "db1", 5);
+        topo.add_channel("agg", "p2", "p2");
+        topo.add_replica("c1", "agg", 6);
+        topo.add_replica("lone", "elsewhere", 7);
+        let s = topo.at(1);
+        assert_eq!(s.roots_of("r1", ""), ["db1"]);
+        assert_eq!(s.roots_of("agg", ""), ["db1"]);
+        assert_eq!(s.roots_of("agg", "p2"), ["p2"]);
+        assert_eq!(s.roots_of("c1", ""), ["db1", "p2"], "below both roots");
+        assert_eq!(
+            s.roots_of("lone", ""),
+            ["db1"],
+            "as the store reads its lag"
+        );
+        assert!(s.roots_of("agg", "nope").is_empty());
+        let names: Vec<_> = s.channels("agg").iter().map(|c| c.name).collect();
+        assert_eq!(names, ["", "p2"]);
+        assert_eq!(s.channels("agg")[1].source, Some("p2"));
+        assert!(s.channels("db1").is_empty());
+
+        let aim = |text| Target::parse(text).unwrap().channel_in(&s);
+        assert_eq!(aim("agg").unwrap(), "");
+        assert_eq!(aim("agg/P2").unwrap(), "p2", "as MariaDB compares names");
+        assert_eq!(
+            aim("agg/nope").unwrap_err(),
+            "agg has no channel 'nope': its channels are '' (the default: agg), 'p2' (agg/p2)"
+        );
+        assert!(
+            aim("db1/p2")
+                .unwrap_err()
+                .contains("no replication channel")
+        );
     }
 }
