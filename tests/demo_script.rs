@@ -15,7 +15,7 @@ use rwtop::demo::{Demo, DemoError, Timeline};
 use rwtop::engine::Engine;
 use rwtop::gtid::GtidList;
 use rwtop::mysql::RawRow;
-use rwtop::sandbox::SandboxError;
+use rwtop::sandbox::{AGGREGATOR, SandboxError};
 use tokio::sync::{mpsc, watch};
 
 /// Longest a narration line may take to come: the longest fast step (the stall, 8 s) plus the
@@ -149,7 +149,7 @@ async fn rebuilding_alter(demo: &Demo, said: &mut Narration) {
     said.expect("progress: the primary rebuilt").await;
     said.expect("resolved: every replica replayed the ALTER")
         .await;
-    for node in ["r1", "r2", "c1"] {
+    for node in ["r1", "r2", "c1", AGGREGATOR] {
         assert!(
             binlog_has(
                 demo,
@@ -234,7 +234,11 @@ async fn torn_down(demo: Demo) {
         .iter()
         .filter_map(|n| demo.sandbox().pid(&n.name))
         .collect();
-    assert_eq!(pids.len(), 4, "primary, r1, r2 and c1 were running");
+    assert_eq!(
+        pids.len(),
+        6,
+        "primary, r1, r2, c1, p2 and agg were running"
+    );
     tokio::task::block_in_place(|| drop(demo));
     eventually("servers gone and folder removed", DEADLINE, async || {
         (pids.iter().all(|pid| !server_alive(*pid, &dir)) && !dir.exists()).then_some(())
