@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod channel;
 mod director;
 mod script;
 mod stop;

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::channel;
 use super::director::Director;
 use super::stop::{Stop, Stopped};
 use crate::mysql::{Endpoint, NodeConn, Timeouts};
@@ -204,6 +205,10 @@ async fn incidents(
         io_thread_stopped(director, stop).await?;
         stop.sleep(t.pause).await?;
         delayed_replica(director, stop).await?;
+        stop.sleep(t.pause).await?;
+        // Before the ALTER, whose replay makes agg's default channel lag for a minute's window
+        // too: here agg's default channel is at about 0, so the one channel behind stands out.
+        channel::channel_stopped(director, stop).await?;
         stop.sleep(t.pause).await?;
         rebuilding_alter(director, &mut built, stop).await?;
         stop.sleep(t.pause).await?;
