@@ -1,5 +1,6 @@
 //! `rwtop demo`'s script against real servers, on the fast timeline: each incident happens, in
-//! order, with its real effect on the servers (and on rwtop's engine); the loop starts over; a
+//! order, with its real effect on the servers (and on rwtop's engine), the multi-source one on one
+//! channel of the aggregator while its other channel flows; the loop starts over; a
 //! stop ends it promptly; dropping the demo leaves no server and no folder. And without a server
 //! binary, the demo says what to install.
 
@@ -15,7 +16,7 @@ use rwtop::demo::{Demo, DemoError, Timeline};
 use rwtop::engine::Engine;
 use rwtop::gtid::GtidList;
 use rwtop::mysql::RawRow;
-use rwtop::sandbox::SandboxError;
+use rwtop::sandbox::{AGGREGATOR, SECOND_CHANNEL, SandboxError};
 use tokio::sync::{mpsc, watch};
 
 /// Longest a narration line may take to come: the longest fast step (the stall, 8 s) plus the
@@ -76,6 +77,20 @@ fn gtids(demo: &Demo, node: &str, variable: &str) -> GtidList {
     let rows = admin(demo, node, &format!("SELECT @@global.{variable} AS pos"));
     let text = rows[0].text(&["pos"]).unwrap().unwrap_or("");
     GtidList::parse(text).unwrap()
+}
+
+/// `(Slave_IO_Running, Slave_SQL_Running)` of one channel of `node`, by its connection name.
+fn threads(demo: &Demo, node: &str, channel: &str) -> (String, String) {
+    let text = |row: &RawRow, column: &str| row.text(&[column]).unwrap().unwrap_or("").to_owned();
+    let rows = admin(demo, node, "SHOW ALL SLAVES STATUS");
+    let row = rows
+        .iter()
+        .find(|row| text(row, "Connection_name") == channel)
+        .unwrap_or_else(|| panic!("{node} has no channel {channel:?}"));
+    (
+        text(row, "Slave_IO_Running"),
+        text(row, "Slave_SQL_Running"),
+    )
 }
 
 /// Whether any binlog of `node` holds an event whose text contains `needle`.
@@ -149,7 +164,7 @@ async fn rebuilding_alter(demo: &Demo, said: &mut Narration) {
     said.expect("progress: the primary rebuilt").await;
     said.expect("resolved: every replica replayed the ALTER")
         .await;
-    for node in ["r1", "r2", "c1"] {
+    for node in ["r1", "r2", "c1", AGGREGATOR] {
         assert!(
             binlog_has(
                 demo,
@@ -163,6 +178,42 @@ async fn rebuilding_alter(demo: &Demo, said: &mut Narration) {
     }
 }
 
+/// (e) agg's channel from p2 stops applying: on the server its SQL thread alone is stopped;
+/// in rwtop agg/p2's lag grows and alerts while agg's default channel (from the primary) stays
+/// near 0; then both channels run again.
+async fn one_channel_stopped(demo: &Demo, engine: &Engine, said: &mut Narration) {
+    said.expect("incident: agg's channel p2 stopped applying (STOP SLAVE 'p2' SQL_THREAD)")
+        .await;
+    let yes = |io: &str, sql: &str| (io.to_owned(), sql.to_owned());
+    assert_eq!(threads(demo, AGGREGATOR, SECOND_CHANNEL), yes("Yes", "No"));
+    assert_eq!(threads(demo, AGGREGATOR, ""), yes("Yes", "Yes"));
+    let (stopped, flowing) = eventually(
+        "agg/p2 behind and alerting while agg's default channel flows",
+        DEADLINE,
+        async || {
+            let s = engine.latest();
+            let agg = s.node(AGGREGATOR)?;
+            let (p2, default) = (agg.channel(SECOND_CHANNEL)?, agg.channel("")?);
+            let lags = (p2.heartbeat_lag.value()?, default.heartbeat_lag.value()?);
+            let alerting = s.alerts.active.iter().any(|a| {
+                a.node.as_deref() == Some(AGGREGATOR)
+                    && a.channel.as_deref() == Some(SECOND_CHANNEL)
+            });
+            (!p2.sql_running
+                && default.sql_running
+                && alerting
+                && lags.0 >= Duration::from_secs(3)
+                && lags.1 < Duration::from_secs(1))
+            .then_some(lags)
+        },
+    )
+    .await;
+    eprintln!("agg/p2 {stopped:?} behind while agg's default channel is {flowing:?} behind");
+    said.expect("resolved: agg's channel p2 applies again")
+        .await;
+    assert_eq!(threads(demo, AGGREGATOR, SECOND_CHANNEL), yes("Yes", "Yes"));
+}
+
 /// The order of the narration, and nothing failed on the way (the load included).
 fn in_order_without_errors(said: &Narration) {
     let order = [
@@ -174,6 +225,8 @@ fn in_order_without_errors(said: &Narration) {
         "resolved: r1's IO thread",
         "incident: r1 runs with MASTER_DELAY",
         "resolved: r1's MASTER_DELAY",
+        "incident: agg's channel p2 stopped applying",
+        "resolved: agg's channel p2 applies again",
         "incident: the app runs ALTER",
         "resolved: every replica replayed",
         "demo: round 2",
@@ -193,7 +246,8 @@ fn in_order_without_errors(said: &Narration) {
     );
 }
 
-/// What rwtop made of it: the lie and the stop were caught, and c1 was discovered under r1.
+/// What rwtop made of it: the lie and the stops were caught (agg's on its channel p2 only), and
+/// c1 was discovered under r1.
 fn engine_saw_it(demo: &Demo, engine: &Engine) {
     let s = engine.latest();
     let raised = |kind: AlertKind, node: &str| {
@@ -212,6 +266,16 @@ fn engine_saw_it(demo: &Demo, engine: &Engine) {
         "{:#?}",
         s.alerts.log
     );
+    let on_agg = |channel: Option<&str>| {
+        s.alerts.log.iter().any(|e| {
+            e.raised
+                && e.kind == AlertKind::SqlThreadStopped
+                && e.node.as_deref() == Some(AGGREGATOR)
+                && e.channel.as_deref() == channel
+        })
+    };
+    assert!(on_agg(Some(SECOND_CHANNEL)), "{:#?}", s.alerts.log);
+    assert!(!on_agg(None), "{:#?}", s.alerts.log);
     // Named c1 as the narration calls it (its `report_host`), reached at its own port.
     let c1 = s
         .node("c1")
@@ -234,7 +298,11 @@ async fn torn_down(demo: Demo) {
         .iter()
         .filter_map(|n| demo.sandbox().pid(&n.name))
         .collect();
-    assert_eq!(pids.len(), 4, "primary, r1, r2 and c1 were running");
+    assert_eq!(
+        pids.len(),
+        6,
+        "primary, r1, r2, c1, p2 and agg were running"
+    );
     tokio::task::block_in_place(|| drop(demo));
     eventually("servers gone and folder removed", DEADLINE, async || {
         (pids.iter().all(|pid| !server_alive(*pid, &dir)) && !dir.exists()).then_some(())
@@ -259,6 +327,7 @@ async fn demo_script_runs_real_incidents_in_order_then_tears_down() {
     said.expect("demo: primary with replicas").await;
     stalled_link(&demo, &mut said).await;
     io_thread_and_delay(&demo, &mut said).await;
+    one_channel_stopped(&demo, &engine, &mut said).await;
     rebuilding_alter(&demo, &mut said).await;
     said.expect("demo: round 2").await;
     in_order_without_errors(&said);

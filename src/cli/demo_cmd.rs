@@ -17,7 +17,9 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let theme = monitor_cmd::theme(theme_spec)?;
     let recorder = super::record_cmd::create(record)?;
-    eprintln!("rwtop demo: starting a primary, two replicas and a cascaded one on 127.0.0.1 ...");
+    eprintln!(
+        "rwtop demo: starting a primary, two replicas, a cascaded one, a second primary and an aggregator of both on 127.0.0.1 ..."
+    );
     let demo = Demo::start(dir)?;
     let runtime = super::runtime()?;
     runtime.block_on(async move {

@@ -121,9 +121,11 @@ fn duration_arg(text: &str) -> Result<Duration, String> {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// A real primary, two replicas and a cascaded one on 127.0.0.1, a light write load and
-    /// scripted incidents (a rebuilding ALTER, a stalled source link, a stopped IO thread, a
-    /// delayed replica), in the TUI. Quitting stops every server and deletes the folder.
+    /// A real primary, two replicas and a cascaded one, and a second primary with an aggregator
+    /// of both, on 127.0.0.1, a light write load and scripted incidents (a rebuilding ALTER, a
+    /// stalled source link, a stopped IO thread, a delayed replica, one channel of the
+    /// aggregator stopped while the other flows), in the TUI. Quitting stops every server and
+    /// deletes the folder.
     Demo {
         /// Sandbox folder [default: a new temporary folder].
         #[arg(long)]

@@ -26,6 +26,9 @@ pub(crate) struct Director {
     /// The application's account on the primary: the load, the build and the ALTER run as it,
     /// because rwtop's monitor user may not ALTER (and should not).
     pub app: Endpoint,
+    /// The same account on the second primary, where the load writes too, so the aggregator's
+    /// channel from it has something to apply (and to fall behind on).
+    pub app_p2: Endpoint,
     pub timeline: Timeline,
     pub events: mpsc::Sender<String>,
 }

@@ -1,8 +1,9 @@
 //! `rwtop demo`: a real topology on this machine with a scripted run of real incidents, so a
 //! newcomer sees every panel come alive in the first minute without a production database.
 //!
-//! [`Demo::start`] brings up an ephemeral sandbox (primary, r1 and r2, and c1 under r1, every link
-//! through a stallable relay) and the application's account; it returns as soon as the servers
+//! [`Demo::start`] brings up an ephemeral sandbox (primary, r1 and r2, and c1 under r1; beside them
+//! a second primary p2 and an aggregator agg replicating from both, on channels '' and 'p2'; every
+//! link through a stallable relay) and the application's account on both primaries; it returns as soon as the servers
 //! replicate, because the TUI must appear within seconds. The slow part (filling the table the
 //! ALTER incident rebuilds) happens inside the script ([`Demo::run_script`]), in the background.
 //! Dropping the [`Demo`] stops the script and the load, then kills the servers and deletes the
@@ -26,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod channel;
 mod director;
 mod script;
 mod stop;
@@ -44,7 +46,7 @@ pub use timeline::Timeline;
 
 use crate::engine::EngineSpec;
 use crate::mysql::{Endpoint, Secret, Timeouts};
-use crate::sandbox::{Ports, Sandbox, SandboxError, SandboxSpec};
+use crate::sandbox::{AGGREGATOR, Ports, SECOND_PRIMARY, Sandbox, SandboxError, SandboxSpec};
 use crate::store::Role;
 
 /// The application's account: it writes the load and runs the ALTER, as an application would;
@@ -83,7 +85,8 @@ pub struct Demo {
     /// ephemeral), and [`Drop`] for `Demo` makes sure that is this handle, promptly.
     sandbox: Arc<Sandbox>,
     app: Endpoint,
-    /// primary, r1, r2 as rwtop's monitor user sees them (c1 is left to discovery).
+    app_p2: Endpoint,
+    /// primary, r1, r2, p2 and agg as rwtop's monitor user sees them (c1 is left to discovery).
     monitor: Vec<(String, Endpoint, Role)>,
     /// The demo's own stop, sent on drop, so a script the caller forgot to stop ends too.
     stop: watch::Sender<bool>,
@@ -114,7 +117,7 @@ impl Demo {
             ephemeral: true,
             relay: true,
             tls: false,
-            multi_source: false,
+            multi_source: true,
         };
         // A port chosen free can be taken by another program before its server binds it; `up`
         // leaves nothing behind on failure, so once more on new ports is clean.
@@ -125,14 +128,28 @@ impl Demo {
             other => other?,
         };
         let password = random_hex()?;
+        let account = format!(
+            "CREATE USER '{APP_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'; \
+             GRANT ALL ON rwtop.* TO '{APP_USER}'@'127.0.0.1'"
+        );
+        let load_table = |table: &str| {
+            format!(
+                "CREATE TABLE IF NOT EXISTS {table} (id BIGINT AUTO_INCREMENT PRIMARY KEY, \
+                 at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), v INT)"
+            )
+        };
         sandbox.admin(
             "primary",
+            &format!("{account}; {}", load_table(script::LOAD_TABLE)),
+        )?;
+        // On p2 the account is created with the binary log off: agg already has it from the
+        // primary, and the same CREATE USER arriving on channel 'p2' would stop that channel
+        // (error 1396). p2's load table is its own, logged, so agg creates it from p2.
+        sandbox.admin(
+            SECOND_PRIMARY,
             &format!(
-                "CREATE USER '{APP_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'; \
-                 GRANT ALL ON rwtop.* TO '{APP_USER}'@'127.0.0.1'; \
-                 CREATE TABLE IF NOT EXISTS {} (id BIGINT AUTO_INCREMENT PRIMARY KEY, \
-                 at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), v INT)",
-                script::LOAD_TABLE
+                "SET sql_log_bin=0; {account}; SET sql_log_bin=1; {}",
+                load_table(script::LOAD_TABLE_P2)
             ),
         )?;
         let mut monitor = Vec::new();
@@ -140,26 +157,34 @@ impl Demo {
             ("primary", Role::Primary),
             ("r1", Role::Replica),
             ("r2", Role::Replica),
+            (SECOND_PRIMARY, Role::Primary),
+            (AGGREGATOR, Role::Replica),
         ] {
             monitor.push((name.to_owned(), sandbox.endpoint(name)?, role));
         }
-        let app = Endpoint {
-            user: APP_USER.to_owned(),
-            password: Some(Secret::new(password)),
-            ..sandbox.endpoint("primary")?
+        let as_app = |node: &str| -> Result<Endpoint, SandboxError> {
+            Ok(Endpoint {
+                user: APP_USER.to_owned(),
+                password: Some(Secret::new(password.clone())),
+                ..sandbox.endpoint(node)?
+            })
         };
+        let (app, app_p2) = (as_app("primary")?, as_app(SECOND_PRIMARY)?);
         let (stop, _) = watch::channel(false);
         Ok(Self {
             sandbox: Arc::new(sandbox),
             app,
+            app_p2,
             monitor,
             stop,
         })
     }
 
-    /// What the TUI's engine watches: primary, r1 and r2 configured, discovery on so c1 shows up
-    /// as discovered under r1 (the cascade is part of what the demo shows); shipped defaults
-    /// otherwise (1 s polls, 250 ms heartbeat, default thresholds).
+    /// What the TUI's engine watches: primary, r1, r2 and agg configured, and p2 as a second
+    /// primary (a root with its own heartbeat writer and row, which agg's channel 'p2' reads its
+    /// lag from); discovery on so c1 shows up as discovered under r1 (the cascade is part of what
+    /// the demo shows); shipped defaults otherwise (1 s polls, 250 ms heartbeat, default
+    /// thresholds).
     #[must_use]
     pub fn engine_spec(&self) -> EngineSpec {
         let defaults = crate::config::HeartbeatConfig::default();
@@ -202,6 +227,7 @@ impl Demo {
         let director = director::Director {
             sandbox: Arc::clone(&self.sandbox),
             app: self.app.clone(),
+            app_p2: self.app_p2.clone(),
             timeline,
             events,
         };

@@ -13,16 +13,20 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::channel;
 use super::director::Director;
 use super::stop::{Stop, Stopped};
-use crate::mysql::{NodeConn, Timeouts};
-use crate::sandbox::SandboxError;
+use crate::mysql::{Endpoint, NodeConn, Timeouts};
+use crate::sandbox::{AGGREGATOR, SECOND_PRIMARY, SandboxError};
 use crate::units;
 
 /// The big table the ALTER incident rebuilds, and the load's table (both in rwtop's schema, where
 /// the app user has its grants).
 pub(crate) const BIG_TABLE: &str = "rwtop.demo_big";
 pub(crate) const LOAD_TABLE: &str = "rwtop.demo_load";
+/// The load's table on the second primary: its own name, because agg receives both primaries'
+/// tables and one name created twice would stop a channel.
+pub(crate) const LOAD_TABLE_P2: &str = "rwtop.demo_load_p2";
 
 /// How often the script checks whether the replicas caught up after the ALTER. Each check runs
 /// the client a few times per replica, so once a second rather than continuously.
@@ -48,12 +52,20 @@ pub(crate) async fn run(director: Director, stop: Stop) {
     let t = &director.timeline;
     // First, before the build's line: what the newcomer is looking at.
     director.say(format!(
-        "demo: primary with replicas r1, r2 and c1 (under r1); an app INSERTs every {}; first incident in {}",
+        "demo: primary with replicas r1, r2 and c1 (under r1); {AGGREGATOR} from primary and {SECOND_PRIMARY}; \
+         INSERTs on both every {}; first incident in {}",
         units::duration(t.load_every),
         units::duration(t.lead_in)
     ));
     tokio::join!(
-        load(director, stop.clone()),
+        load(director, "primary", &director.app, LOAD_TABLE, stop.clone()),
+        load(
+            director,
+            SECOND_PRIMARY,
+            &director.app_p2,
+            LOAD_TABLE_P2,
+            stop.clone()
+        ),
         async {
             let mut stop = stop.clone();
             if let Ok(ok) = build_big(director, &mut stop).await {
@@ -64,8 +76,8 @@ pub(crate) async fn run(director: Director, stop: Stop) {
             let mut stop = stop.clone();
             let _ = incidents(director, built_rx, &mut stop).await;
             // Leave no link stalled behind a stopped script: the caller may keep the sandbox.
-            for name in ["r1", "r2", "c1"] {
-                if let Some(relay) = director.sandbox.relay(name) {
+            for link in director.sandbox.state().links() {
+                if let Some(relay) = director.sandbox.channel_relay(link.replica, link.channel) {
                     relay.resume();
                 }
             }
@@ -73,16 +85,17 @@ pub(crate) async fn run(director: Director, stop: Stop) {
     );
 }
 
-/// An INSERT every [`super::Timeline::load_every`] as the app user, so there is something to replicate
-/// and fall behind on. Failures are narrated once per streak, then retried every second.
-async fn load(director: &Director, mut stop: Stop) {
-    let insert = format!("INSERT INTO {LOAD_TABLE} (v) VALUES (1)");
+/// An INSERT into `table` on `node` every [`super::Timeline::load_every`] as the app user
+/// (`app`), so there is something to replicate and fall behind on. Failures are narrated once per
+/// streak, then retried every second.
+async fn load(director: &Director, node: &str, app: &Endpoint, table: &str, mut stop: Stop) {
+    let insert = format!("INSERT INTO {table} (v) VALUES (1)");
     let mut conn: Option<NodeConn> = None;
     let mut failing = false;
     loop {
         if conn.as_ref().is_none_or(|c| !c.is_open()) {
             let Ok(connected) = stop
-                .or_stop(NodeConn::connect(&director.app, Timeouts::default()))
+                .or_stop(NodeConn::connect(app, Timeouts::default()))
                 .await
             else {
                 break;
@@ -91,7 +104,9 @@ async fn load(director: &Director, mut stop: Stop) {
                 Ok(c) => conn = Some(c),
                 Err(e) => {
                     if !failing {
-                        director.say(format!("load: cannot connect ({e}); retrying every second"));
+                        director.say(format!(
+                            "load: cannot connect to {node} ({e}); retrying every second"
+                        ));
                     }
                     failing = true;
                     conn = None;
@@ -104,13 +119,15 @@ async fn load(director: &Director, mut stop: Stop) {
             };
             match done {
                 Ok(_) if failing => {
-                    director.say("load: writing again");
+                    director.say(format!("load: writing on {node} again"));
                     failing = false;
                 }
                 Ok(_) => {}
                 Err(e) => {
                     if !failing {
-                        director.say(format!("load: INSERT failed ({e}); retrying every second"));
+                        director.say(format!(
+                            "load: INSERT on {node} failed ({e}); retrying every second"
+                        ));
                     }
                     failing = true;
                 }
@@ -135,7 +152,8 @@ async fn load(director: &Director, mut stop: Stop) {
 /// sequence engine (qualified with `rwtop.`, the app session has no default schema). Row-based
 /// binlogs ship every row as one big transaction, so the replicas visibly lag while they apply
 /// it, early in the first minute (and SBM overstates that lag, which rwtop points out). The cost
-/// is disk: about 2 GB across the four nodes' tables and binlogs. `Ok(true)` when the table is
+/// is disk: about 2.5 GB across the five nodes' tables and binlogs (agg gets it from the
+/// primary). `Ok(true)` when the table is
 /// ready.
 async fn build_big(director: &Director, stop: &mut Stop) -> Result<bool, Stopped> {
     let rows = director.timeline.big_rows;
@@ -187,6 +205,10 @@ async fn incidents(
         io_thread_stopped(director, stop).await?;
         stop.sleep(t.pause).await?;
         delayed_replica(director, stop).await?;
+        stop.sleep(t.pause).await?;
+        // Before the ALTER, whose replay makes agg's default channel lag for a minute's window
+        // too: here agg's default channel is at about 0, so the one channel behind stands out.
+        channel::channel_stopped(director, stop).await?;
         stop.sleep(t.pause).await?;
         rebuilding_alter(director, &mut built, stop).await?;
         stop.sleep(t.pause).await?;
@@ -275,7 +297,8 @@ async fn delayed_replica(director: &Director, stop: &mut Stop) -> Result<(), Sto
 }
 
 /// (d) A rebuilding ALTER: the primary copies the whole table, then every replica replays the
-/// copy after it, single-threaded, falling behind by about as long; c1 after r1.
+/// copy after it, single-threaded, falling behind by about as long; c1 after r1 (and agg on its
+/// default channel, while its channel from p2 keeps flowing).
 async fn rebuilding_alter(
     director: &Director,
     built: &mut watch::Receiver<Option<bool>>,

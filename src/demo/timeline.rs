@@ -4,7 +4,7 @@ use std::time::Duration;
 
 /// How long each incident lasts, the pauses between them, and the load's pace.
 ///
-/// [`Timeline::default`] is the real demo (about three minutes a round, first incident after 8 s);
+/// [`Timeline::default`] is the real demo (about three and a half minutes a round, first incident after 8 s);
 /// [`Timeline::fast`] runs every incident for a few seconds so a test sees a whole round quickly.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Timeline {
@@ -21,6 +21,9 @@ pub struct Timeline {
     pub io_stop: Duration,
     /// How long r1 keeps its `MASTER_DELAY`.
     pub delay: Duration,
+    /// How long agg's channel from p2 stays stopped while its default channel flows: long
+    /// enough for that channel's lag to grow well past the alert threshold.
+    pub channel_stop: Duration,
     /// The `MASTER_DELAY` r1 gets, in seconds.
     pub master_delay_secs: u32,
     /// Rows in the table the ALTER rebuilds (wide latin1 rows: 1,000,000 take ~10 s to copy).
@@ -41,6 +44,7 @@ impl Default for Timeline {
             stall: Duration::from_secs(25),
             io_stop: Duration::from_secs(15),
             delay: Duration::from_secs(30),
+            channel_stop: Duration::from_secs(20),
             master_delay_secs: 5,
             big_rows: 1_000_000,
             catch_up: Duration::from_secs(180),
@@ -51,7 +55,7 @@ impl Default for Timeline {
 }
 
 impl Timeline {
-    /// Every incident for a few seconds and a small table: a whole round in about half a minute,
+    /// Every incident for a few seconds and a small table: a whole round in under a minute,
     /// for tests. The incidents are the same real ones.
     #[must_use]
     pub fn fast() -> Self {
@@ -61,6 +65,7 @@ impl Timeline {
             stall: Duration::from_secs(8),
             io_stop: Duration::from_secs(4),
             delay: Duration::from_secs(5),
+            channel_stop: Duration::from_secs(8),
             master_delay_secs: 2,
             big_rows: 20_000,
             catch_up: Duration::from_secs(30),
@@ -78,9 +83,10 @@ mod tests {
     fn fast_timeline_is_the_same_script_shorter() {
         let (real, fast) = (Timeline::default(), Timeline::fast());
         assert!(fast.stall < real.stall && fast.big_rows < real.big_rows);
+        assert!(fast.channel_stop < real.channel_stop);
         // The first incident comes within ten seconds, and a round lasts a few minutes.
         assert!(real.lead_in <= Duration::from_secs(10));
-        let round = real.stall + real.io_stop + real.delay + 4 * real.pause;
+        let round = real.stall + real.io_stop + real.delay + real.channel_stop + 5 * real.pause;
         assert!(round >= Duration::from_secs(120) && round <= Duration::from_secs(240));
         // The stall stays under the timeouts that would turn it into a disconnect.
         assert!(real.stall < Duration::from_secs(60));
