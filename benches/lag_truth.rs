@@ -27,7 +27,9 @@
 //! Each scenario starts at a random moment (up to a second after the catch-up from the one
 //! before), so that the stops fall anywhere between two heartbeats.
 //!
-//! Environment: `RWTOP_BENCH_PHASE_SECS` (default 6), `RWTOP_BENCH_ROUNDS` (default 6).
+//! Environment: `RWTOP_BENCH_PHASE_SECS` (default 6), `RWTOP_BENCH_ROUNDS` (default 6),
+//! `RWTOP_BENCH_NODES` (default 3: the sandbox's own; more are extra names for `r2`, so the
+//! engine polls that many while `r1` is judged).
 
 #![allow(
     clippy::cast_precision_loss,
@@ -120,6 +122,7 @@ struct Seen {
 struct Options {
     phase: Duration,
     rounds: u32,
+    nodes: usize,
 }
 
 fn main() -> ExitCode {
@@ -136,6 +139,7 @@ fn run() -> Result<()> {
     let opts = Options {
         phase: Duration::from_secs(env_or("RWTOP_BENCH_PHASE_SECS", 6)?),
         rounds: env_or("RWTOP_BENCH_ROUNDS", 6)?,
+        nodes: env_or("RWTOP_BENCH_NODES", 3)?,
     };
     let dir = tempfile::Builder::new()
         .prefix("rwtop-bench-lag-truth-")
@@ -164,7 +168,8 @@ fn run() -> Result<()> {
             Ok(runtime.block_on(truth::Watcher::start(&endpoint, WATCH_EVERY))?)
         })
         .collect::<Result<Vec<_>>>()?;
-    let spec = engine_spec(&sandbox)?;
+    let spec = engine_spec(&sandbox, opts.nodes)?;
+    println!("# engine: {} nodes", spec.nodes.len());
     let mut rounds = Vec::new();
     for round in 1..=opts.rounds {
         println!("# round {round} of {}: a fresh engine", opts.rounds);
@@ -230,8 +235,10 @@ fn start_sandbox(dir: &Path) -> Result<Sandbox> {
 }
 
 /// The primary and both replicas at the shipped defaults (`config::Settings::default()`), as
-/// the binary builds them with no flag and no file; discovery off.
-fn engine_spec(sandbox: &Sandbox) -> Result<EngineSpec> {
+/// the binary builds them with no flag and no file; discovery off. With `nodes` above 3, as many
+/// more replicas as it takes, each another name for `r2` (as the scale bench does): the engine
+/// then polls and reads that many, and `r1`'s figures are judged under that load.
+fn engine_spec(sandbox: &Sandbox, nodes_wanted: usize) -> Result<EngineSpec> {
     let defaults = rwtop::config::Settings::default();
     let mut nodes = vec![(
         "primary".to_owned(),
@@ -240,6 +247,17 @@ fn engine_spec(sandbox: &Sandbox) -> Result<EngineSpec> {
     )];
     for r in REPLICAS {
         nodes.push((r.to_owned(), sandbox.endpoint(r)?, Role::Replica));
+    }
+    let extra = nodes_wanted.saturating_sub(nodes.len());
+    if extra > 0 {
+        // Each extra name is a connection to r2 (and the truth watcher has its own).
+        sandbox.admin(
+            "r2",
+            &format!("SET GLOBAL max_connections = {}", extra + 100),
+        )?;
+    }
+    for i in 0..extra {
+        nodes.push((format!("pad{i}"), sandbox.endpoint("r2")?, Role::Replica));
     }
     Ok(EngineSpec {
         nodes,

@@ -328,3 +328,23 @@ pub fn running_status(channel: &str, source_port: u16) -> ReplicaStatus {
     status.source_port = source_port;
     status
 }
+
+/// A SQL-thread alert on `r2`, raised twice from a fixed instant, on `channel` (`None`: the
+/// default channel or the node), as the exporters' channel tests need one.
+#[must_use]
+pub fn sql_stopped_alert(channel: Option<&str>) -> Alert {
+    let since = chrono::DateTime::from_timestamp(1_699_999_990, 0).unwrap_or_default();
+    Alert {
+        kind: AlertKind::SqlThreadStopped,
+        node: Some("r2".to_owned()),
+        channel: channel.map(str::to_owned),
+        severity: AlertKind::SqlThreadStopped.severity(),
+        since,
+        last_seen: since,
+        count: 2,
+        evidence: channel
+            .map(|c| vec![("channel".to_owned(), c.to_owned())])
+            .unwrap_or_default(),
+        cause: "test".to_owned(),
+    }
+}

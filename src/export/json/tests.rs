@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::{SCHEMA_VERSION, from_snapshot};
-use crate::alerts::{Alert, AlertKind, LogEntry};
+use crate::alerts::{AlertKind, LogEntry};
 use crate::mysql::{IoRunning, ThreadError};
 use crate::store::Snapshot;
 use crate::store::lag::Lag;
@@ -189,17 +189,7 @@ fn the_per_node_replica_fields_are_the_default_channels() {
 fn alerts_and_the_log_name_their_channel() {
     let mut snapshot = two_channels().snapshot;
     let since = chrono::DateTime::from_timestamp(1_699_999_990, 0).unwrap_or_default();
-    let alert = |channel: Option<&str>| Alert {
-        kind: AlertKind::SqlThreadStopped,
-        node: Some("r2".to_owned()),
-        channel: channel.map(str::to_owned),
-        severity: AlertKind::SqlThreadStopped.severity(),
-        since,
-        last_seen: since,
-        count: 2,
-        evidence: vec![("channel".to_owned(), "p2".to_owned())],
-        cause: "test".to_owned(),
-    };
+    let alert = crate::store::testkit::sql_stopped_alert;
     snapshot.alerts.active = vec![alert(Some("p2")), alert(None)];
     snapshot.alerts.log = vec![LogEntry {
         at: since,

@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::{has, samples, text};
-use crate::alerts::{Alert, AlertKind};
 use crate::store::lag::Lag;
 use crate::store::testkit::{Topo, secs};
 
@@ -154,18 +153,7 @@ fn each_channel_has_its_own_histogram() {
 fn a_drain_is_shown_on_each_channel_and_alerts_are_told_apart_by_channel() {
     let mut snapshot = two_channels().snapshot;
     snapshot.drain.drained.insert("r2".to_owned());
-    let since = chrono::DateTime::from_timestamp(1_699_999_990, 0).unwrap_or_default();
-    let alert = |channel: Option<&str>| Alert {
-        kind: AlertKind::SqlThreadStopped,
-        node: Some("r2".to_owned()),
-        channel: channel.map(str::to_owned),
-        severity: AlertKind::SqlThreadStopped.severity(),
-        since,
-        last_seen: since,
-        count: 2,
-        evidence: Vec::new(),
-        cause: "test".to_owned(),
-    };
+    let alert = crate::store::testkit::sql_stopped_alert;
     snapshot.alerts.active = vec![alert(Some("p2")), alert(None)];
     let t = text(&snapshot);
     has(&t, &format!("rwtop_replica_drained{{{P2}}} 1"));
