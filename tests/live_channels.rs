@@ -148,10 +148,13 @@ async fn live_one_channel_stops_and_only_that_channel_lags_and_alerts() {
     .await;
     let lag = exact_on(&s, AGGREGATOR, SECOND_CHANNEL).expect("exact above");
     let since = stopped_at.elapsed();
-    // The lag is the time since the stop (the first heartbeat p2 wrote after it), never more.
+    // The lag is the time since the stop: never more than the estimator's half heartbeat
+    // interval (it reads from the middle of the interval the stop fell in) and a busy
+    // machine's margin beyond it.
+    let beyond = Duration::from_millis(125 + 75);
     assert!(
-        lag <= since,
-        "p2's lag {lag:?} exceeds the {since:?} since the stop"
+        lag <= since + beyond,
+        "p2's lag {lag:?} exceeds the {since:?} since the stop by more than {beyond:?}"
     );
     let small = Duration::from_secs(1);
     for (node, channel) in [(AGGREGATOR, ""), ("r1", "")] {
