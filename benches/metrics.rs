@@ -58,6 +58,7 @@ fn snapshot(replicas: usize) -> Snapshot {
                 primary_reads: 3,
                 queries: 300,
                 causes: std::collections::BTreeMap::new(),
+                cost: rwtop::probe::TallyCost::default(),
             });
         }
         s.nodes.push(n);

@@ -85,4 +85,10 @@ pub trait Topology: Send + Sync + 'static {
 
     /// The node that took over from `name` as primary, when the topology proves one did.
     fn successor_of(&self, name: &str) -> Option<Member<'_>>;
+
+    /// The node's GTID state as rwtop last polled it, and how old that poll is now: the
+    /// "monitored position" a proxy's fast modes route on. `None` before a poll answered.
+    fn polled_gtid(&self, _node: &str) -> Option<(&crate::mysql::GtidState, Duration)> {
+        None
+    }
 }

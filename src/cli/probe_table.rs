@@ -42,7 +42,7 @@ fn truncated(text: &str, width: usize) -> String {
     }
 }
 
-const HEADER: [&str; 11] = [
+const HEADER: [&str; 15] = [
     "STRATEGY",
     "REPLICA",
     "PROBES",
@@ -52,14 +52,37 @@ const HEADER: [&str; 11] = [
     "ERRORS",
     "WAIT P50",
     "WAIT P99",
+    "WRITE P50",
+    "WRITE P99",
     "PRIMARY READS",
+    "PRIMARY SHARE",
+    "MONITOR",
     "MAIN CAUSE",
 ];
+
+/// The monitor a fast mode routed on: its own interval or rwtop's polls, and how old the
+/// positions were (P99).
+fn monitor(t: &TallyView) -> String {
+    let age = t.cost.position_age_ms.map(|w| w.durations().p99);
+    let interval = t
+        .cost
+        .monitor_ms
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok());
+    match (interval, age) {
+        (None, None) => "-".to_owned(),
+        (Some(d), None) => units::duration(d),
+        (interval, Some(age)) => format!(
+            "{}, aged {}",
+            interval.map_or_else(|| "poll".to_owned(), units::duration),
+            units::duration(age)
+        ),
+    }
+}
 
 pub fn table(rows: &[TallyView]) -> String {
     let wait = |d: Option<Duration>| d.map_or_else(|| "-".to_owned(), units::duration);
     let percent = |t: &TallyView, n: u32| format!("{:.0}%", t.percent(n));
-    let cells: Vec<[String; 11]> = rows
+    let cells: Vec<[String; 15]> = rows
         .iter()
         .map(|t| {
             [
@@ -72,7 +95,13 @@ pub fn table(rows: &[TallyView]) -> String {
                 t.errors.to_string(),
                 wait(t.wait_ms.map(|w| w.durations().p50)),
                 wait(t.wait_ms.map(|w| w.durations().p99)),
+                wait(t.cost.write_wait_ms.map(|w| w.durations().p50)),
+                wait(t.cost.write_wait_ms.map(|w| w.durations().p99)),
                 t.primary_reads.to_string(),
+                t.cost
+                    .primary_share
+                    .map_or_else(|| "-".to_owned(), |p| format!("{p:.0}%")),
+                monitor(t),
                 t.main_cause()
                     .map_or_else(|| "-".to_owned(), |c| truncated(c, CAUSE_WIDTH)),
             ]
@@ -88,7 +117,7 @@ pub fn table(rows: &[TallyView]) -> String {
         let mut out = String::new();
         for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
             let _ = match i {
-                0 | 1 | 10 => write!(out, "{cell:<w$}  "),
+                0 | 1 | 13 | 14 => write!(out, "{cell:<w$}  "),
                 _ => write!(out, "{cell:>w$}  "),
             };
         }
@@ -106,7 +135,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::time::Duration;
 
-    use rwtop::probe::{Outcome, ProbeResult, Strategy, TallyView, WaitMs};
+    use rwtop::probe::{Outcome, ProbeResult, Strategy, TallyCost, TallyView, WaitMs};
 
     use super::{progress, table};
 
@@ -129,6 +158,11 @@ mod tests {
                 .map(|c| (c.to_owned(), fell_back))
                 .into_iter()
                 .collect(),
+            cost: TallyCost {
+                reads: 4,
+                primary_share: Some(f64::from(fell_back) * 25.0),
+                ..TallyCost::default()
+            },
         }
     }
 
@@ -174,6 +208,38 @@ mod tests {
     }
 
     #[test]
+    fn the_table_shows_what_the_proxies_modes_cost() {
+        let mut after = row(Strategy::GrAfter(Duration::from_secs(2)), 0, None);
+        after.cost.write_wait_ms = Some(WaitMs {
+            p50: 0.8,
+            p99: 2000.0,
+        });
+        let mut fast = row(
+            Strategy::MaxscaleFast(rwtop::probe::Monitor::Polled),
+            3,
+            None,
+        );
+        fast.cost.position_age_ms = Some(WaitMs {
+            p50: 300.0,
+            p99: 950.0,
+        });
+        let mut own = fast.clone();
+        own.strategy =
+            Strategy::MaxscaleFast(rwtop::probe::Monitor::Every(Duration::from_millis(100)));
+        own.cost.monitor_ms = Some(100.0);
+        let text = table(&[after, fast, own]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0]
+                .contains("WAIT P99  WRITE P50  WRITE P99  PRIMARY READS  PRIMARY SHARE  MONITOR"),
+            "{text}"
+        );
+        assert!(lines[1].contains("800µs         2s"), "{text}");
+        assert!(lines[2].contains("75%  poll, aged 950ms"), "{text}");
+        assert!(lines[3].contains("100ms, aged 950ms"), "{text}");
+    }
+
+    #[test]
     fn a_progress_line_says_outcome_cause_node_and_wait() {
         let mut r = ProbeResult {
             at: chrono::Utc::now(),
@@ -187,6 +253,7 @@ mod tests {
             total: Duration::from_millis(2),
             queries: 4,
             primary_reads: 0,
+            cost: rwtop::probe::ProbeCost::default(),
         };
         assert_eq!(
             progress(3, 20, &r),

@@ -24,4 +24,6 @@ pub struct Attempt {
     pub queries: u32,
     pub primary_reads: u32,
     pub note: Option<String>,
+    /// What the proxies' modes add to the cost.
+    pub cost: super::outcome::ProbeCost,
 }

@@ -59,6 +59,65 @@ pub struct ProbeResult {
     pub queries: u32,
     /// Reads served by the primary: the load the strategy costs it.
     pub primary_reads: u32,
+    /// What the proxies' modes add: the write's wait, the reads made, the monitor assumed.
+    #[serde(flatten)]
+    pub cost: ProbeCost,
+}
+
+/// The costs the proxies' modes (DESIGN.md §15) made visible; older results (recordings before
+/// schema 1.5) have none of these and read as zero.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeCost {
+    /// Marker reads made (the primary's included): the base of the primary's share.
+    #[serde(default)]
+    pub reads: u32,
+    /// `gr-after`: how long the write was held until every replica had applied it, which is
+    /// what `AFTER` adds to each commit. `None` for a strategy that never holds the write.
+    #[serde(
+        default,
+        rename = "write_wait_ms",
+        with = "millis_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub write_wait: Option<Duration>,
+    /// The fast modes' monitor interval when the prober monitored on its own
+    /// (`monitor=100ms`); `None` on rwtop's polls.
+    #[serde(
+        default,
+        rename = "monitor_ms",
+        with = "millis_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub monitor: Option<Duration>,
+    /// The fast modes: how old the aimed replica's monitored position was when routed on.
+    #[serde(
+        default,
+        rename = "position_age_ms",
+        with = "millis_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub position_age: Option<Duration>,
+}
+
+/// Optional durations as fractional milliseconds.
+mod millis_opt {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(clippy::ref_option)] // serde's `with` passes a reference
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_f64(super::ms(*d)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(d)?
+            .map(|ms| Duration::try_from_secs_f64(ms / 1000.0).map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// Durations as fractional milliseconds (µs precision) in JSON and recordings.
@@ -94,8 +153,16 @@ pub struct Tally {
     pub errors: u32,
     pub primary_reads: u32,
     pub queries: u32,
+    /// Marker reads, the primary's included.
+    pub reads: u32,
     /// Waits in microseconds, most recent last, bounded by [`Tally::KEEP`].
     waits_us: Vec<u64>,
+    /// Write waits (`gr-after`), likewise.
+    write_waits_us: Vec<u64>,
+    /// Ages of the monitored positions the fast modes routed on, likewise.
+    ages_us: Vec<u64>,
+    /// The fast modes' own monitor interval, when they had one.
+    pub monitor: Option<Duration>,
     /// Fallback and error causes with their counts.
     pub causes: BTreeMap<String, u32>,
 }
@@ -143,6 +210,29 @@ pub struct TallyView {
     pub queries: u32,
     /// Fallback and error causes with their counts.
     pub causes: BTreeMap<String, u32>,
+    /// The proxies' modes' costs (schema 1.5).
+    #[serde(flatten)]
+    pub cost: TallyCost,
+}
+
+/// What a tally adds for the proxies' modes: read shares, write waits, the monitor assumed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TallyCost {
+    /// Marker reads made, the primary's included.
+    #[serde(default)]
+    pub reads: u32,
+    /// `primary_reads` over `reads`, in percent; `None` before a read.
+    #[serde(default)]
+    pub primary_share: Option<f64>,
+    /// `gr-after`'s hold on the write; `None` for strategies that never hold it.
+    #[serde(default)]
+    pub write_wait_ms: Option<WaitMs>,
+    /// The fast modes' own monitor interval; `None` when they routed on rwtop's polls.
+    #[serde(default)]
+    pub monitor_ms: Option<f64>,
+    /// How old the monitored positions the fast modes routed on were.
+    #[serde(default)]
+    pub position_age_ms: Option<WaitMs>,
 }
 
 impl TallyView {
@@ -182,12 +272,18 @@ impl Tally {
         }
         self.primary_reads += result.primary_reads;
         self.queries += result.queries;
+        self.reads += result.cost.reads;
         if result.outcome != Outcome::Error {
-            if self.waits_us.len() == Self::KEEP {
-                self.waits_us.remove(0);
+            keep(&mut self.waits_us, result.waited);
+            if let Some(d) = result.cost.write_wait {
+                keep(&mut self.write_waits_us, d);
             }
-            self.waits_us
-                .push(u64::try_from(result.waited.as_micros()).unwrap_or(u64::MAX));
+            if let Some(d) = result.cost.position_age {
+                keep(&mut self.ages_us, d);
+            }
+        }
+        if result.cost.monitor.is_some() {
+            self.monitor = result.cost.monitor;
         }
         if let Some(cause) = &result.cause {
             if let Some(n) = self.causes.get_mut(cause) {
@@ -201,26 +297,15 @@ impl Tally {
     /// `None` until a probe got as far as waiting.
     #[must_use]
     pub fn waits(&self) -> Option<WaitPercentiles> {
-        let mut sorted = self.waits_us.clone();
-        sorted.sort_unstable();
-        let at = |q: f64| {
-            // Nearest rank: the smallest value with at least q of the samples at or below it.
-            #[allow(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                clippy::cast_precision_loss
-            )]
-            let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-            Duration::from_micros(sorted[rank - 1])
-        };
-        (!sorted.is_empty()).then(|| WaitPercentiles {
-            p50: at(0.50),
-            p99: at(0.99),
-        })
+        percentiles(&self.waits_us)
     }
 
     #[must_use]
     pub fn view(&self, strategy: Strategy, replica: &str) -> TallyView {
+        let as_ms = |w: WaitPercentiles| WaitMs {
+            p50: ms(w.p50),
+            p99: ms(w.p99),
+        };
         TallyView {
             strategy,
             replica: replica.to_owned(),
@@ -229,15 +314,49 @@ impl Tally {
             stale: self.stale,
             fell_back: self.fell_back,
             errors: self.errors,
-            wait_ms: self.waits().map(|w| WaitMs {
-                p50: ms(w.p50),
-                p99: ms(w.p99),
-            }),
+            wait_ms: self.waits().map(as_ms),
             primary_reads: self.primary_reads,
             queries: self.queries,
             causes: self.causes.clone(),
+            cost: TallyCost {
+                reads: self.reads,
+                primary_share: (self.reads > 0).then(|| {
+                    (f64::from(self.primary_reads) * 1000.0 / f64::from(self.reads)).round() / 10.0
+                }),
+                write_wait_ms: percentiles(&self.write_waits_us).map(as_ms),
+                monitor_ms: self.monitor.map(ms),
+                position_age_ms: percentiles(&self.ages_us).map(as_ms),
+            },
         }
     }
+}
+
+/// Appends a sample, dropping the oldest past [`Tally::KEEP`].
+fn keep(samples: &mut Vec<u64>, d: Duration) {
+    if samples.len() == Tally::KEEP {
+        samples.remove(0);
+    }
+    samples.push(u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+}
+
+/// Nearest-rank P50 and P99 of microsecond samples; `None` without any.
+fn percentiles(samples: &[u64]) -> Option<WaitPercentiles> {
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    let at = |q: f64| {
+        // Nearest rank: the smallest value with at least q of the samples at or below it.
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+        Duration::from_micros(sorted[rank - 1])
+    };
+    (!sorted.is_empty()).then(|| WaitPercentiles {
+        p50: at(0.50),
+        p99: at(0.99),
+    })
 }
 
 #[cfg(test)]
@@ -257,6 +376,10 @@ mod tests {
             total: Duration::from_millis(waited_ms + 1),
             queries: 3,
             primary_reads: u32::from(outcome == Outcome::FellBack),
+            cost: ProbeCost {
+                reads: 1,
+                ..ProbeCost::default()
+            },
         }
     }
 

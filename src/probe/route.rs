@@ -51,7 +51,11 @@ impl Session {
         a: &mut Attempt,
         strategy: Strategy,
         aim: &Aim,
+        view: &dyn Topology,
     ) -> Result<(), ProbeError> {
+        if strategy.is_proxy_mode() {
+            return self.check_mode(a, strategy, aim, view).await;
+        }
         if let Strategy::SemisyncPos(_) = strategy {
             let primary = aim.root.clone();
             a.queries += 2;
@@ -151,6 +155,7 @@ impl Session {
                 }
                 Ok(route)
             }
+            mode => self.route_mode(a, mode, aim, view).await,
         }
     }
 
@@ -182,7 +187,11 @@ impl Session {
 
     /// The aimed channel's row of the replica's status; for a plain target on a node rwtop has
     /// not polled yet, the default channel (its first row).
-    async fn status(&mut self, a: &mut Attempt, aim: &Aim) -> Result<ReplicaStatus, ProbeError> {
+    pub(super) async fn status(
+        &mut self,
+        a: &mut Attempt,
+        aim: &Aim,
+    ) -> Result<ReplicaStatus, ProbeError> {
         a.queries += 1;
         let node = &aim.node;
         let mut channels = self.conn(node).await?.replica_status().await?;
@@ -363,7 +372,7 @@ impl Session {
 }
 
 /// The single integer a wait function returns, `None` for NULL.
-fn wait_result(rows: &[crate::mysql::RawRow]) -> Result<Option<i64>, ProbeError> {
+pub(super) fn wait_result(rows: &[crate::mysql::RawRow]) -> Result<Option<i64>, ProbeError> {
     let text = rows
         .first()
         .and_then(|r| r.optional_text(&[WAIT_RESULT_COLUMN]));

@@ -57,6 +57,7 @@ impl Prober {
             queries: 0,
             primary_reads: 0,
             note: None,
+            cost: super::outcome::ProbeCost::default(),
         };
         let run = self.attempt(&mut attempt, strategy, target, view).await;
         let (outcome, served_by, cause) = match run {
@@ -86,6 +87,7 @@ impl Prober {
                 .map_or(Duration::ZERO, |_| attempt.started.elapsed()),
             queries: attempt.queries,
             primary_reads: attempt.primary_reads,
+            cost: attempt.cost,
         }
     }
 
@@ -134,7 +136,7 @@ impl Prober {
         self.check_target(target.node, view)?;
         let aim = Aim::resolve(&target, view, &self.session.spec.primary.0)?;
         // Strategies that need something before the write ask for it here.
-        self.session.before_write(a, strategy, &aim).await?;
+        self.session.before_write(a, strategy, &aim, view).await?;
         let token = self.write_marker(a, &aim.root).await?;
         let route = self.session.route(a, strategy, &aim, &token, view).await?;
         let primary = aim.root;

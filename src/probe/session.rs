@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::ProbeSpec;
 use super::attempt::{Attempt, ProbeError};
 use super::marker;
+use super::monitor::Monitors;
 use crate::mysql::{Endpoint, NodeConn, RawRow};
 use crate::topology::Topology;
 
@@ -15,6 +16,8 @@ pub(super) struct Session {
     conns: HashMap<String, NodeConn>,
     /// The roots whose connection has created the marker table.
     ready: HashSet<String>,
+    /// The fast modes' own monitors (`monitor=INTERVAL`).
+    pub monitors: Monitors,
 }
 
 impl Session {
@@ -23,11 +26,13 @@ impl Session {
             spec,
             conns: HashMap::new(),
             ready: HashSet::new(),
+            monitors: Monitors::default(),
         }
     }
 
     /// Closes every connection politely.
     pub async fn close(mut self) {
+        self.monitors = Monitors::default();
         for (_, conn) in self.conns.drain() {
             conn.close().await;
         }
@@ -65,6 +70,7 @@ impl Session {
         token: &str,
     ) -> Result<bool, ProbeError> {
         a.queries += 1;
+        a.cost.reads += 1;
         let rows = self
             .conn(node)
             .await?
@@ -117,7 +123,7 @@ impl Session {
     }
 
     /// Configured nodes by name; discovered ones as [`Self::learn`] found them.
-    fn endpoint(&self, node: &str) -> Result<Endpoint, ProbeError> {
+    pub fn endpoint(&self, node: &str) -> Result<Endpoint, ProbeError> {
         if node == self.spec.primary.0 {
             return Ok(self.spec.primary.1.clone());
         }

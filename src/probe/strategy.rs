@@ -36,6 +36,38 @@ pub enum Strategy {
     Sticky(Duration),
     /// Route to a replica whose measured heartbeat lag is at most this, else the primary.
     LagThreshold(Duration),
+    /// MaxScale `causal_reads=local`: `MASTER_GTID_WAIT` for the write's own GTID, retried on
+    /// the primary on timeout (the mechanism of each mode is in [`super::modes`]).
+    MaxscaleLocal(Duration),
+    /// MaxScale `causal_reads=global`: waits for the newest GTID any session wrote.
+    MaxscaleGlobal(Duration),
+    /// MaxScale `causal_reads=universal`: reads the primary's position before the read, waits.
+    MaxscaleUniversal(Duration),
+    /// MaxScale `causal_reads=fast`: no wait; a replica whose monitored position has the write.
+    MaxscaleFast(Monitor),
+    /// MaxScale `causal_reads=fast_global`.
+    MaxscaleFastGlobal(Monitor),
+    /// MaxScale `causal_reads=fast_universal`.
+    MaxscaleFastUniversal(Monitor),
+    /// MySQL Router `wait_for_my_writes` with `wait_for_my_writes_timeout` (0: a subset check).
+    RouterWait(Duration),
+    /// ProxySQL GTID causal reads: a replica known to have the write, else the primary.
+    ProxysqlGtid,
+    /// Group Replication `group_replication_consistency=BEFORE`, emulated on async replicas.
+    GrBefore(Duration),
+    /// Group Replication `group_replication_consistency=AFTER`, emulated on async replicas.
+    GrAfter(Duration),
+}
+
+/// Where the MaxScale fast modes take a replica's GTID position from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Monitor {
+    /// rwtop's own newest poll of the node, as the latest snapshot holds it (MaxScale's
+    /// `monitor_interval` is then rwtop's poll interval).
+    Polled,
+    /// The prober's own monitor, reading the node's position every interval
+    /// (`maxscale-fast(monitor=100ms)`).
+    Every(Duration),
 }
 
 /// What each strategy's parameter means, for help texts.
@@ -71,6 +103,46 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     (
         "lag-threshold(max)",
         "a replica whose measured lag <= max, else the primary",
+    ),
+    (
+        "maxscale-local(timeout)",
+        "MaxScale causal_reads=local: wait for the write's GTID",
+    ),
+    (
+        "maxscale-global(timeout)",
+        "MaxScale causal_reads=global: wait for the newest GTID written",
+    ),
+    (
+        "maxscale-universal(timeout)",
+        "MaxScale causal_reads=universal: wait for the primary's position",
+    ),
+    (
+        "maxscale-fast(monitor=d)",
+        "MaxScale fast: a replica monitored past the write, else primary",
+    ),
+    (
+        "maxscale-fast-global(monitor=d)",
+        "MaxScale fast_global: as fast, for the newest GTID written",
+    ),
+    (
+        "maxscale-fast-universal(monitor=d)",
+        "MaxScale fast_universal: as fast, for the primary's position",
+    ),
+    (
+        "router-wait(timeout)",
+        "MySQL Router wait_for_my_writes (0: no wait), then the primary",
+    ),
+    (
+        "proxysql-gtid",
+        "ProxySQL GTID causal reads: a replica with the write, else primary",
+    ),
+    (
+        "gr-before(timeout)",
+        "Group Replication BEFORE: wait for all the primary committed",
+    ),
+    (
+        "gr-after(timeout)",
+        "Group Replication AFTER: the write waits for every replica",
     ),
 ];
 
@@ -111,7 +183,46 @@ impl Strategy {
             Self::GtidWait(d.timeout),
             Self::Sticky(d.sticky_window),
             Self::LagThreshold(d.max_lag),
+            Self::MaxscaleLocal(d.timeout),
+            Self::MaxscaleGlobal(d.timeout),
+            Self::MaxscaleUniversal(d.timeout),
+            Self::MaxscaleFast(Monitor::Polled),
+            Self::MaxscaleFastGlobal(Monitor::Polled),
+            Self::MaxscaleFastUniversal(Monitor::Polled),
+            Self::RouterWait(d.timeout),
+            Self::ProxysqlGtid,
+            Self::GrBefore(d.timeout),
+            Self::GrAfter(d.timeout),
         ]
+    }
+
+    /// The proxies' modes (DESIGN.md §15), routed by [`super::modes`].
+    #[must_use]
+    pub fn is_proxy_mode(&self) -> bool {
+        matches!(
+            self,
+            Self::MaxscaleLocal(_)
+                | Self::MaxscaleGlobal(_)
+                | Self::MaxscaleUniversal(_)
+                | Self::MaxscaleFast(_)
+                | Self::MaxscaleFastGlobal(_)
+                | Self::MaxscaleFastUniversal(_)
+                | Self::RouterWait(_)
+                | Self::ProxysqlGtid
+                | Self::GrBefore(_)
+                | Self::GrAfter(_)
+        )
+    }
+
+    /// The fast modes' monitor.
+    #[must_use]
+    pub fn monitor(&self) -> Option<Monitor> {
+        match *self {
+            Self::MaxscaleFast(m)
+            | Self::MaxscaleFastGlobal(m)
+            | Self::MaxscaleFastUniversal(m) => Some(m),
+            _ => None,
+        }
     }
 
     #[must_use]
@@ -128,14 +239,30 @@ impl Strategy {
             Self::GtidWait(_) => "gtid-wait",
             Self::Sticky(_) => "sticky",
             Self::LagThreshold(_) => "lag-threshold",
+            Self::MaxscaleLocal(_) => "maxscale-local",
+            Self::MaxscaleGlobal(_) => "maxscale-global",
+            Self::MaxscaleUniversal(_) => "maxscale-universal",
+            Self::MaxscaleFast(_) => "maxscale-fast",
+            Self::MaxscaleFastGlobal(_) => "maxscale-fast-global",
+            Self::MaxscaleFastUniversal(_) => "maxscale-fast-universal",
+            Self::RouterWait(_) => "router-wait",
+            Self::ProxysqlGtid => "proxysql-gtid",
+            Self::GrBefore(_) => "gr-before",
+            Self::GrAfter(_) => "gr-after",
         }
     }
 
-    /// The duration parameter, if the strategy has one.
+    /// The duration parameter, if the strategy has one (the fast modes' monitor interval is
+    /// [`Self::monitor`]).
     #[must_use]
     pub fn param(&self) -> Option<Duration> {
         match *self {
-            Self::None | Self::Primary => None,
+            Self::None
+            | Self::Primary
+            | Self::ProxysqlGtid
+            | Self::MaxscaleFast(_)
+            | Self::MaxscaleFastGlobal(_)
+            | Self::MaxscaleFastUniversal(_) => None,
             Self::Sleep(d)
             | Self::SbmZero(d)
             | Self::PosEqual(d)
@@ -144,23 +271,50 @@ impl Strategy {
             | Self::PosWait(d)
             | Self::GtidWait(d)
             | Self::Sticky(d)
-            | Self::LagThreshold(d) => Some(d),
+            | Self::LagThreshold(d)
+            | Self::MaxscaleLocal(d)
+            | Self::MaxscaleGlobal(d)
+            | Self::MaxscaleUniversal(d)
+            | Self::RouterWait(d)
+            | Self::GrBefore(d)
+            | Self::GrAfter(d) => Some(d),
         }
     }
 
-    /// Parses `name` or `name(duration)`; a bare name takes its parameter from `defaults`.
+    /// Parses `name` or `name(duration)`; a bare name takes its parameter from `defaults`. The
+    /// fast modes take `monitor=interval`; `router-wait` also takes `0` (a check, no wait).
     pub fn parse(text: &str, defaults: &ProbeDefaults) -> Result<Self, String> {
         let text = text.trim();
-        let (name, param) = match text.split_once('(') {
+        let (name, inner) = match text.split_once('(') {
             None => (text, None),
             Some((name, rest)) => {
                 let inner = rest.strip_suffix(')').ok_or_else(|| {
                     format!("strategy {text:?} is missing its closing ')': write e.g. sleep(100ms)")
                 })?;
-                let d = parse_duration(inner)
-                    .map_err(|reason| format!("strategy {text:?}: {reason}"))?;
-                (name.trim(), Some(d))
+                (name.trim(), Some(inner.trim()))
             }
+        };
+        let duration =
+            |t: &str| parse_duration(t).map_err(|reason| format!("strategy {text:?}: {reason}"));
+        if let Some(fast) = fast_mode(name) {
+            let monitor = match inner {
+                None => Monitor::Polled,
+                Some(inner) => {
+                    let every = inner.strip_prefix("monitor=").ok_or_else(|| {
+                        format!(
+                            "strategy {text:?}: {name} takes monitor=INTERVAL, e.g. \
+                             {name}(monitor=100ms), or nothing to route on rwtop's own polls"
+                        )
+                    })?;
+                    Monitor::Every(duration(every)?)
+                }
+            };
+            return Ok(fast(monitor));
+        }
+        let param = match inner {
+            Some(t) if name == "router-wait" && is_zero(t) => Some(Duration::ZERO),
+            Some(t) => Some(duration(t)?),
+            None => None,
         };
         let pick = |default: Duration| param.unwrap_or(default);
         let strategy = match name {
@@ -175,6 +329,13 @@ impl Strategy {
             "gtid-wait" => Self::GtidWait(pick(defaults.timeout)),
             "sticky" => Self::Sticky(pick(defaults.sticky_window)),
             "lag-threshold" => Self::LagThreshold(pick(defaults.max_lag)),
+            "maxscale-local" => Self::MaxscaleLocal(pick(defaults.timeout)),
+            "maxscale-global" => Self::MaxscaleGlobal(pick(defaults.timeout)),
+            "maxscale-universal" => Self::MaxscaleUniversal(pick(defaults.timeout)),
+            "router-wait" => Self::RouterWait(pick(defaults.timeout)),
+            "proxysql-gtid" => Self::ProxysqlGtid,
+            "gr-before" => Self::GrBefore(pick(defaults.timeout)),
+            "gr-after" => Self::GrAfter(pick(defaults.timeout)),
             other => {
                 return Err(format!(
                     "unknown strategy {other:?}: expected one of {}, or all",
@@ -218,6 +379,24 @@ pub fn names() -> Vec<&'static str> {
         .collect()
 }
 
+/// The constructor of a MaxScale fast mode, by name.
+fn fast_mode(name: &str) -> Option<fn(Monitor) -> Strategy> {
+    match name {
+        "maxscale-fast" => Some(Strategy::MaxscaleFast),
+        "maxscale-fast-global" => Some(Strategy::MaxscaleFastGlobal),
+        "maxscale-fast-universal" => Some(Strategy::MaxscaleFastUniversal),
+        _ => None,
+    }
+}
+
+/// `0`, `0s`, `0ms`: the zero only `router-wait` takes.
+fn is_zero(text: &str) -> bool {
+    let number = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    matches!(text.trim_start_matches(number), "" | "s" | "ms" | "us")
+        && !number.is_empty()
+        && number.chars().all(|c| c == '0' || c == '.')
+}
+
 /// Splits on commas outside parentheses.
 fn split_top_level(text: &str) -> Vec<&str> {
     let mut parts = Vec::new();
@@ -255,9 +434,12 @@ pub fn short_duration(d: Duration) -> String {
 
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.param() {
-            None => f.write_str(self.name()),
-            Some(d) => write!(f, "{}({})", self.name(), short_duration(d)),
+        match (self.param(), self.monitor()) {
+            (_, Some(Monitor::Every(d))) => {
+                write!(f, "{}(monitor={})", self.name(), short_duration(d))
+            }
+            (None, _) => f.write_str(self.name()),
+            (Some(d), _) => write!(f, "{}({})", self.name(), short_duration(d)),
         }
     }
 }
@@ -283,83 +465,4 @@ impl<'de> Deserialize<'de> for Strategy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_strategy_prints_as_it_parses() {
-        let d = ProbeDefaults::default();
-        for s in Strategy::all(&d) {
-            assert_eq!(s.to_string().parse::<Strategy>(), Ok(s), "{s}");
-        }
-        for text in [
-            "sleep(250ms)",
-            "pos-wait(1.5s)",
-            "sticky(120s)",
-            "gtid-wait(300ms)",
-        ] {
-            assert_eq!(text.parse::<Strategy>().unwrap().to_string(), text);
-        }
-    }
-
-    #[test]
-    fn bare_names_take_the_configured_defaults() {
-        let d = ProbeDefaults {
-            timeout: Duration::from_millis(700),
-            ..ProbeDefaults::default()
-        };
-        assert_eq!(
-            Strategy::parse("gtid-wait", &d),
-            Ok(Strategy::GtidWait(Duration::from_millis(700)))
-        );
-        assert_eq!(
-            Strategy::parse(" sleep( 20ms ) ", &d),
-            Ok(Strategy::Sleep(Duration::from_millis(20)))
-        );
-    }
-
-    #[test]
-    fn mistakes_are_named() {
-        let d = ProbeDefaults::default();
-        let err = Strategy::parse("gtid-wiat", &d).unwrap_err();
-        assert!(err.contains("unknown strategy \"gtid-wiat\"") && err.contains("gtid-wait"));
-        assert!(
-            Strategy::parse("none(1s)", &d)
-                .unwrap_err()
-                .contains("takes no parameter")
-        );
-        assert!(
-            Strategy::parse("sleep(1s", &d)
-                .unwrap_err()
-                .contains("closing")
-        );
-        assert!(
-            Strategy::parse("sleep(-1s)", &d)
-                .unwrap_err()
-                .contains("positive")
-        );
-        assert!(
-            Strategy::parse_list(" , ", &d)
-                .unwrap_err()
-                .contains("no strategy")
-        );
-    }
-
-    #[test]
-    fn lists_split_outside_parentheses_and_expand_all() {
-        let d = ProbeDefaults::default();
-        let list = Strategy::parse_list("none,sleep(1.5s),gtid-wait", &d).unwrap();
-        assert_eq!(
-            list,
-            vec![
-                Strategy::None,
-                Strategy::Sleep(Duration::from_millis(1500)),
-                Strategy::GtidWait(d.timeout)
-            ]
-        );
-        assert_eq!(
-            Strategy::parse_list("all", &d).unwrap().len(),
-            CATALOGUE.len()
-        );
-    }
-}
+mod tests;

@@ -89,6 +89,17 @@ impl Snapshot {
 }
 
 impl Topology for Snapshot {
+    fn polled_gtid(&self, node: &str) -> Option<(&crate::mysql::GtidState, Duration)> {
+        let node = self.node(node)?;
+        let since = (chrono::Utc::now() - self.taken_at)
+            .to_std()
+            .unwrap_or_default();
+        Some((
+            node.gtid.as_ref()?,
+            node.sample_age.unwrap_or_default() + since,
+        ))
+    }
+
     fn members(&self) -> Vec<Member<'_>> {
         self.nodes.iter().map(member).collect()
     }

@@ -351,6 +351,7 @@ fn probe_tallies_are_counters_by_strategy_replica_and_outcome() {
         primary_reads: 2,
         queries: 31,
         causes: BTreeMap::new(),
+        cost: crate::probe::TallyCost::default(),
     }];
     let t = text(&snapshot);
     has(&t, "# TYPE rwtop_probe_outcomes_total counter");

@@ -92,6 +92,36 @@ impl Flavor {
         }
     }
 
+    /// A check that never waits: whether the replica has applied `gtids` already, as MySQL
+    /// Router's `wait_for_my_writes_timeout=0` asks it. `MySQL`: `GTID_SUBSET` against
+    /// `@@gtid_executed` (1 = applied). `MariaDB` has neither `GTID_SUBSET` nor
+    /// `WAIT_FOR_EXECUTED_GTID_SET` (both ERROR 1305): `MASTER_GTID_WAIT` with a timeout of 0
+    /// answers at once, `0` applied, `-1` not yet. Read with [`Self::gtid_check_outcome`].
+    #[must_use]
+    pub fn gtid_check_sql(&self, gtids: &str) -> String {
+        match self.family {
+            Family::Mariadb => format!(
+                "SELECT MASTER_GTID_WAIT({}, 0) AS {WAIT_RESULT_COLUMN}",
+                literal(gtids)
+            ),
+            Family::Mysql => format!(
+                "SELECT GTID_SUBSET({}, @@global.gtid_executed) AS {WAIT_RESULT_COLUMN}",
+                literal(gtids)
+            ),
+        }
+    }
+
+    /// What [`Self::gtid_check_sql`]'s answer means: `TimedOut` is "not applied yet".
+    #[must_use]
+    pub fn gtid_check_outcome(&self, value: Option<i64>) -> GtidWaitOutcome {
+        match (self.family, value) {
+            (Family::Mariadb, _) => self.gtid_wait_outcome(value),
+            (Family::Mysql, Some(1)) => GtidWaitOutcome::Reached,
+            (Family::Mysql, Some(0)) => GtidWaitOutcome::TimedOut,
+            (Family::Mysql, _) => GtidWaitOutcome::Unexpected,
+        }
+    }
+
     /// Read on the primary's connection right after a write: the GTIDs a replica must have
     /// applied to have that write, in [`WRITTEN_GTIDS_COLUMN`]. `MariaDB` gives the write's own
     /// GTID (`@@last_gtid`, per session); on `MySQL` the driver cannot read the session's own
@@ -210,5 +240,25 @@ mod tests {
         assert_eq!(m.gtid_wait_outcome(Some(-1)), GtidWaitOutcome::TimedOut);
         assert_eq!(m.gtid_wait_outcome(Some(1)), GtidWaitOutcome::Unexpected);
         assert_eq!(m.gtid_wait_outcome(None), GtidWaitOutcome::Unexpected);
+    }
+
+    #[test]
+    fn the_non_blocking_check_is_master_gtid_wait_0_on_mariadb() {
+        assert_eq!(
+            mariadb().gtid_check_sql("0-1-5"),
+            "SELECT MASTER_GTID_WAIT('0-1-5', 0) AS r"
+        );
+        assert_eq!(
+            mariadb().gtid_check_outcome(Some(-1)),
+            GtidWaitOutcome::TimedOut
+        );
+        let m = mysql_80();
+        assert_eq!(
+            m.gtid_check_sql("u:1-5"),
+            "SELECT GTID_SUBSET('u:1-5', @@global.gtid_executed) AS r"
+        );
+        assert_eq!(m.gtid_check_outcome(Some(1)), GtidWaitOutcome::Reached);
+        assert_eq!(m.gtid_check_outcome(Some(0)), GtidWaitOutcome::TimedOut);
+        assert_eq!(m.gtid_check_outcome(None), GtidWaitOutcome::Unexpected);
     }
 }

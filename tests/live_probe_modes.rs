@@ -1,0 +1,203 @@
+//! The proxies' consistency modes (DESIGN.md §15) on a real sandbox: on a healthy replica each
+//! reads fresh where its product would, and with r1's SQL thread stopped none reads stale there:
+//! the waiting modes fall back with that cause, the routing modes pick r2 or the primary, and
+//! `gr-after` holds the write for its whole timeout.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{TestSandbox, engine_spec, exact, until};
+use rwtop::engine::Engine;
+use rwtop::probe::{Outcome, ProbeResult, Prober, Strategy};
+use rwtop::store::Role;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The modes that wait on the aimed replica, with a short timeout for a quick test.
+const WAITING: [&str; 5] = [
+    "maxscale-local(500ms)",
+    "maxscale-global(500ms)",
+    "maxscale-universal(500ms)",
+    "router-wait(500ms)",
+    "gr-before(500ms)",
+];
+
+/// The modes that route without waiting.
+const ROUTING: [&str; 6] = [
+    "maxscale-fast",
+    "maxscale-fast-global",
+    "maxscale-fast-universal",
+    "maxscale-fast(monitor=100ms)",
+    "router-wait(0)",
+    "proxysql-gtid",
+];
+
+struct Rig {
+    t: TestSandbox,
+    engine: Engine,
+    prober: Prober,
+}
+
+impl Rig {
+    /// Two replicas, both polled and caught up, an engine and a prober.
+    async fn start() -> Self {
+        let t = TestSandbox::start(2, false);
+        let spec = engine_spec(
+            &t,
+            &[
+                ("primary", Role::Primary),
+                ("r1", Role::Replica),
+                ("r2", Role::Replica),
+            ],
+        );
+        let engine = Engine::start(&spec);
+        let prober = Prober::new(spec.probe_spec().expect("a primary"));
+        let rig = Rig { t, engine, prober };
+        until(&rig.engine, "r1 and r2 polled, caught up", DEADLINE, |s| {
+            let ready = ["r1", "r2"].iter().all(|n| {
+                exact(s, n) == Some(Duration::ZERO) && s.node(n).is_some_and(|v| v.gtid.is_some())
+            });
+            ready.then_some(())
+        })
+        .await;
+        rig
+    }
+
+    async fn probe(&mut self, strategy: &str, target: &str) -> ProbeResult {
+        let strategy: Strategy = strategy.parse().expect("a strategy");
+        let view = self.engine.latest();
+        let r = self.prober.run(strategy, target, view.as_ref()).await;
+        eprintln!(
+            "{strategy} on {target}: {:?} via {:?}, waited {:?}, cost {:?}, {} queries, cause {:?}, note {:?}",
+            r.outcome, r.served_by, r.waited, r.cost, r.queries, r.cause, r.note
+        );
+        r
+    }
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn cause(r: &ProbeResult) -> &str {
+    r.cause.as_deref().unwrap_or_default()
+}
+
+/// Never stale, never an error, and never read on `not_on`.
+fn holds(r: &ProbeResult, not_on: &str) {
+    assert!(
+        matches!(r.outcome, Outcome::Fresh | Outcome::FellBack),
+        "{r:#?}"
+    );
+    assert_ne!(r.served_by.as_deref(), Some(not_on), "{r:#?}");
+    assert_eq!(r.cost.reads, 1, "one marker read: {r:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxies_modes_read_fresh_when_healthy_and_never_stale_past_a_stopped_sql_thread() {
+    let mut rig = Rig::start().await;
+
+    // Healthy: every waiting mode reads r1 itself, fresh, well within its timeout.
+    for mode in WAITING.into_iter().chain(["gr-after(2s)"]) {
+        let r = rig.probe(mode, "r1").await;
+        assert_eq!(r.outcome, Outcome::Fresh, "{r:#?}");
+        assert_eq!(r.served_by.as_deref(), Some("r1"), "{r:#?}");
+        assert!(r.waited < ms(500), "{r:#?}");
+        assert_eq!(r.primary_reads, 0, "{r:#?}");
+    }
+    let r = rig.probe("router-wait(500ms)", "r1").await;
+    assert!(
+        r.note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("MASTER_GTID_WAIT"),
+        "MariaDB runs Router's wait with its own function, and says so: {r:#?}"
+    );
+    // AFTER held the write until both replicas had it: measured, and short on a healthy pair.
+    let r = rig.probe("gr-after(2s)", "r1").await;
+    let held = r
+        .cost
+        .write_wait
+        .expect("gr-after measures the write's hold");
+    assert!(held < ms(1500), "{r:#?}");
+    assert_eq!(
+        r.waited,
+        Duration::ZERO,
+        "the read itself waits for nothing"
+    );
+
+    // rwtop's polls were taken before the write: a fast mode on them can only send the read to
+    // the primary, which is what MaxScale does when its monitor has not seen the write yet.
+    for mode in ["maxscale-fast", "maxscale-fast-universal"] {
+        let r = rig.probe(mode, "r1").await;
+        assert_eq!(r.outcome, Outcome::FellBack, "{r:#?}");
+        assert!(cause(&r).contains("no replica known to have"), "{r:#?}");
+        assert!(r.cost.position_age.is_some(), "{r:#?}");
+        assert_eq!(r.cost.monitor, None);
+    }
+    for mode in ROUTING {
+        holds(&rig.probe(mode, "r1").await, "none");
+    }
+    let r = rig.probe("maxscale-fast(monitor=100ms)", "r1").await;
+    assert_eq!(r.cost.monitor, Some(ms(100)), "{r:#?}");
+    let age = r
+        .cost
+        .position_age
+        .expect("the monitor's reading has an age");
+    assert!(
+        age < ms(1000),
+        "the prober's monitor reads every 100ms: {r:#?}"
+    );
+
+    r1_stopped(&mut rig).await;
+    rig.prober.close().await;
+    rig.engine.shutdown().await;
+}
+
+/// r1's SQL thread stops, r2 stays healthy: nothing reads r1 stale.
+async fn r1_stopped(rig: &mut Rig) {
+    // r1's SQL thread stops; r2 stays healthy.
+    rig.t.admin("r1", "STOP SLAVE SQL_THREAD");
+    until(&rig.engine, "r1's SQL thread seen stopped", DEADLINE, |s| {
+        let stopped = s
+            .node("r1")
+            .and_then(|n| n.replica())
+            .is_some_and(|r| !r.sql_running);
+        stopped.then_some(())
+    })
+    .await;
+    for mode in WAITING {
+        let r = rig.probe(mode, "r1").await;
+        assert_eq!(r.outcome, Outcome::FellBack, "{r:#?}");
+        assert_eq!(r.served_by.as_deref(), Some("primary"), "{r:#?}");
+        assert!(
+            cause(&r).contains("timeout after 500ms; the SQL thread is not running"),
+            "{r:#?}"
+        );
+        assert!(r.waited >= ms(450), "waited its timeout: {r:#?}");
+        assert_eq!(r.primary_reads, 1);
+    }
+    for mode in ROUTING {
+        holds(&rig.probe(mode, "r1").await, "r1");
+    }
+    // AFTER: r1 cannot apply the write, so the write is held for the whole timeout, and the
+    // read r1 was aimed at goes to the primary.
+    let r = rig.probe("gr-after(500ms)", "r1").await;
+    assert_eq!(r.outcome, Outcome::FellBack, "{r:#?}");
+    assert!(cause(&r).contains("SQL thread is not running"), "{r:#?}");
+    let held = r.cost.write_wait.expect("measured");
+    assert!(held >= ms(450), "{r:#?}");
+    assert!(
+        r.note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("gave up on r1"),
+        "{r:#?}"
+    );
+    // Aimed at the healthy r2, AFTER still holds every write for r1: the cost of one bad member.
+    let r = rig.probe("gr-after(500ms)", "r2").await;
+    assert_eq!(r.outcome, Outcome::Fresh, "{r:#?}");
+    assert_eq!(r.served_by.as_deref(), Some("r2"), "{r:#?}");
+    assert!(r.cost.write_wait.is_some_and(|d| d >= ms(450)), "{r:#?}");
+}
