@@ -27,6 +27,10 @@
 //! within one spacing; the reads sit on the sample grid. A verdict is exact away from edges,
 //! so [`Judged::stale_error`] counts the verdict changes along each channel's reads and lets
 //! each move `resolution / spacing + 1` reads, `resolution` = spacing + heartbeat interval.
+//! A replica applies a write milliseconds after its commit, below anything the heartbeat
+//! resolves: a replica read landing less than [`simulate::RACE_MS`] after the write became
+//! visible (a read "at once" on a caught-up replica) is a race the model cannot call; such
+//! reads are counted as fresh and their share ([`Judged::race`]) added to the stale error.
 //! Not modelled: the wait function's own round trip (a few ms), a stopped SQL thread making
 //! `pos-wait` return at once (the model waits it out), thread states a router would also check,
 //! replicas chosen among several (one pooled replica per read).
@@ -41,7 +45,7 @@ pub use input::{ChannelSeries, Collector, InputError, MIN_KNOWN};
 pub use line::{LagLine, Visible};
 pub use report::{ChannelInfo, Goal, Report, Row, pct, run, wait};
 pub use setting::{NAMES, Setting};
-pub use simulate::{Judged, Workload, simulate};
+pub use simulate::{Judged, RACE_MS, Workload, simulate};
 
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,10 @@ use super::setting::Setting;
 /// Monitor phases tried per read for `fast`: the monitor's last look is spread evenly over the
 /// interval before the read.
 const FAST_PHASES: u32 = 8;
+/// A replica applies a write some milliseconds after its commit, far below what the heartbeat
+/// resolves: a replica read that lands less than this after the write became visible (by the
+/// series) is a race the model cannot call, counted in its error rather than as fresh.
+pub const RACE_MS: f64 = 10.0;
 /// Reads are bucketed by minute for the primary's peak share.
 const MINUTE_MS: f64 = 60_000.0;
 
@@ -43,6 +47,8 @@ struct Read {
     stale: f64,
     primary: f64,
     wait_ms: f64,
+    /// A fresh replica read within [`RACE_MS`] of the write's visibility.
+    race: f64,
 }
 
 impl Read {
@@ -50,13 +56,26 @@ impl Read {
         stale: 0.0,
         primary: 1.0,
         wait_ms: 0.0,
+        race: 0.0,
     };
 
-    fn replica(stale: bool, wait_ms: f64) -> Self {
+    /// A replica read; `margin` is how long before the read the write became visible
+    /// (negative: stale).
+    fn replica(margin: f64, wait_ms: f64) -> Self {
         Self {
-            stale: f64::from(u8::from(stale)),
+            stale: f64::from(u8::from(margin < 0.0)),
             primary: 0.0,
             wait_ms,
+            race: f64::from(u8::from((0.0..RACE_MS).contains(&margin))),
+        }
+    }
+
+    /// A read the wait function made fresh: no race, the server said so.
+    fn waited(wait_ms: f64) -> Self {
+        Self {
+            primary: 0.0,
+            wait_ms,
+            ..Self::PRIMARY
         }
     }
 
@@ -77,7 +96,8 @@ fn ms(d: Duration) -> f64 {
 /// the series cannot tell (a gap, or its end).
 fn judge(line: &LagLine, setting: Setting, write: f64, after: f64) -> Option<Read> {
     let at = write + after;
-    let stale_at = |t: f64| line.visible(write, t).map(|v| !v);
+    // How long before `t` the write became visible, by the series (negative: not yet).
+    let stale_at = |t: f64| line.lag_at(t).map(|lag| t - write - lag);
     Some(match setting {
         Setting::Primary => Read::PRIMARY,
         Setting::Sticky(window) if after < ms(window) => Read::PRIMARY,
@@ -98,7 +118,7 @@ fn judge(line: &LagLine, setting: Setting, write: f64, after: f64) -> Option<Rea
         },
         Setting::GtidWait(timeout) | Setting::PosWait(timeout) => {
             match line.first_visible(write, at, at + ms(timeout)) {
-                Visible::At(t) => Read::replica(false, t - at),
+                Visible::At(t) => Read::waited(t - at),
                 Visible::NotBy => Read::fell_back(ms(timeout)),
                 Visible::Unknown => return None,
             }
@@ -114,9 +134,8 @@ fn judge(line: &LagLine, setting: Setting, write: f64, after: f64) -> Option<Rea
                 }
             }
             Read {
-                stale: 0.0,
                 primary: 1.0 - f64::from(covered) / f64::from(FAST_PHASES),
-                wait_ms: 0.0,
+                ..Read::PRIMARY
             }
         }
     })
@@ -136,6 +155,9 @@ pub struct Judged {
     pub primary_peak_minute: f64,
     pub wait_p50_ms: f64,
     pub wait_p99_ms: f64,
+    /// Fresh replica reads within [`RACE_MS`] of the write's visibility (a share): the model
+    /// cannot call them, and counts them in `stale_error`.
+    pub race: f64,
     /// The model's own error on `stale` and `primary` (shares): docs/whatif.md, "Error".
     pub stale_error: f64,
     pub primary_error: f64,
@@ -202,7 +224,8 @@ pub fn simulate(
         primary_peak_minute: peak_minute(&reads),
         wait_p50_ms: percentile(&waits, 0.50),
         wait_p99_ms: percentile(&waits, 0.99),
-        stale_error: error(stale_moves),
+        race: share(|r| r.race),
+        stale_error: (error(stale_moves) + share(|r| r.race)).min(1.0),
         primary_error: error(primary_moves),
     }
 }

@@ -106,10 +106,18 @@ fn none_is_stale_for_the_stall_and_the_waits_fall_back_there() {
     let none = judge(&points, "none", 0);
     // Writes at 41..=59 s are stale (at 40 s the lag is still 0): 19 of 100.
     assert!((none.stale - 0.19).abs() < 1e-9, "{none:?}");
+    // The 81 healthy reads come at once on a replica that shows lag 0: a race it cannot call.
+    assert!((none.race - 0.81).abs() < 1e-9, "{none:?}");
     assert!(
-        none.stale_error >= 0.02 && none.stale_error <= 0.06,
+        (none.stale_error - none.race - 0.045).abs() < 1e-9,
         "{none:?}"
     );
+    let later = judge(&points, "none", 50);
+    assert!(
+        later.race < 0.02,
+        "50 ms after the write, a caught-up replica has it: {later:?}"
+    );
+    assert!(later.stale_error <= 0.06, "{later:?}");
     assert_eq!(none.primary, 0.0);
 
     let wait = judge(&points, "gtid-wait(500ms)", 0);
