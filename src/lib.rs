@@ -2,7 +2,7 @@
 //!
 //! The modules stand on floors, each importing only the floors below it (`docs/architecture.md`,
 //! held by `tests/layers.rs`): `gtid` and `units` → `mysql` → `topology` → the tasks that talk to
-//! servers (`poll`, `probe`, `drain`) → `store` → `alerts` → `config` → `engine` → the outputs
+//! servers (`poll`, `probe`, `drain`) → `store` → `alerts` and `whatif` → `config` → `engine` → the outputs
 //! (`export`, `record`, `ui`) → the tools over them (`sandbox`, `demo`). Only `ui` names ratatui
 //! or crossterm; every floor below it is model and knows nothing of the terminal.
 
@@ -22,3 +22,4 @@ pub mod store;
 pub mod topology;
 pub mod ui;
 pub mod units;
+pub mod whatif;

@@ -16,7 +16,7 @@ const FLOORS: &[&[&str]] = &[
     &["topology"],
     &["poll", "probe", "drain"],
     &["store"],
-    &["alerts"],
+    &["alerts", "whatif"],
     &["config"],
     &["engine"],
     &["export"],

@@ -14,6 +14,8 @@ mod replay_cmd;
 mod sandbox_cmd;
 mod serve_cmd;
 mod snapshot_cmd;
+mod whatif_cmd;
+mod whatif_table;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -156,6 +158,11 @@ pub enum Command {
     /// read-after-write strategy, N times; prints fresh/stale/fell-back shares, waits and the
     /// primary's load per strategy.
     Probe(probe_cmd::ProbeArgs),
+    /// What-if, no writes: from each replica's lag series (watched live for --duration, or a
+    /// --recording), judge every read-after-write setting that needs no probe over a grid of
+    /// values for a workload, and recommend the cheapest one that meets --max-stale within
+    /// --primary-budget (docs/whatif.md).
+    Whatif(whatif_cmd::WhatifArgs),
     /// Take a replica out of the load balancer's rotation ([drain] in rwtop.toml): HAProxy
     /// DRAIN, ProxySQL OFFLINE_SOFT, MaxScale drain, or your command. Logged to the audit log.
     Drain {
@@ -238,6 +245,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             snapshot_cmd::run(&cli.target, json, duration)
         }
         Some(Command::Probe(args)) => probe_cmd::run(&cli.target, &args),
+        Some(Command::Whatif(args)) => whatif_cmd::run(&cli.target, &args),
         Some(Command::Drain { replica }) => {
             drain_cmd::run(&cli.target, rwtop::drain::Action::Drain, &replica)
         }
