@@ -38,6 +38,31 @@ pub fn apply(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effec
     apply_to_view(state, action, snapshot)
 }
 
+/// The pane toggles. The test reads and the what-if cover the detail pane, one at a time; `i`
+/// then brings the detail back.
+fn toggle(panes: &mut super::state::Panes, action: Command) {
+    match action {
+        Command::ExpandGtid => panes.expand_gtid = !panes.expand_gtid,
+        Command::ToggleTopology => panes.topology = !panes.topology,
+        Command::ToggleDetail if panes.test_reads || panes.whatif => {
+            panes.test_reads = false;
+            panes.whatif = false;
+            panes.detail = true;
+        }
+        Command::ToggleDetail => panes.detail = !panes.detail,
+        Command::ToggleAlerts => panes.alerts = !panes.alerts,
+        Command::ToggleTestReads => {
+            panes.test_reads = !panes.test_reads;
+            panes.whatif = false;
+        }
+        Command::ToggleWhatif => {
+            panes.whatif = !panes.whatif;
+            panes.test_reads = false;
+        }
+        _ => {}
+    }
+}
+
 fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effect {
     let rows = state.rows(snapshot).len();
     state.status = None;
@@ -52,16 +77,12 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
                 Window::FifteenMinutes => Window::OneMinute,
             };
         }
-        Command::ExpandGtid => state.panes.expand_gtid = !state.panes.expand_gtid,
-        Command::ToggleTopology => state.panes.topology = !state.panes.topology,
-        // The test reads cover the detail pane: `i` then brings the detail back.
-        Command::ToggleDetail if state.panes.test_reads => {
-            state.panes.test_reads = false;
-            state.panes.detail = true;
-        }
-        Command::ToggleDetail => state.panes.detail = !state.panes.detail,
-        Command::ToggleAlerts => state.panes.alerts = !state.panes.alerts,
-        Command::ToggleTestReads => state.panes.test_reads = !state.panes.test_reads,
+        Command::ExpandGtid
+        | Command::ToggleTopology
+        | Command::ToggleDetail
+        | Command::ToggleAlerts
+        | Command::ToggleTestReads
+        | Command::ToggleWhatif => toggle(&mut state.panes, action),
         Command::PrevStrategy | Command::NextStrategy => {
             state.probe.step(action == Command::NextStrategy);
             state.status = Some(format!(
@@ -75,6 +96,7 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
         }
         Command::TestRead | Command::Bakeoff => {
             state.panes.test_reads = true;
+            state.panes.whatif = false;
             // A named channel's row is tested through that channel: `agg/p2`.
             let Some(target) = state.selected_row(snapshot).map(|r| r.label()) else {
                 state.status = Some("no replica to test: none has been found yet".to_owned());
@@ -306,6 +328,24 @@ mod tests {
             state.pending_drain.as_ref().map(|r| r.action),
             Some(DrainAction::Undrain)
         );
+    }
+
+    #[test]
+    fn the_whatif_and_the_test_reads_take_the_detail_panes_place_one_at_a_time() {
+        let snapshot = Topo::new().at(1);
+        let mut state = UiState::default();
+        press(&mut state, 'r', &snapshot);
+        assert!(state.panes.test_reads);
+        press(&mut state, 'f', &snapshot);
+        assert!(state.panes.whatif && !state.panes.test_reads);
+        press(&mut state, 'r', &snapshot);
+        assert!(state.panes.test_reads && !state.panes.whatif);
+        press(&mut state, 'f', &snapshot);
+        press(&mut state, 'i', &snapshot);
+        assert!(!state.panes.whatif && !state.panes.test_reads && state.panes.detail);
+        press(&mut state, 'f', &snapshot);
+        press(&mut state, 'f', &snapshot);
+        assert!(!state.panes.whatif);
     }
 
     #[test]

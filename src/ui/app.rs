@@ -56,6 +56,9 @@ pub async fn run(
     loop {
         let snapshot = feed.current();
         state.replay = feed.replay_status();
+        if state.panes.whatif {
+            super::whatif::refresh(&mut state.whatif, &snapshot);
+        }
         terminal.draw(|frame| {
             render(
                 frame,

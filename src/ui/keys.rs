@@ -16,6 +16,7 @@ pub enum Command {
     ToggleDetail,
     ToggleAlerts,
     ToggleTestReads,
+    ToggleWhatif,
     TestRead,
     Bakeoff,
     PrevStrategy,
@@ -130,6 +131,12 @@ pub const BINDINGS: &[Binding] = &[
         help: "show or hide the test reads (in place of the detail pane)",
     },
     Binding {
+        key: KeyCode::Char('f'),
+        action: Command::ToggleWhatif,
+        short: "",
+        help: "show or hide the what-if (in place of the detail pane)",
+    },
+    Binding {
         key: KeyCode::Char('t'),
         action: Command::TestRead,
         short: "test read",
@@ -241,6 +248,7 @@ impl Command {
         ("toggle_detail", Command::ToggleDetail),
         ("toggle_alerts", Command::ToggleAlerts),
         ("toggle_test_reads", Command::ToggleTestReads),
+        ("toggle_whatif", Command::ToggleWhatif),
         ("test_read", Command::TestRead),
         ("bakeoff", Command::Bakeoff),
         ("prev_strategy", Command::PrevStrategy),

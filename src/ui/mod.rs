@@ -10,6 +10,7 @@ pub mod render;
 pub mod state;
 pub mod theme;
 pub mod theme_file;
+pub mod whatif;
 
 pub use state::{Mode, ReplicaRow, UiState};
 pub use theme::Theme;

@@ -4,7 +4,8 @@
 //! ┌ header: primary, flavor, replicas, heartbeat writer, DDL banner ───────────┐
 //! ├ topology tree ─────────┬ replica table (selected row drives the detail) ───┤
 //! ├ detail: lag vs SBM chart, percentiles, positions, GTID, errors ┬ alerts ──┤
-//! │   (or, while toggled on, test reads: tallies per strategy, last result)   │
+//! │   (or, while toggled on, test reads: tallies per strategy, last result,  │
+//! │    or the what-if: every setting judged on the lag kept, no writes)      │
 //! └ footer: key bar from the key table, or the last key's answer ──────────────┘
 //! ```
 //! The test-reads pane takes the detail pane's place rather than squeezing the alerts: both the
@@ -49,7 +50,9 @@ pub fn render(frame: &mut Frame, ctx: &RenderCtx<'_>) {
     } else {
         panels::replicas::render(frame, upper, ctx);
     }
-    let left: Option<Panel> = if panes.test_reads {
+    let left: Option<Panel> = if panes.whatif {
+        Some(panels::whatif::render)
+    } else if panes.test_reads {
         Some(panels::probes::render)
     } else if panes.detail {
         Some(panels::detail::render)

@@ -53,6 +53,8 @@ pub struct Panes {
     pub alerts: bool,
     /// The test-reads pane, in the detail pane's place while shown.
     pub test_reads: bool,
+    /// The what-if pane, in the detail pane's place while shown (before the test reads).
+    pub whatif: bool,
     /// GTID sets shown in full in the detail pane instead of abbreviated.
     pub expand_gtid: bool,
 }
@@ -75,6 +77,8 @@ pub struct UiState {
     pub pending_drain: Option<crate::drain::DrainRequest>,
     /// Where a replay stands (shown in the footer); `None` in the live view.
     pub replay: Option<crate::record::ReplayStatus>,
+    /// The what-if pane's content, worked out while the pane is shown ([`super::whatif`]).
+    pub whatif: Option<super::whatif::WhatifView>,
 }
 
 impl Default for UiState {
@@ -88,6 +92,7 @@ impl Default for UiState {
                 detail: true,
                 alerts: true,
                 test_reads: false,
+                whatif: false,
                 expand_gtid: false,
             },
             mode: Mode::Normal,
@@ -96,6 +101,7 @@ impl Default for UiState {
             probe: ProbeChoice::new(ProbeSettings::default()),
             pending_drain: None,
             replay: None,
+            whatif: None,
         }
     }
 }

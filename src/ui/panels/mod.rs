@@ -11,6 +11,7 @@ pub mod help;
 pub mod probes;
 pub mod replicas;
 pub mod topology;
+pub mod whatif;
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
