@@ -19,6 +19,9 @@ const BACKOFF_START: Duration = Duration::from_millis(250);
 const BACKOFF_CAP: Duration = Duration::from_secs(5);
 /// Consecutive failures before a node is shown `down` rather than `retrying`.
 const DOWN_AFTER: u32 = 2;
+/// How often the health lint's settings are read again after the one read at connect.
+pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
+
 /// Polls after the last scan that showed a DDL during which every poll still scans: the
 /// statement's end is read at the next poll, and a migration's next statement at once rather
 /// than at the cadence.
@@ -170,6 +173,18 @@ async fn poll_connected(
     if send(connected).await.is_err() {
         return None;
     }
+    // The lint's settings: at connect, then every few minutes, beside the status poll and never
+    // in it (a restart to change a static setting reconnects, so it is seen at once).
+    let mut settings_at = tokio::time::Instant::now();
+    match read_settings(&name, &mut conn).await {
+        Ok(Some(event)) => {
+            if send(event).await.is_err() {
+                return None;
+            }
+        }
+        Ok(None) => {}
+        Err(err) => return Some(err),
+    }
     let mut statuses: u32 = 0;
     // One tick per heartbeat read or status poll, whichever comes more often; the read pace
     // slows as nodes are added, and the ticker with it (no wake-up without a query).
@@ -235,6 +250,16 @@ async fn poll_connected(
                 }
                 Err(err) => return Some(err),
             }
+            if settings_at.elapsed() >= SETTINGS_EVERY {
+                settings_at = tokio::time::Instant::now();
+                match read_settings(&name, &mut conn).await {
+                    Ok(Some(event)) => {
+                        let _ = send(event).await;
+                    }
+                    Ok(None) => {}
+                    Err(err) => return Some(err),
+                }
+            }
             if parts.clock {
                 match pt_heartbeat::clock_offset(&mut conn).await {
                     Ok(Some((offset_ms, rtt))) => {
@@ -264,6 +289,19 @@ async fn poll_connected(
         if send(event).await.is_err() {
             return None;
         }
+    }
+}
+
+/// The lint's settings as an event; a statement the server refuses (a privilege, a variable an
+/// unusual build lacks) leaves them unread rather than taking the node's monitoring down.
+async fn read_settings(node: &str, conn: &mut NodeConn) -> Result<Option<PollEvent>, SqlError> {
+    match conn.settings().await {
+        Ok(settings) => Ok(Some(PollEvent::Settings {
+            node: node.to_owned(),
+            settings: Box::new(settings),
+        })),
+        Err(SqlError::Server { .. } | SqlError::Parse { .. }) => Ok(None),
+        Err(other) => Err(other),
     }
 }
 
