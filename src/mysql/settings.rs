@@ -31,6 +31,52 @@ pub struct Settings {
     /// Engine of the table replication records its applied position in (`mysql.gtid_slave_pos`
     /// on `MariaDB`, `mysql.slave_relay_log_info` on `MySQL`); `None` when not visible.
     pub position_table_engine: Option<String>,
+    /// What these settings are called on this node's flavor, for the fixes the lint prints.
+    pub names: SettingNames,
+}
+
+/// The flavor's names for the settings a fix changes: the lint above prints them and never asks
+/// which flavor a node runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SettingNames {
+    pub log_replica_updates: String,
+    pub gtid_strict: String,
+    pub read_only: String,
+    pub position_table: String,
+    pub start_replica: String,
+    pub stop_replica: String,
+}
+
+impl SettingNames {
+    #[must_use]
+    pub fn of(family: Family) -> Self {
+        let (updates, strict, read_only, table, start, stop) = match family {
+            Family::Mariadb => (
+                "log_slave_updates",
+                "gtid_strict_mode",
+                "read_only",
+                "mysql.gtid_slave_pos",
+                "START ALL SLAVES",
+                "STOP ALL SLAVES",
+            ),
+            Family::Mysql => (
+                "log_replica_updates",
+                "enforce_gtid_consistency",
+                "super_read_only",
+                "mysql.slave_relay_log_info",
+                "START REPLICA",
+                "STOP REPLICA",
+            ),
+        };
+        Self {
+            log_replica_updates: updates.to_owned(),
+            gtid_strict: strict.to_owned(),
+            read_only: read_only.to_owned(),
+            position_table: table.to_owned(),
+            start_replica: start.to_owned(),
+            stop_replica: stop.to_owned(),
+        }
+    }
 }
 
 impl Settings {
@@ -73,6 +119,7 @@ impl Settings {
             position_table_engine: row
                 .optional_text(&["position_table_engine"])
                 .map(str::to_owned),
+            names: SettingNames::of(family),
         })
     }
 }
