@@ -23,6 +23,7 @@ mod format;
 mod global;
 mod hysteresis;
 mod lag;
+pub mod lint;
 mod log;
 mod rules;
 mod sbm;

@@ -5,6 +5,7 @@
 
 mod demo_cmd;
 mod drain_cmd;
+mod lint_cmd;
 mod monitor_cmd;
 mod output;
 mod probe_cmd;
@@ -142,6 +143,16 @@ pub enum Command {
         #[arg(long, default_value = "3s", value_parser = duration_arg)]
         duration: Duration,
     },
+    /// Health lint: read every node's replication-safety settings and binlog retention, print
+    /// each finding with why it matters and the exact fix; exit 1 on an error-severity finding.
+    Lint {
+        /// Print JSON (the findings as in `snapshot --json`'s `lint`).
+        #[arg(long)]
+        json: bool,
+        /// How long to wait at most for every node to answer.
+        #[arg(long, default_value = "10s", value_parser = duration_arg)]
+        wait: Duration,
+    },
     /// No screen: watch the topology and serve Prometheus metrics at --metrics-listen ADDR
     /// (/metrics) until Ctrl-C or SIGTERM.
     Serve,
@@ -244,6 +255,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Snapshot { json, duration }) => {
             snapshot_cmd::run(&cli.target, json, duration)
         }
+        Some(Command::Lint { json, wait }) => lint_cmd::run(&cli.target, json, wait),
         Some(Command::Probe(args)) => probe_cmd::run(&cli.target, &args),
         Some(Command::Whatif(args)) => whatif_cmd::run(&cli.target, &args),
         Some(Command::Drain { replica }) => {

@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.5";
+pub const SCHEMA_VERSION: &str = "1.6";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -23,6 +23,8 @@ pub struct JsonSnapshot {
     pub alerts: Vec<JsonAlert>,
     /// Raised and cleared events, newest first.
     pub alert_log: Vec<JsonLogEntry>,
+    /// Since 1.6: the health lint's findings, errors first (`rwtop lint --json` prints the same).
+    pub lint: Vec<crate::alerts::lint::Finding>,
     /// Test reads: what runs now, recent results and a tally per replica and strategy.
     pub probes: crate::probe::ProbesView,
     /// Drains: the configured backend, its view of each replica and rwtop's actions.
@@ -442,6 +444,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         nodes: s.nodes.iter().map(node).collect(),
         alerts: s.alerts.active.iter().map(alert).collect(),
         alert_log: s.alerts.log.iter().map(log_entry).collect(),
+        lint: crate::alerts::lint::lint(s),
         probes: s.probes.clone(),
         drain: drain(s),
     }

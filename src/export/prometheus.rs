@@ -85,6 +85,7 @@ impl Collector for SnapshotCollector {
         replica::progress(&mut e, s)?;
         replica::drains(&mut e, s)?;
         alerts(&mut e, s)?;
+        lint(&mut e, s)?;
         probes(&mut e, s)
     }
 }
@@ -334,6 +335,28 @@ fn alerts(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
                     ("channel", a.channel.as_deref().unwrap_or("")),
                 ];
                 gauge(m, &labels, unix_seconds(a.since))
+            })
+        },
+    )
+}
+
+/// One series per health-lint finding (`rwtop lint`), always 1: a fixed finding's series goes.
+fn lint(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
+    let findings = crate::alerts::lint::lint(s);
+    family(
+        e,
+        "rwtop_lint_finding",
+        "A health-lint finding (rwtop lint): id, severity (error, warning, info), node, channel",
+        MetricType::Gauge,
+        |m| {
+            findings.iter().try_for_each(|f| {
+                let labels = [
+                    ("id", f.id),
+                    ("severity", f.severity.name()),
+                    ("node", f.node.as_str()),
+                    ("channel", f.channel.as_deref().unwrap_or("")),
+                ];
+                gauge(m, &labels, 1)
             })
         },
     )

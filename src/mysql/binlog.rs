@@ -1,6 +1,6 @@
 //! The primary's side of replication: its current binlog coordinate and its list of binlogs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::replica_status::{BinlogPos, StatusError};
 use super::row::RawRow;
@@ -35,7 +35,7 @@ impl BinlogStatus {
 }
 
 /// One row of SHOW BINARY LOGS.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BinlogFile {
     pub name: String,
     pub size: u64,

@@ -397,6 +397,14 @@ impl NodeConn {
         self.parse(sql, NodeState::from_row(&row, family))
     }
 
+    /// The health lint's settings, one statement (see [`Flavor::settings_sql`]).
+    pub async fn settings(&mut self) -> Result<super::Settings, SqlError> {
+        let sql = self.flavor.settings_sql();
+        let family = self.flavor.family;
+        let row = self.one_row(sql).await?;
+        self.parse(sql, super::Settings::from_row(&row, family))
+    }
+
     /// Whether the node refuses writes now, asked right before a write (a switchover turns a
     /// primary read-only under a live connection); a value that cannot be read counts as
     /// read-only.

@@ -11,6 +11,7 @@ pub mod replica_hosts;
 pub mod replica_status;
 pub mod row;
 pub mod semisync;
+pub mod settings;
 pub mod tls;
 
 pub use binlog::{BinlogFile, BinlogStatus, bytes_between};
@@ -24,6 +25,7 @@ pub use replica_status::{
 };
 pub use row::{RawRow, RowError, Vertical, parse_vertical};
 pub use semisync::SemiSync;
+pub use settings::Settings;
 pub use tls::{Tls, TlsMode};
 
 /// The environment variable that carries the monitor user's password, so that it never has to

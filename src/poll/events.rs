@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use crate::mysql::{
     BinlogFile, BinlogStatus, Flavor, Identity, NodeState, Processlist, ReplicaHost, ReplicaStatus,
+    Settings,
 };
 
 /// The state of a node's connection, shown as data rather than hidden in logs.
@@ -137,6 +138,11 @@ pub enum PollEvent {
     Sample {
         node: String,
         sample: Box<NodeSample>,
+    },
+    /// The health lint's settings, read at connect and every [`super::SETTINGS_EVERY`].
+    Settings {
+        node: String,
+        settings: Box<Settings>,
     },
     Heartbeat {
         node: String,

@@ -10,4 +10,5 @@ pub mod pt_heartbeat;
 pub use events::{
     BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica, WriterState,
 };
+pub use node_poller::SETTINGS_EVERY;
 pub use pace::{READ_BUDGET, ReadPace};

@@ -19,6 +19,9 @@ const BACKOFF_START: Duration = Duration::from_millis(250);
 const BACKOFF_CAP: Duration = Duration::from_secs(5);
 /// Consecutive failures before a node is shown `down` rather than `retrying`.
 const DOWN_AFTER: u32 = 2;
+/// How often the health lint's settings are read again after the one read at connect.
+pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
+
 /// Polls after the last scan that showed a DDL during which every poll still scans: the
 /// statement's end is read at the next poll, and a migration's next statement at once rather
 /// than at the cadence.
@@ -153,6 +156,10 @@ pub async fn run(
 /// a second one: a node that accepts the connection and then refuses every poll (a missing
 /// grant) is failing, not up, and its retries back off like any other failure's rather than
 /// reconnecting four times a second.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one loop over the statuses, reads and occasional statements of one connection"
+)]
 async fn poll_connected(
     spec: &PollerSpec,
     mut conn: NodeConn,
@@ -170,6 +177,8 @@ async fn poll_connected(
     if send(connected).await.is_err() {
         return None;
     }
+    // The lint's settings: after the first status poll, then every few minutes.
+    let mut settings_at = None;
     let mut statuses: u32 = 0;
     // One tick per heartbeat read or status poll, whichever comes more often; the read pace
     // slows as nodes are added, and the ticker with it (no wake-up without a query).
@@ -235,6 +244,9 @@ async fn poll_connected(
                 }
                 Err(err) => return Some(err),
             }
+            if let Err(err) = settings_if_due(&name, &mut conn, events, &mut settings_at).await {
+                return Some(err);
+            }
             if parts.clock {
                 match pt_heartbeat::clock_offset(&mut conn).await {
                     Ok(Some((offset_ms, rtt))) => {
@@ -264,6 +276,32 @@ async fn poll_connected(
         if send(event).await.is_err() {
             return None;
         }
+    }
+}
+
+/// The lint's settings, when due: beside the status poll (never in it), at connect and every
+/// [`SETTINGS_EVERY`] (a restart to change a static setting reconnects, so it is seen at once). A
+/// statement the server refuses (a privilege, a variable an unusual build lacks) leaves them
+/// unread rather than taking the node's monitoring down.
+async fn settings_if_due(
+    node: &str,
+    conn: &mut NodeConn,
+    events: &mpsc::Sender<PollEvent>,
+    last: &mut Option<tokio::time::Instant>,
+) -> Result<(), SqlError> {
+    if last.is_some_and(|t| t.elapsed() < SETTINGS_EVERY) {
+        return Ok(());
+    }
+    *last = Some(tokio::time::Instant::now());
+    match conn.settings().await {
+        Ok(settings) => {
+            let settings = Box::new(settings);
+            let node = node.to_owned();
+            let _ = events.send(PollEvent::Settings { node, settings }).await;
+            Ok(())
+        }
+        Err(SqlError::Server { .. } | SqlError::Parse { .. }) => Ok(()),
+        Err(other) => Err(other),
     }
 }
 

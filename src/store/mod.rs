@@ -206,6 +206,11 @@ impl Store {
                     return self.discover(&hosts);
                 }
             }
+            PollEvent::Settings { node, settings } => {
+                if let Some(entry) = self.nodes.get_mut(&node) {
+                    entry.settings = Some(*settings);
+                }
+            }
             PollEvent::Heartbeat { node, read } => self.apply_heartbeat(&node, &read),
             PollEvent::PtHeartbeat { node, read } => self.apply_pt(&node, read),
             PollEvent::Clock {

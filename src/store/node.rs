@@ -9,7 +9,7 @@ use super::lag::Lag;
 use super::series::{Point, Series};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
-use crate::mysql::{BinlogFile, Flavor, Identity, Processlist, ReplicaStatus};
+use crate::mysql::{BinlogFile, Flavor, Identity, Processlist, ReplicaStatus, Settings};
 use crate::poll::{ConnState, NodeSample};
 
 /// Charts look back at most this far; the rest of the hour stays in the store.
@@ -30,6 +30,8 @@ pub struct NodeEntry {
     pub binlog_files: Vec<BinlogFile>,
     /// The newest processlist scan: samples carry one only every few polls.
     pub processes: Option<Processlist>,
+    /// The lint's settings, read at connect and every few minutes.
+    pub settings: Option<Settings>,
     /// Which sample (by [`Self::samples`]) carried that scan.
     processes_at: u64,
     /// Status samples applied so far: rules count consecutive samples by it.
@@ -159,6 +161,7 @@ impl NodeEntry {
             as_source: SourceHistory::default(),
             binlog_files: Vec::new(),
             processes: None,
+            settings: None,
             processes_at: 0,
             samples: 0,
             channels: Vec::new(),
@@ -285,6 +288,12 @@ impl NodeEntry {
             clock_offset_ms: self.clock.map(|(offset, _, _)| offset),
             lb: None,
             channels,
+            settings: self.settings.clone().filter(|_| self.is_up()),
+            binlog_files: if self.is_up() {
+                self.binlog_files.clone()
+            } else {
+                Vec::new()
+            },
         }
     }
 

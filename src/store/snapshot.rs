@@ -107,6 +107,14 @@ pub struct NodeView {
     /// nobody. Recordings before schema 1.4 held one channel under `replica`.
     #[serde(alias = "replica", deserialize_with = "one_or_many", default)]
     pub channels: Vec<ReplicaView>,
+    /// The health lint's settings, as last read (at connect and every few minutes), while the
+    /// node answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<crate::mysql::Settings>,
+    /// The node's binlogs (`SHOW BINARY LOGS`, read every few polls), oldest first, while the
+    /// node answers: what its replicas can still fetch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub binlog_files: Vec<crate::mysql::BinlogFile>,
 }
 
 impl NodeView {

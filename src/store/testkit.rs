@@ -110,6 +110,8 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         gtid: Some(mariadb_gtid("0-1-100")),
         lb: None,
         channels: Vec::new(),
+        settings: None,
+        binlog_files: Vec::new(),
     }
 }
 
