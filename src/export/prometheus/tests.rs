@@ -245,9 +245,9 @@ fn the_lag_histogram_is_cumulative_and_ends_at_its_count() {
     let t = text(&topo.snapshot);
     has(
         &t,
-        "# TYPE rwtop_replica_heartbeat_lag_histogram_seconds histogram",
+        "# TYPE rwtop_replica_heartbeat_lag_distribution_seconds histogram",
     );
-    let name = "rwtop_replica_heartbeat_lag_histogram_seconds";
+    let name = "rwtop_replica_heartbeat_lag_distribution_seconds";
     has(&t, &format!("{name}_bucket{{{R1},le=\"0.005\"}} 2"));
     has(&t, &format!("{name}_bucket{{{R1},le=\"0.01\"}} 3"));
     has(&t, &format!("{name}_bucket{{{R1},le=\"1\"}} 5"));

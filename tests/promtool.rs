@@ -1,0 +1,46 @@
+//! promtool, from the Debian `prometheus` package, on what rwtop ships: a real `/metrics` from
+//! `rwtop serve` on a sandbox passes `promtool check metrics` with no finding, and the rules in
+//! deploy/prometheus pass `promtool check rules` and their own `promtool test rules`.
+
+mod common;
+#[path = "common/serve.rs"]
+mod serve;
+
+use std::time::Duration;
+
+use common::TestSandbox;
+use serve::{Serve, promtool};
+
+fn said(out: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Every family present (both replicas measured, so the histogram has samples), and promtool
+/// has nothing to say about any of it: exit 0, empty output.
+#[test]
+fn a_real_scrape_passes_promtool_check_metrics() {
+    let t = TestSandbox::start(2, false);
+    let serve = Serve::start(&t.sandbox().dir().join("rwtop.toml"));
+    let body = serve.scrape_until("both replicas measured", Duration::from_secs(40), |b| {
+        ["r1", "r2"].iter().all(|r| {
+            b.lines().any(|l| {
+                l.starts_with("rwtop_replica_heartbeat_lag_state{")
+                    && l.contains(&format!("replica=\"{r}\""))
+                    && l.contains("state=\"exact\"")
+                    && l.ends_with(" 1")
+            })
+        })
+    });
+    let out = promtool(&["check", "metrics"], Some(&body));
+    let findings = said(&out);
+    assert!(out.status.success(), "{findings}\n--- scraped:\n{body}");
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool has findings: {findings}"
+    );
+}
