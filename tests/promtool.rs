@@ -25,7 +25,14 @@ fn said(out: &std::process::Output) -> String {
 #[test]
 fn a_real_scrape_passes_promtool_check_metrics() {
     let t = TestSandbox::start(2, false);
-    let serve = Serve::start(&t.sandbox().dir().join("rwtop.toml"));
+    let config = t.sandbox().dir().join("rwtop-cluster.toml");
+    let base = std::fs::read_to_string(t.sandbox().dir().join("rwtop.toml")).expect("config");
+    std::fs::write(
+        &config,
+        format!("{base}\n[metrics]\ncluster = \"sandbox-eu\"\n"),
+    )
+    .expect("writing the config");
+    let serve = Serve::start(&config);
     let body = serve.scrape_until("both replicas measured", Duration::from_secs(40), |b| {
         ["r1", "r2"].iter().all(|r| {
             b.lines().any(|l| {
@@ -36,6 +43,10 @@ fn a_real_scrape_passes_promtool_check_metrics() {
             })
         })
     });
+    // `[metrics] cluster` from the file, on every sample, first.
+    for line in body.lines().filter(|l| !l.starts_with('#')) {
+        assert!(line.contains(r#"{cluster="sandbox-eu""#), "{line}");
+    }
     let out = promtool(&["check", "metrics"], Some(&body));
     let findings = said(&out);
     assert!(out.status.success(), "{findings}\n--- scraped:\n{body}");
