@@ -9,7 +9,7 @@ mod serve;
 use std::time::Duration;
 
 use common::TestSandbox;
-use serve::{Serve, promtool};
+use serve::{Serve, deploy, promtool};
 
 fn said(out: &std::process::Output) -> String {
     format!(
@@ -53,5 +53,27 @@ fn a_real_scrape_passes_promtool_check_metrics() {
     assert!(
         out.stdout.is_empty() && out.stderr.is_empty(),
         "promtool has findings: {findings}"
+    );
+}
+
+/// The shipped rules are valid (`promtool check rules`) and do what their unit tests say
+/// (`promtool test rules`: recorded quantiles and disagreement, alerts firing and not).
+#[test]
+fn the_shipped_rules_pass_check_and_their_unit_tests() {
+    let rules = deploy("prometheus/rwtop.rules.yml");
+    let out = promtool(&["check", "rules", rules.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("SUCCESS"),
+        "{}",
+        said(&out)
+    );
+    let tests = deploy("prometheus/rwtop.rules.test.yml");
+    let out = promtool(&["test", "rules", tests.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("SUCCESS"),
+        "{}",
+        said(&out)
     );
 }
