@@ -104,18 +104,18 @@ fn main() {
         .expect("a runtime");
     for replicas in [10, 100, 1000] {
         let snap = Arc::new(snapshot(replicas));
-        let text = render(&snap);
+        let text = render(&snap, "bench");
         let samples = text.lines().filter(|l| !l.starts_with('#')).count();
         println!("metrics_{replicas}_bytes {} B", text.len());
         println!("metrics_{replicas}_samples {samples} lines");
         let rounds = if replicas == 1000 { 200 } else { 1000 };
         for _ in 0..rounds / 10 {
-            black_box(render(&snap));
+            black_box(render(&snap, "bench"));
         }
         let times = (0..rounds)
             .map(|_| {
                 let start = Instant::now();
-                black_box(render(black_box(&snap)));
+                black_box(render(black_box(&snap), "bench"));
                 start.elapsed()
             })
             .collect();

@@ -337,7 +337,7 @@ fn assert_histogram_matches(name: &str, h: &LagHistogram, who: &[(&str, &str)], 
         l.push((k, v));
         l
     };
-    let hist = "rwtop_replica_heartbeat_lag_histogram_seconds";
+    let hist = "rwtop_replica_heartbeat_lag_distribution_seconds";
     let mut previous = 0.0;
     for (bound, cumulative) in h.cumulative() {
         let le = if bound >= 1.0 && bound.fract() == 0.0 {
@@ -409,7 +409,7 @@ async fn metrics_scraped_over_http_match_the_snapshot() {
     let (s, m, body) = consistent_scrape(&engine, addr).await;
     assert_matches(&s, &m);
     assert_eq!(
-        m.types["rwtop_replica_heartbeat_lag_histogram_seconds"],
+        m.types["rwtop_replica_heartbeat_lag_distribution_seconds"],
         "histogram"
     );
     assert_eq!(m.types["rwtop_probe_outcomes_total"], "counter");
@@ -586,7 +586,12 @@ async fn a_null_sbm_keeps_the_replica(t: &TestSandbox, engine: &Engine, addr: So
         m.get("rwtop_replica_heartbeat_lag_seconds", &r1).is_some(),
         "lag stays"
     );
-    assert!(m.value("rwtop_replica_heartbeat_lag_histogram_seconds_count", &r1) > 0.0);
+    assert!(
+        m.value(
+            "rwtop_replica_heartbeat_lag_distribution_seconds_count",
+            &r1
+        ) > 0.0
+    );
     assert!(
         m.get(
             "rwtop_replica_gtid_backlog_transactions",

@@ -6,7 +6,8 @@
 #   CALLER  names the script in messages (scripts/test, scripts/demo)
 #   REASON  what the packages are needed by, for the message
 #   EXTRA   more packages the caller needs: percona-toolkit (checked by pt-heartbeat), tmux,
-#           haproxy, openssl
+#           haproxy, openssl, prometheus (promtool and the server, for the rules and
+#           dashboard tests)
 
 # Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
@@ -24,6 +25,7 @@ install_deps() {
       tmux) have tmux || missing+=(tmux) ;;
       haproxy) have haproxy || missing+=(haproxy) ;;
       openssl) have openssl || missing+=(openssl) ;;
+      prometheus) { have promtool && have prometheus; } || missing+=(prometheus) ;;
       *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
     esac
   done
@@ -34,6 +36,11 @@ install_deps() {
     echo "$caller: installing ${missing[*]} ($reason)"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    # Debian starts the packaged Prometheus (and its node exporter); the tests start their own.
+    if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v service >/dev/null 2>&1; then
+      $sudo service prometheus stop >/dev/null 2>&1 || true
+      $sudo service prometheus-node-exporter stop >/dev/null 2>&1 || true
+    fi
   else
     echo "$caller: rwtop's sandbox needs a MariaDB server and client (mariadbd, mariadb-install-db," >&2
     echo "mariadb)${*:+ and $*}. Install ${missing[*]} with your package manager." >&2

@@ -43,7 +43,7 @@ pub fn run(
             None => None,
         };
         let engine = Engine::start(&spec);
-        let server = super::serve_cmd::serve(listener, engine.snapshots());
+        let server = super::serve_cmd::serve(listener, engine.snapshots(), &config.cluster);
         let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(1);
         let recording = super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx));
         let feed = rwtop::ui::feed::Feed::live(&engine);

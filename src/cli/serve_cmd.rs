@@ -23,12 +23,14 @@ pub async fn bind(addr: SocketAddr) -> anyhow::Result<MetricsListener> {
         .map_err(|e| anyhow::anyhow!("--metrics-listen {e}"))
 }
 
-/// Serves metrics from the engine's snapshots, if a listener was bound.
+/// Serves metrics from the engine's snapshots, if a listener was bound, every series labelled
+/// with the config's `cluster`.
 pub fn serve(
     listener: Option<MetricsListener>,
     snapshots: watch::Receiver<std::sync::Arc<rwtop::store::Snapshot>>,
+    cluster: &str,
 ) -> Option<MetricsServer> {
-    listener.map(|l| l.serve(snapshots))
+    listener.map(|l| l.with_cluster(cluster).serve(snapshots))
 }
 
 pub fn run(
@@ -45,7 +47,7 @@ pub fn run(
     runtime.block_on(async {
         let listener = bind(listen).await?;
         let engine = Engine::start(&spec);
-        let server = listener.serve(engine.snapshots());
+        let server = listener.with_cluster(&config.cluster).serve(engine.snapshots());
         // No screen: a recorder's trouble is on stderr when it stops.
         let recording = super::record_cmd::spawn(recorder, engine.snapshots(), None);
         eprintln!(

@@ -41,6 +41,8 @@ pub struct Settings {
     pub drain: Option<crate::drain::DrainSpec>,
     /// `ssl_mode` and `ssl_ca` (relative to the config file).
     pub tls: crate::mysql::Tls,
+    /// `[metrics] cluster`: the `cluster` label on every Prometheus series.
+    pub cluster: String,
 }
 
 impl Default for Settings {
@@ -58,6 +60,7 @@ impl Default for Settings {
             probe: crate::probe::ProbeSettings::default(),
             drain: None,
             tls: crate::mysql::Tls::default(),
+            cluster: super::DEFAULT_CLUSTER.to_owned(),
         }
     }
 }
@@ -103,6 +106,8 @@ pub struct FileConfig {
     probe: ProbeFile,
     #[serde(default)]
     drain: super::drain_file::DrainFile,
+    #[serde(default)]
+    metrics: super::metrics_file::MetricsFile,
     /// `[primary]`, or `[[primary]]` once per root when several primaries feed the topology
     /// (multi-source: each gets a heartbeat writer of its own).
     #[serde(default)]
@@ -556,6 +561,7 @@ impl FileConfig {
             thresholds: self.thresholds.resolve(file_text)?,
             probe: ProbeSettings::default(),
             drain: self.drain.resolve(file_text)?,
+            cluster: self.metrics.cluster(file_text)?,
             tls: crate::mysql::Tls {
                 mode: match &self.ssl_mode {
                     Some(m) => m

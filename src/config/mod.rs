@@ -10,6 +10,7 @@ mod dsn;
 
 mod file;
 pub mod location;
+mod metrics_file;
 mod password;
 
 use std::fmt;
@@ -22,6 +23,9 @@ pub use crate::topology::Role;
 pub use crate::units::parse_duration;
 pub use dsn::{ParsedDsn, parse_dsn, redact};
 pub use file::Settings;
+
+/// The `cluster` label on every Prometheus series when `[metrics] cluster` is not set.
+pub const DEFAULT_CLUSTER: &str = "default";
 pub use password::ENV_VAR as PASSWORD_ENV_VAR;
 
 use crate::mysql::{Endpoint, Timeouts};
@@ -93,6 +97,8 @@ pub struct Config {
     pub drain: Option<crate::drain::DrainSpec>,
     /// TLS to every node (discovered ones too).
     pub tls: crate::mysql::Tls,
+    /// `[metrics] cluster`: the `cluster` label on every Prometheus series.
+    pub cluster: String,
     /// For the caller to show; none contains a password.
     pub warnings: Vec<String>,
 }
@@ -313,6 +319,7 @@ impl Config {
             thresholds: settings.thresholds,
             probe: settings.probe,
             drain: settings.drain,
+            cluster: settings.cluster,
             tls: crate::mysql::Tls {
                 mode: match &cli.ssl_mode {
                     Some(text) => text.parse().map_err(|message| ConfigError::Invalid {

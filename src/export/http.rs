@@ -55,6 +55,7 @@ fn describe(e: &std::io::Error) -> String {
 pub struct MetricsListener {
     listener: TcpListener,
     addr: SocketAddr,
+    cluster: Arc<str>,
 }
 
 impl MetricsListener {
@@ -67,7 +68,11 @@ impl MetricsListener {
         let addr = listener
             .local_addr()
             .map_err(|source| ListenError { addr, source })?;
-        Ok(Self { listener, addr })
+        Ok(Self {
+            listener,
+            addr,
+            cluster: crate::config::DEFAULT_CLUSTER.into(),
+        })
     }
 
     #[must_use]
@@ -75,12 +80,20 @@ impl MetricsListener {
         self.addr
     }
 
+    /// The `cluster` label on every series (`[metrics] cluster`; [`crate::config::DEFAULT_CLUSTER`]
+    /// unless set).
+    #[must_use]
+    pub fn with_cluster(mut self, cluster: &str) -> Self {
+        self.cluster = cluster.into();
+        self
+    }
+
     /// Serves `/metrics` from the newest snapshot until [`MetricsServer::shutdown`], until the
     /// handle is dropped, or until the engine publishing `snapshots` stops.
     #[must_use]
     pub fn serve(self, snapshots: watch::Receiver<Arc<Snapshot>>) -> MetricsServer {
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(accept(self.listener, snapshots, stopped));
+        let task = tokio::spawn(accept(self.listener, snapshots, self.cluster, stopped));
         MetricsServer {
             addr: self.addr,
             stop,
@@ -119,6 +132,7 @@ impl MetricsServer {
 async fn accept(
     listener: TcpListener,
     snapshots: watch::Receiver<Arc<Snapshot>>,
+    cluster: Arc<str>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut engine = snapshots.clone();
@@ -131,7 +145,7 @@ async fn accept(
             published = engine.changed() => if published.is_err() { break },
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) if connections.len() < MAX_CONNECTIONS => {
-                    connections.spawn(connection(stream, snapshots.clone()));
+                    connections.spawn(connection(stream, snapshots.clone(), Arc::clone(&cluster)));
                 }
                 Ok(_) => {}
                 // Out of file descriptors and the like: give the others time to close.
@@ -143,9 +157,13 @@ async fn accept(
     connections.shutdown().await;
 }
 
-async fn connection(stream: TcpStream, snapshots: watch::Receiver<Arc<Snapshot>>) {
+async fn connection(
+    stream: TcpStream,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    cluster: Arc<str>,
+) {
     let service = service_fn(move |request: Request<hyper::body::Incoming>| {
-        let response = respond(request.method(), request.uri().path(), &snapshots);
+        let response = respond(request.method(), request.uri().path(), &snapshots, &cluster);
         async move { Ok::<_, Infallible>(response) }
     });
     // A client that hangs up mid-request is its own business.
@@ -160,6 +178,7 @@ fn respond(
     method: &Method,
     path: &str,
     snapshots: &watch::Receiver<Arc<Snapshot>>,
+    cluster: &str,
 ) -> Response<Full<Bytes>> {
     if path != METRICS_PATH {
         return text(
@@ -178,7 +197,9 @@ fn respond(
         return response;
     }
     let snapshot = Arc::clone(&snapshots.borrow());
-    let mut response = Response::new(Full::new(Bytes::from(super::prometheus::render(&snapshot))));
+    let mut response = Response::new(Full::new(Bytes::from(super::prometheus::render(
+        &snapshot, cluster,
+    ))));
     response.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static(super::prometheus::CONTENT_TYPE),

@@ -9,8 +9,10 @@
 //! `rwtop_replica_heartbeat_lag_state{state="unknown"} 1` instead. A NULL `Seconds_Behind_Master`
 //! keeps every other series of the replica and sets `rwtop_replica_sbm_null` to 1:
 //! `mysqld_exporter` drops the SBM series on NULL, which silences the alerts built on it exactly
-//! when replication has stopped (DESIGN.md §11).
+//! when replication has stopped (DESIGN.md §11). Every series carries `cluster`, from the
+//! config, for one Prometheus watching several topologies (DESIGN.md §17).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use prometheus_client::collector::Collector;
@@ -57,10 +59,14 @@ type Fmt = Result<(), std::fmt::Error>;
 
 const NO_LABELS: [(&str, &str); 0] = [];
 
-/// The exposition text of one snapshot.
+/// The exposition text of one snapshot, every series labelled `cluster` (`[metrics] cluster`),
+/// so several rwtops feed one Prometheus and their series never collide.
 #[must_use]
-pub fn render(snapshot: &Arc<Snapshot>) -> String {
-    let mut registry = Registry::default();
+pub fn render(snapshot: &Arc<Snapshot>, cluster: &str) -> String {
+    let mut registry = Registry::with_labels(std::iter::once((
+        Cow::Borrowed("cluster"),
+        Cow::Owned(cluster.to_owned()),
+    )));
     registry.register_collector(Box::new(SnapshotCollector(Arc::clone(snapshot))));
     // About 2.5 KiB per replication channel; growing the buffer costs more than guessing high.
     let places: usize = snapshot.nodes.iter().map(|n| n.channels.len().max(1)).sum();

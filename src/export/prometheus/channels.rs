@@ -136,7 +136,7 @@ fn each_channel_has_one_label_set_across_every_family() {
 #[test]
 fn each_channel_has_its_own_histogram() {
     let t = text(&two_channels().snapshot);
-    let name = "rwtop_replica_heartbeat_lag_histogram_seconds";
+    let name = "rwtop_replica_heartbeat_lag_distribution_seconds";
     has(&t, &format!("{name}_count{{{P2}}} 1"));
     has(&t, &format!("{name}_sum{{{P2}}} 7.0"));
     has(&t, &format!("{name}_bucket{{{P2},le=\"5\"}} 0"));

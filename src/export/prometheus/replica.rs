@@ -103,7 +103,7 @@ pub(super) fn lag(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
     )?;
     family(
         e,
-        "rwtop_replica_heartbeat_lag_histogram_seconds",
+        "rwtop_replica_heartbeat_lag_distribution_seconds",
         "Every exact heartbeat lag reading since rwtop started.",
         MetricType::Histogram,
         |m| {
