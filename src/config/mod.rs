@@ -12,6 +12,7 @@ mod file;
 pub mod location;
 mod metrics_file;
 mod password;
+mod probe_file;
 
 use std::fmt;
 use std::io;

@@ -210,12 +210,14 @@ fn yes_no(row: &RawRow, names: &[&'static str]) -> Result<bool, StatusError> {
 fn io_running(row: &RawRow) -> Result<IoRunning, StatusError> {
     match row.text(IO_RUNNING)? {
         Some("Yes") => Ok(IoRunning::Yes),
-        Some("Connecting") => Ok(IoRunning::Connecting),
+        // MariaDB's IO thread reads "Preparing" between connecting and receiving (its states
+        // are No, Connecting, Preparing, Yes): connected, not yet receiving, as Connecting is.
+        Some("Connecting" | "Preparing") => Ok(IoRunning::Connecting),
         Some("No") => Ok(IoRunning::No),
         other => Err(StatusError::Value {
             column: spelling(row, IO_RUNNING),
             value: excerpt(other.unwrap_or("NULL")),
-            expected: "Yes, Connecting or No",
+            expected: "Yes, Connecting, Preparing or No",
         }),
     }
 }
@@ -275,7 +277,32 @@ fn replica_gtid(row: &RawRow) -> Result<ReplicaGtid, StatusError> {
 
 #[cfg(test)]
 mod tests {
-    use super::BinlogPos;
+    use super::{BinlogPos, IoRunning, ReplicaStatus};
+
+    #[test]
+    fn a_preparing_io_thread_is_connecting_and_an_unknown_state_is_named() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/mariadb-10.11/show_all_slaves_status__second_connection_refused.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let status = |io: &str| {
+            let changed = text.replacen(
+                "Slave_IO_Running: Connecting",
+                &format!("Slave_IO_Running: {io}"),
+                1,
+            );
+            let rows = crate::mysql::parse_vertical(&changed).unwrap().rows;
+            ReplicaStatus::from_row(&rows[1]).map(|s| s.io_running)
+        };
+        assert_eq!(status("Connecting").unwrap(), IoRunning::Connecting);
+        assert_eq!(status("Preparing").unwrap(), IoRunning::Connecting);
+        let err = status("Dreaming").unwrap_err().to_string();
+        assert!(
+            err.contains("Dreaming") && err.contains("Preparing"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn positions_compare_by_file_number_then_offset() {

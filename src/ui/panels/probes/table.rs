@@ -47,10 +47,12 @@ enum Col {
     Err,
     P50,
     P99,
+    /// What `gr-after` added to the commit: shown only once a strategy held a write.
+    WriteP99,
     PrimaryReads,
 }
 
-const ALL: [Col; 9] = [
+const ALL: [Col; 10] = [
     Col::Name,
     Col::N,
     Col::Fresh,
@@ -59,13 +61,15 @@ const ALL: [Col; 9] = [
     Col::Err,
     Col::P50,
     Col::P99,
+    Col::WriteP99,
     Col::PrimaryReads,
 ];
 /// Most telling first, after the strategy, fresh and stale that are always shown.
-const ADD_ORDER: [Col; 6] = [
+const ADD_ORDER: [Col; 7] = [
     Col::FellBack,
     Col::N,
     Col::P99,
+    Col::WriteP99,
     Col::Err,
     Col::PrimaryReads,
     Col::P50,
@@ -82,6 +86,7 @@ impl Col {
             Self::Err => "err",
             Self::P50 => "p50 wait",
             Self::P99 => "p99 wait",
+            Self::WriteP99 => "p99 write",
             Self::PrimaryReads => "primary reads",
         }
     }
@@ -111,6 +116,10 @@ impl Col {
             Self::Err => count(v.errors, t.warning),
             Self::P50 => wait(|w| w.p50),
             Self::P99 => wait(|w| w.p99),
+            Self::WriteP99 => v.cost.write_wait_ms.map_or_else(
+                || Span::styled("-", t.muted),
+                |w| Span::styled(units::duration(w.durations().p99), t.text),
+            ),
             Self::PrimaryReads => count(v.primary_reads, t.text),
         }
     }
@@ -131,7 +140,11 @@ fn columns(rows: &[&TallyView], width: usize, t: &Theme) -> Vec<(Col, usize)> {
     let total = |cols: &[Col]| {
         cols.iter().map(|c| c.width(rows, t)).sum::<usize>() + cols.len().saturating_sub(1)
     };
-    for col in ADD_ORDER {
+    let held = rows.iter().any(|v| v.cost.write_wait_ms.is_some());
+    for col in ADD_ORDER
+        .into_iter()
+        .filter(|c| held || *c != Col::WriteP99)
+    {
         chosen.push(col);
         if total(&chosen) > width {
             chosen.pop();
@@ -222,5 +235,39 @@ mod tests {
         let cases = [(0, 10), (1, 300), (299, 300), (3, 10), (10, 10), (1, 0)];
         let got = cases.map(|(c, n)| percent(c, n));
         assert_eq!(got, ["0%", "<1%", ">99%", "30%", "100%", "0%"]);
+    }
+
+    #[test]
+    fn the_write_wait_shows_once_a_strategy_held_a_write() {
+        let t = Theme::builtin();
+        let tally = |strategy: Strategy, write: Option<f64>| TallyView {
+            strategy,
+            replica: "r1".to_owned(),
+            probes: 10,
+            fresh: 10,
+            stale: 0,
+            fell_back: 0,
+            errors: 0,
+            wait_ms: None,
+            primary_reads: 0,
+            queries: 30,
+            causes: std::collections::BTreeMap::new(),
+            cost: crate::probe::outcome::TallyCost {
+                write_wait_ms: write.map(|p99| crate::probe::outcome::WaitMs { p50: 1.0, p99 }),
+                ..Default::default()
+            },
+        };
+        let none = tally(Strategy::None, None);
+        let cols = |rows: &[&TallyView]| -> Vec<Col> {
+            columns(rows, 200, &t).into_iter().map(|(c, _)| c).collect()
+        };
+        assert!(!cols(&[&none]).contains(&Col::WriteP99));
+        let after = tally(
+            Strategy::parse("gr-after(2s)", &crate::probe::ProbeDefaults::default()).unwrap(),
+            Some(870.0),
+        );
+        assert!(cols(&[&none, &after]).contains(&Col::WriteP99));
+        assert_eq!(Col::WriteP99.cell(&after, &t).content, "870ms");
+        assert_eq!(Col::WriteP99.cell(&none, &t).content, "-");
     }
 }
