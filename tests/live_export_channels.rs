@@ -4,18 +4,19 @@
 //! default channel healthy, each labelled with its own source.
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{TestSandbox, eventually, rwtop};
 use rwtop::mysql::ThreadControl;
 use rwtop::sandbox::{AGGREGATOR, SECOND_CHANNEL, SECOND_PRIMARY};
 use serde_json::Value;
+use serve::Serve;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Loose: two cores shared by every test binary and other builds.
@@ -27,64 +28,6 @@ const P2: (&str, &str) = (SECOND_PRIMARY, SECOND_CHANNEL);
 
 /// A sample of the exposition: name, labels, value.
 type Sample = (String, BTreeMap<String, String>, f64);
-
-/// `rwtop serve` on a free port, stopped with SIGTERM when dropped.
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Serve {
-    fn start(config: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rwtop"))
-            .arg("--config")
-            .arg(config)
-            .args(["serve", "--metrics-listen", "127.0.0.1:0"])
-            .env_remove("RWTOP_PASSWORD")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting rwtop serve");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let (tx, rx) = std::sync::mpsc::channel();
-        // Reads stderr to its end, so that serve never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.strip_prefix("rwtop: serving Prometheus metrics at ") {
-                    let _ = tx.send(rest.split(' ').next().unwrap_or_default().to_owned());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(DEADLINE)
-            .expect("rwtop serve names its URL");
-        let addr = url
-            .strip_prefix("http://")
-            .and_then(|a| a.strip_suffix("/metrics"))
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("not a metrics URL: {url}"));
-        Self { child, addr }
-    }
-
-    /// SIGTERM, and the exit status it ends with.
-    fn stop(mut self) -> std::process::ExitStatus {
-        self.terminate()
-    }
-
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("a pid"));
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        self.child.wait().expect("waiting for rwtop serve")
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            self.terminate();
-        }
-    }
-}
 
 /// `GET /metrics`, parsed: every sample line.
 async fn scrape(addr: SocketAddr) -> Vec<Sample> {

@@ -52,6 +52,13 @@ impl Serve {
         Self { child, addr }
     }
 
+    /// SIGTERM, as an operator's `kill` sends it, and the exit status it ends with.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("a pid"));
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        self.child.wait().expect("waiting for rwtop serve")
+    }
+
     /// One `GET /metrics`: the body of a 200.
     pub fn scrape(&self) -> String {
         let (status, body) = get(self.addr, "/metrics");
@@ -83,8 +90,10 @@ impl Serve {
 
 impl Drop for Serve {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
