@@ -178,43 +178,43 @@ impl Flavor {
     /// `MariaDB` 10.11 (`@@` on it is an error), `expire_logs_days` is gone from `MySQL` 8.4.
     #[must_use]
     pub fn settings_sql(&self) -> &'static str {
+        // Every family's statement: the common settings, then its own names for the rest.
+        macro_rules! settings {
+            ($($own:literal),* ; $position_table:literal) => {
+                concat!(
+                    "SELECT @@global.relay_log_recovery AS relay_log_recovery, ",
+                    "@@global.sync_binlog AS sync_binlog, ",
+                    "@@global.innodb_flush_log_at_trx_commit AS innodb_flush_log_at_trx_commit, ",
+                    "@@global.binlog_format AS binlog_format, @@global.read_only AS read_only, ",
+                    "@@global.server_id AS server_id, ",
+                    $($own, ", ",)*
+                    "(SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'mysql' ",
+                    "AND TABLE_NAME = '", $position_table, "') AS position_table_engine"
+                )
+            };
+        }
         match self.family {
-            Family::Mariadb => {
-                "SELECT @@global.relay_log_recovery AS relay_log_recovery, \
-                 @@global.sync_binlog AS sync_binlog, \
-                 @@global.innodb_flush_log_at_trx_commit AS innodb_flush_log_at_trx_commit, \
-                 @@global.log_slave_updates AS log_replica_updates, \
-                 @@global.binlog_format AS binlog_format, @@global.read_only AS read_only, \
-                 @@global.server_id AS server_id, @@global.gtid_strict_mode AS gtid_strict, \
-                 @@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds, \
-                 @@global.expire_logs_days AS expire_logs_days, \
-                 (SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'mysql' \
-                 AND TABLE_NAME = 'gtid_slave_pos') AS position_table_engine"
-            }
-            Family::Mysql if self.version.at_least(8, 0, 26) => {
-                "SELECT @@global.relay_log_recovery AS relay_log_recovery, \
-                 @@global.sync_binlog AS sync_binlog, \
-                 @@global.innodb_flush_log_at_trx_commit AS innodb_flush_log_at_trx_commit, \
-                 @@global.log_replica_updates AS log_replica_updates, \
-                 @@global.binlog_format AS binlog_format, @@global.read_only AS read_only, \
-                 @@global.super_read_only AS super_read_only, @@global.server_id AS server_id, \
-                 @@global.enforce_gtid_consistency AS gtid_strict, \
-                 @@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds, \
-                 (SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'mysql' \
-                 AND TABLE_NAME = 'slave_relay_log_info') AS position_table_engine"
-            }
-            Family::Mysql => {
-                "SELECT @@global.relay_log_recovery AS relay_log_recovery, \
-                 @@global.sync_binlog AS sync_binlog, \
-                 @@global.innodb_flush_log_at_trx_commit AS innodb_flush_log_at_trx_commit, \
-                 @@global.log_slave_updates AS log_replica_updates, \
-                 @@global.binlog_format AS binlog_format, @@global.read_only AS read_only, \
-                 @@global.super_read_only AS super_read_only, @@global.server_id AS server_id, \
-                 @@global.enforce_gtid_consistency AS gtid_strict, \
-                 @@global.expire_logs_days AS expire_logs_days, \
-                 (SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'mysql' \
-                 AND TABLE_NAME = 'slave_relay_log_info') AS position_table_engine"
-            }
+            Family::Mariadb => settings!(
+                "@@global.log_slave_updates AS log_replica_updates",
+                "@@global.gtid_strict_mode AS gtid_strict",
+                "@@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds",
+                "@@global.expire_logs_days AS expire_logs_days";
+                "gtid_slave_pos"
+            ),
+            Family::Mysql if self.version.at_least(8, 0, 26) => settings!(
+                "@@global.log_replica_updates AS log_replica_updates",
+                "@@global.super_read_only AS super_read_only",
+                "@@global.enforce_gtid_consistency AS gtid_strict",
+                "@@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds";
+                "slave_relay_log_info"
+            ),
+            Family::Mysql => settings!(
+                "@@global.log_slave_updates AS log_replica_updates",
+                "@@global.super_read_only AS super_read_only",
+                "@@global.enforce_gtid_consistency AS gtid_strict",
+                "@@global.expire_logs_days AS expire_logs_days";
+                "slave_relay_log_info"
+            ),
         }
     }
 
