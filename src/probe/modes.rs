@@ -38,7 +38,6 @@ use super::session::Session;
 use super::target::Aim;
 use super::{Monitor, Strategy, short_duration};
 use crate::gtid::{GtidList, GtidSet};
-use crate::mysql::flavor::WRITTEN_GTIDS_COLUMN;
 use crate::mysql::{Family, GtidState, GtidWaitOutcome};
 use crate::topology::{Role, Topology};
 
@@ -219,17 +218,7 @@ impl Session {
     async fn own(&mut self, a: &mut Attempt, aim: &Aim) -> Result<Wanted, ProbeError> {
         let root = aim.root.clone();
         let flavor = self.conn(&root).await?.flavor().clone();
-        let rows = self.query(a, &root, flavor.written_gtids_sql()).await?;
-        let text = rows
-            .first()
-            .and_then(|r| r.optional_text(&[WRITTEN_GTIDS_COLUMN]))
-            .unwrap_or_default()
-            .to_owned();
-        if text.is_empty() {
-            return Err(ProbeError(format!(
-                "{root} reports no GTID for the write: is binary logging on?"
-            )));
-        }
+        let text = self.written_gtids(a, &root).await?;
         let bad = |e: crate::gtid::GtidParseError| {
             ProbeError(format!("{root} reported the write's GTID as {text:?}: {e}"))
         };

@@ -16,7 +16,7 @@ use super::by_lag::{lag_route, recommend_sticky};
 use super::session::Session;
 use super::target::Aim;
 use super::{Strategy, short_duration};
-use crate::mysql::flavor::{WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
+use crate::mysql::flavor::WAIT_RESULT_COLUMN;
 use crate::mysql::{BinlogPos, GtidState, GtidWaitOutcome, NodeState, ReplicaStatus};
 use crate::topology::Topology;
 use crate::units;
@@ -321,7 +321,6 @@ impl Session {
         let target = aim.node.as_str();
         let primary = aim.root.clone();
         let on_primary = self.conn(&primary).await?.flavor();
-        let capture = on_primary.written_gtids_sql();
         if !on_primary.written_gtids_are_the_writes_own() {
             a.note = Some(
                 "MySQL: the driver cannot read the write's own GTID (no session tracking), \
@@ -330,17 +329,7 @@ impl Session {
                     .into(),
             );
         }
-        let rows = self.query(a, &primary, capture).await?;
-        let gtid = rows
-            .first()
-            .and_then(|r| r.optional_text(&[WRITTEN_GTIDS_COLUMN]))
-            .unwrap_or_default()
-            .to_owned();
-        if gtid.is_empty() {
-            return Err(ProbeError(format!(
-                "{primary} reports no GTID for the write: is binary logging on?"
-            )));
-        }
+        let gtid = self.written_gtids(a, &primary).await?;
         let on_target = self.conn(target).await?.flavor().clone();
         let function = on_target.gtid_wait_function();
         let sql = on_target.gtid_wait_sql(&gtid, timeout);

@@ -93,6 +93,28 @@ impl Session {
         self.query_within(a, node, sql, within).await
     }
 
+    /// What the write on `root` must be seen to have applied, read on the writing connection
+    /// with the flavor's statement (`Flavor::written_gtids_sql`); an error when there is none.
+    pub async fn written_gtids(
+        &mut self,
+        a: &mut Attempt,
+        root: &str,
+    ) -> Result<String, ProbeError> {
+        let sql = self.conn(root).await?.flavor().written_gtids_sql();
+        let rows = self.query(a, root, sql).await?;
+        let text = rows
+            .first()
+            .and_then(|r| r.optional_text(&[crate::mysql::flavor::WRITTEN_GTIDS_COLUMN]))
+            .unwrap_or_default()
+            .to_owned();
+        if text.is_empty() {
+            return Err(ProbeError(format!(
+                "{root} reports no GTID for the write: is binary logging on?"
+            )));
+        }
+        Ok(text)
+    }
+
     /// Runs one counted statement that may take up to `within`.
     pub async fn query_within(
         &mut self,
