@@ -285,15 +285,7 @@ impl Strategy {
     /// fast modes take `monitor=interval`; `router-wait` also takes `0` (a check, no wait).
     pub fn parse(text: &str, defaults: &ProbeDefaults) -> Result<Self, String> {
         let text = text.trim();
-        let (name, inner) = match text.split_once('(') {
-            None => (text, None),
-            Some((name, rest)) => {
-                let inner = rest.strip_suffix(')').ok_or_else(|| {
-                    format!("strategy {text:?} is missing its closing ')': write e.g. sleep(100ms)")
-                })?;
-                (name.trim(), Some(inner.trim()))
-            }
-        };
+        let (name, inner) = crate::units::parse::name_and_parameter(text, "strategy")?;
         let duration =
             |t: &str| parse_duration(t).map_err(|reason| format!("strategy {text:?}: {reason}"));
         if let Some(fast) = fast_mode(name) {

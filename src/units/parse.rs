@@ -76,6 +76,24 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::new(secs, sub))
 }
 
+/// Splits `name` or `name(parameter)` (a strategy or a what-if setting as written) into the
+/// name and the parameter, both trimmed; `what` names the kind in the message for a missing `)`.
+pub fn name_and_parameter<'a>(
+    text: &'a str,
+    what: &str,
+) -> Result<(&'a str, Option<&'a str>), String> {
+    let text = text.trim();
+    match text.split_once('(') {
+        None => Ok((text, None)),
+        Some((name, rest)) => {
+            let inner = rest.strip_suffix(')').ok_or_else(|| {
+                format!("{what} {text:?} is missing its closing ')': write e.g. sleep(100ms)")
+            })?;
+            Ok((name.trim(), Some(inner.trim())))
+        }
+    }
+}
+
 /// A poll or heartbeat interval: a duration of at most [`MAX_INTERVAL`].
 pub fn parse_interval(text: &str) -> Result<Duration, String> {
     let interval = parse_duration(text)?;

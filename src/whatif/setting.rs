@@ -98,17 +98,13 @@ impl Setting {
     /// duration.
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
-        let (name, param) = match text.split_once('(') {
-            None => (text, None),
-            Some((name, rest)) => {
-                let inner = rest.strip_suffix(')').ok_or_else(|| {
-                    format!("setting {text:?} is missing its closing ')': write e.g. sleep(100ms)")
-                })?;
-                let d = parse_duration(inner.trim_start_matches("monitor="))
-                    .map_err(|reason| format!("setting {text:?}: {reason}"))?;
-                (name.trim(), Some(d))
-            }
-        };
+        let (name, inner) = crate::units::parse::name_and_parameter(text, "setting")?;
+        let param = inner
+            .map(|inner| {
+                parse_duration(inner.trim_start_matches("monitor="))
+                    .map_err(|reason| format!("setting {text:?}: {reason}"))
+            })
+            .transpose()?;
         let with = |make: fn(Duration) -> Self| {
             param.map(make).ok_or_else(|| {
                 format!("setting {name:?} needs a duration: write e.g. {name}(500ms)")
