@@ -6,6 +6,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::probe_rig::Rig;
 use common::{Load, TestSandbox, engine_spec, eventually, exact, lag, until};
 use rwtop::engine::Engine;
 use rwtop::mysql::IoRunning;
@@ -18,27 +19,16 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-struct Rig {
-    t: TestSandbox,
-    engine: Engine,
-    prober: Prober,
-}
-
 impl Rig {
     /// A sandbox with two replicas, an engine watching all three and a prober of its own.
     async fn start() -> Self {
         let t = TestSandbox::start(2, false);
-        let spec = engine_spec(
-            &t,
-            &[
-                ("primary", Role::Primary),
-                ("r1", Role::Replica),
-                ("r2", Role::Replica),
-            ],
-        );
-        let engine = Engine::start(&spec);
-        let prober = Prober::new(spec.probe_spec().expect("a primary"));
-        let rig = Self { t, engine, prober };
+        let nodes = [
+            ("primary", Role::Primary),
+            ("r1", Role::Replica),
+            ("r2", Role::Replica),
+        ];
+        let rig = Self::new(t, &nodes);
         until(
             &rig.engine,
             "r1 and r2 with a measured lag",
@@ -52,22 +42,6 @@ impl Rig {
         )
         .await;
         rig
-    }
-
-    async fn probe(&mut self, strategy: &str, target: &str) -> ProbeResult {
-        let view = self.engine.latest();
-        self.probe_on(strategy, target, &view).await
-    }
-
-    /// A probe that routes on `view`, a snapshot the test has checked, not on the latest one.
-    async fn probe_on(&mut self, strategy: &str, target: &str, view: &Snapshot) -> ProbeResult {
-        let strategy: Strategy = strategy.parse().expect("a strategy");
-        let r = self.prober.run(strategy, target, view).await;
-        eprintln!(
-            "{strategy} on {target}: {:?} via {:?}, waited {:?}, {} queries, cause {:?}, note {:?}",
-            r.outcome, r.served_by, r.waited, r.queries, r.cause, r.note
-        );
-        r
     }
 
     /// Every `domain-server-seq` of a node's binlog state was written by the primary (server 1):

@@ -6,9 +6,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TestSandbox, engine_spec, eventually, rwtop, until};
-use rwtop::engine::Engine;
-use rwtop::probe::{Outcome, ProbeResult, Prober, Strategy};
+use common::probe_rig::Rig;
+use common::{TestSandbox, eventually, rwtop, until};
+use rwtop::probe::{Outcome, ProbeResult};
 use rwtop::store::{Role, Snapshot};
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -17,37 +17,32 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-struct Rig {
-    t: TestSandbox,
-    engine: Engine,
-    prober: Prober,
-}
-
 impl Rig {
     /// The multi-source sandbox (`primary` and `p2` feeding `agg`), an engine over all three and
     /// a prober of its own, once agg's two channels have a lag.
     async fn start() -> Self {
         let t = TestSandbox::start_multi_source(0);
-        let spec = engine_spec(
-            &t,
-            &[
-                ("primary", Role::Primary),
-                ("p2", Role::Primary),
-                ("agg", Role::Replica),
-            ],
-        );
-        let engine = Engine::start(&spec);
-        let prober = Prober::new(spec.probe_spec().expect("a primary"));
-        until(&engine, "agg's two channels with a lag", DEADLINE, |s| {
-            let agg = s.node("agg")?;
-            let measured = agg
-                .channels
-                .iter()
-                .all(|c| c.heartbeat_lag.value().is_some());
-            (agg.channels.len() == 2 && measured).then_some(())
-        })
+        let nodes = [
+            ("primary", Role::Primary),
+            ("p2", Role::Primary),
+            ("agg", Role::Replica),
+        ];
+        let rig = Self::new(t, &nodes);
+        until(
+            &rig.engine,
+            "agg's two channels with a lag",
+            DEADLINE,
+            |s| {
+                let agg = s.node("agg")?;
+                let measured = agg
+                    .channels
+                    .iter()
+                    .all(|c| c.heartbeat_lag.value().is_some());
+                (agg.channels.len() == 2 && measured).then_some(())
+            },
+        )
         .await;
-        Self { t, engine, prober }
+        rig
     }
 
     /// Nothing was written on agg by a probe (every GTID it logged is a root's), and cleanup
@@ -73,17 +68,6 @@ impl Rig {
             })
             .await;
         }
-    }
-
-    async fn probe(&mut self, strategy: &str, target: &str) -> ProbeResult {
-        let strategy: Strategy = strategy.parse().expect("a strategy");
-        let view = self.engine.latest();
-        let r = self.prober.run(strategy, target, view.as_ref()).await;
-        eprintln!(
-            "{strategy} on {target}: {:?} via {:?}, waited {:?}, {} queries, cause {:?}, note {:?}",
-            r.outcome, r.served_by, r.waited, r.queries, r.cause, r.note
-        );
-        r
     }
 
     /// Probes until one reads `outcome` from `served_by`: a read at once races replication, so

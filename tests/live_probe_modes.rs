@@ -7,9 +7,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TestSandbox, engine_spec, exact, until};
-use rwtop::engine::Engine;
-use rwtop::probe::{Outcome, ProbeResult, Prober, Strategy};
+use common::probe_rig::Rig;
+use common::{TestSandbox, exact, until};
+use rwtop::probe::{Outcome, ProbeResult};
 use rwtop::store::Role;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -33,27 +33,16 @@ const ROUTING: [&str; 6] = [
     "proxysql-gtid",
 ];
 
-struct Rig {
-    t: TestSandbox,
-    engine: Engine,
-    prober: Prober,
-}
-
 impl Rig {
     /// Two replicas, both polled and caught up, an engine and a prober.
     async fn start() -> Self {
         let t = TestSandbox::start(2, false);
-        let spec = engine_spec(
-            &t,
-            &[
-                ("primary", Role::Primary),
-                ("r1", Role::Replica),
-                ("r2", Role::Replica),
-            ],
-        );
-        let engine = Engine::start(&spec);
-        let prober = Prober::new(spec.probe_spec().expect("a primary"));
-        let rig = Rig { t, engine, prober };
+        let nodes = [
+            ("primary", Role::Primary),
+            ("r1", Role::Replica),
+            ("r2", Role::Replica),
+        ];
+        let rig = Rig::new(t, &nodes);
         until(&rig.engine, "r1 and r2 polled, caught up", DEADLINE, |s| {
             let ready = ["r1", "r2"].iter().all(|n| {
                 exact(s, n) == Some(Duration::ZERO) && s.node(n).is_some_and(|v| v.gtid.is_some())
@@ -62,17 +51,6 @@ impl Rig {
         })
         .await;
         rig
-    }
-
-    async fn probe(&mut self, strategy: &str, target: &str) -> ProbeResult {
-        let strategy: Strategy = strategy.parse().expect("a strategy");
-        let view = self.engine.latest();
-        let r = self.prober.run(strategy, target, view.as_ref()).await;
-        eprintln!(
-            "{strategy} on {target}: {:?} via {:?}, waited {:?}, cost {:?}, {} queries, cause {:?}, note {:?}",
-            r.outcome, r.served_by, r.waited, r.cost, r.queries, r.cause, r.note
-        );
-        r
     }
 }
 
