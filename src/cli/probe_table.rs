@@ -60,25 +60,6 @@ const HEADER: [&str; 15] = [
     "MAIN CAUSE",
 ];
 
-/// The monitor a fast mode routed on: its own interval or rwtop's polls, and how old the
-/// positions were (P99).
-fn monitor(t: &TallyView) -> String {
-    let age = t.cost.position_age_ms.map(|w| w.durations().p99);
-    let interval = t
-        .cost
-        .monitor_ms
-        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok());
-    match (interval, age) {
-        (None, None) => "-".to_owned(),
-        (Some(d), None) => units::duration(d),
-        (interval, Some(age)) => format!(
-            "{}, aged {}",
-            interval.map_or_else(|| "poll".to_owned(), units::duration),
-            units::duration(age)
-        ),
-    }
-}
-
 pub fn table(rows: &[TallyView]) -> String {
     let wait = |d: Option<Duration>| d.map_or_else(|| "-".to_owned(), units::duration);
     let percent = |t: &TallyView, n: u32| format!("{:.0}%", t.percent(n));
@@ -101,7 +82,7 @@ pub fn table(rows: &[TallyView]) -> String {
                 t.cost
                     .primary_share
                     .map_or_else(|| "-".to_owned(), |p| format!("{p:.0}%")),
-                monitor(t),
+                t.monitor(),
                 t.main_cause()
                     .map_or_else(|| "-".to_owned(), |c| truncated(c, CAUSE_WIDTH)),
             ]

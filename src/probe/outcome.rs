@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::units;
+
 use super::Strategy;
 
 /// How the read after the write went.
@@ -236,6 +238,26 @@ pub struct TallyCost {
 }
 
 impl TallyView {
+    /// The monitor a fast mode routed on: its own interval or rwtop's polls, and how old the
+    /// positions were (P99).
+    #[must_use]
+    pub fn monitor(&self) -> String {
+        let age = self.cost.position_age_ms.map(|w| w.durations().p99);
+        let interval = self
+            .cost
+            .monitor_ms
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok());
+        match (interval, age) {
+            (None, None) => "-".to_owned(),
+            (Some(d), None) => units::duration(d),
+            (interval, Some(age)) => format!(
+                "{}, aged {}",
+                interval.map_or_else(|| "poll".to_owned(), units::duration),
+                units::duration(age)
+            ),
+        }
+    }
+
     /// Share of probes with this count, in percent.
     #[must_use]
     pub fn percent(&self, count: u32) -> f64 {

@@ -3,9 +3,9 @@
 //!
 //! ```text
 //! ╭ test reads · r1 · gtid-wait(1s) · running: bake-off 37/110 ──────────╮
-//! │strategy           n fresh stale fell back err p99 wait primary reads │
-//! │none              10   40%   60%        0%   0       0s             0 │
-//! │gtid-wait(1s)     11   91%    0%        9%   0       1s             1 │
+//! │strategy           n fresh stale fell back err p99 wait primary       │
+//! │none              10   40%   60%        0%   0       0s      0%       │
+//! │gtid-wait(1s)     11   91%    0%        9%   0       1s      9%       │
 //! │                                                                      │
 //! │gtid-wait(1s): 1× timeout after 1s                                    │
 //! │last fell back  gtid-wait(1s)  read on primary  waited 1s  5 queries  │
@@ -14,7 +14,9 @@
 //! ```
 //! A stale share is drawn critical: a stale read is what a strategy exists to prevent. When rows
 //! are short the table gives way only to the last result's first line; the causes and the rest
-//! fill what is left. Before any read, one line says which keys start one.
+//! fill what is left. Before any read, one line says which keys start one. Once a strategy held
+//! a write (`gr-after`) a `p99 write` column appears, and once a fast mode routed on a monitored
+//! position a `monitor` column says which monitor and how old its positions were.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};

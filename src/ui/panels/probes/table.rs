@@ -49,10 +49,13 @@ enum Col {
     P99,
     /// What `gr-after` added to the commit: shown only once a strategy held a write.
     WriteP99,
+    /// The monitor a fast mode routed on and how old its positions were: shown only for those.
+    Monitor,
+    /// The primary's share of the marker reads.
     PrimaryReads,
 }
 
-const ALL: [Col; 10] = [
+const ALL: [Col; 11] = [
     Col::Name,
     Col::N,
     Col::Fresh,
@@ -62,16 +65,18 @@ const ALL: [Col; 10] = [
     Col::P50,
     Col::P99,
     Col::WriteP99,
+    Col::Monitor,
     Col::PrimaryReads,
 ];
 /// Most telling first, after the strategy, fresh and stale that are always shown.
-const ADD_ORDER: [Col; 7] = [
+const ADD_ORDER: [Col; 8] = [
     Col::FellBack,
     Col::N,
     Col::P99,
-    Col::WriteP99,
-    Col::Err,
     Col::PrimaryReads,
+    Col::WriteP99,
+    Col::Monitor,
+    Col::Err,
     Col::P50,
 ];
 
@@ -87,7 +92,8 @@ impl Col {
             Self::P50 => "p50 wait",
             Self::P99 => "p99 wait",
             Self::WriteP99 => "p99 write",
-            Self::PrimaryReads => "primary reads",
+            Self::Monitor => "monitor",
+            Self::PrimaryReads => "primary",
         }
     }
 
@@ -120,7 +126,26 @@ impl Col {
                 || Span::styled("-", t.muted),
                 |w| Span::styled(units::duration(w.durations().p99), t.text),
             ),
-            Self::PrimaryReads => count(v.primary_reads, t.text),
+            Self::Monitor => {
+                let text = v.monitor();
+                Span::styled(text.clone(), if text == "-" { t.muted } else { t.text })
+            }
+            Self::PrimaryReads => Span::styled(
+                percent(
+                    v.primary_reads,
+                    // Tallies from before the cost was kept count a read per probe.
+                    if v.cost.reads == 0 {
+                        v.probes
+                    } else {
+                        v.cost.reads
+                    },
+                ),
+                if v.primary_reads == 0 {
+                    t.muted
+                } else {
+                    t.text
+                },
+            ),
         }
     }
 
@@ -141,10 +166,14 @@ fn columns(rows: &[&TallyView], width: usize, t: &Theme) -> Vec<(Col, usize)> {
         cols.iter().map(|c| c.width(rows, t)).sum::<usize>() + cols.len().saturating_sub(1)
     };
     let held = rows.iter().any(|v| v.cost.write_wait_ms.is_some());
-    for col in ADD_ORDER
-        .into_iter()
-        .filter(|c| held || *c != Col::WriteP99)
-    {
+    let monitored = rows
+        .iter()
+        .any(|v| v.cost.position_age_ms.is_some() || v.cost.monitor_ms.is_some());
+    for col in ADD_ORDER.into_iter().filter(|c| match c {
+        Col::WriteP99 => held,
+        Col::Monitor => monitored,
+        _ => true,
+    }) {
         chosen.push(col);
         if total(&chosen) > width {
             chosen.pop();
@@ -229,6 +258,7 @@ pub(super) fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::outcome::{TallyCost, WaitMs};
 
     #[test]
     fn shares_never_round_a_stale_read_away() {
@@ -237,11 +267,9 @@ mod tests {
         assert_eq!(got, ["0%", "<1%", ">99%", "30%", "100%", "0%"]);
     }
 
-    #[test]
-    fn the_write_wait_shows_once_a_strategy_held_a_write() {
-        let t = Theme::builtin();
-        let tally = |strategy: Strategy, write: Option<f64>| TallyView {
-            strategy,
+    fn tally(strategy: &str, cost: TallyCost) -> TallyView {
+        TallyView {
+            strategy: Strategy::parse(strategy, &crate::probe::ProbeDefaults::default()).unwrap(),
             replica: "r1".to_owned(),
             probes: 10,
             fresh: 10,
@@ -249,25 +277,67 @@ mod tests {
             fell_back: 0,
             errors: 0,
             wait_ms: None,
-            primary_reads: 0,
+            primary_reads: 3,
             queries: 30,
             causes: std::collections::BTreeMap::new(),
-            cost: crate::probe::outcome::TallyCost {
-                write_wait_ms: write.map(|p99| crate::probe::outcome::WaitMs { p50: 1.0, p99 }),
-                ..Default::default()
-            },
-        };
-        let none = tally(Strategy::None, None);
-        let cols = |rows: &[&TallyView]| -> Vec<Col> {
-            columns(rows, 200, &t).into_iter().map(|(c, _)| c).collect()
-        };
+            cost,
+        }
+    }
+
+    fn cols(rows: &[&TallyView]) -> Vec<Col> {
+        columns(rows, 200, &Theme::builtin())
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect()
+    }
+
+    #[test]
+    fn the_write_wait_shows_once_a_strategy_held_a_write() {
+        let t = Theme::builtin();
+        let none = tally("none", TallyCost::default());
         assert!(!cols(&[&none]).contains(&Col::WriteP99));
         let after = tally(
-            Strategy::parse("gr-after(2s)", &crate::probe::ProbeDefaults::default()).unwrap(),
-            Some(870.0),
+            "gr-after(2s)",
+            TallyCost {
+                write_wait_ms: Some(WaitMs {
+                    p50: 1.0,
+                    p99: 870.0,
+                }),
+                ..Default::default()
+            },
         );
         assert!(cols(&[&none, &after]).contains(&Col::WriteP99));
         assert_eq!(Col::WriteP99.cell(&after, &t).content, "870ms");
         assert_eq!(Col::WriteP99.cell(&none, &t).content, "-");
+    }
+
+    #[test]
+    fn the_monitor_shows_for_the_fast_modes_and_the_primary_share_is_of_reads() {
+        let t = Theme::builtin();
+        let none = tally(
+            "none",
+            TallyCost {
+                reads: 12,
+                ..Default::default()
+            },
+        );
+        assert!(!cols(&[&none]).contains(&Col::Monitor));
+        assert_eq!(Col::PrimaryReads.cell(&none, &t).content, "25%");
+        let fast = tally(
+            "maxscale-fast(monitor=100ms)",
+            TallyCost {
+                reads: 10,
+                monitor_ms: Some(100.0),
+                position_age_ms: Some(WaitMs {
+                    p50: 40.0,
+                    p99: 95.0,
+                }),
+                ..Default::default()
+            },
+        );
+        assert!(cols(&[&none, &fast]).contains(&Col::Monitor));
+        assert_eq!(Col::Monitor.cell(&fast, &t).content, "100ms, aged 95ms");
+        assert_eq!(Col::Monitor.cell(&none, &t).content, "-");
+        assert_eq!(Col::PrimaryReads.cell(&fast, &t).content, "30%");
     }
 }
