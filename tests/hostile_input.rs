@@ -34,7 +34,7 @@ use rwtop::probe::{ProbeDefaults, Strategy as ReadStrategy};
 use rwtop::store::Snapshot;
 use rwtop::store::lag::Lag;
 use rwtop::store::series::Point;
-use rwtop::ui::{Mode, RenderCtx, Theme, UiState};
+use rwtop::ui::{Cover, Mode, RenderCtx, Theme, UiState};
 
 /// Few cases each: the file runs in seconds on two cores, and CI runs it on every push.
 fn cases(n: u32) -> ProptestConfig {
@@ -1770,14 +1770,14 @@ fn views(replicas: usize) -> Vec<UiState> {
         };
         states.push(state.clone());
         state.selected = replicas.saturating_sub(1);
-        state.panes.test_reads = true;
+        state.panes.cover = Some(Cover::TestReads);
         state.panes.expand_gtid = true;
         states.push(state.clone());
         state.panes.topology = false;
         state.panes.alerts = false;
         states.push(state.clone());
         state.panes.detail = false;
-        state.panes.test_reads = false;
+        state.panes.cover = None;
         states.push(state);
     }
     states

@@ -21,11 +21,13 @@ use ratatui::{Frame, Terminal};
 use rwtop::probe::{Outcome, ProbeBook, ProbeDefaults, ProbeResult, Strategy};
 use rwtop::store::Snapshot;
 use rwtop::ui::theme::BUILTIN_NAMES;
-use rwtop::ui::{Mode, RenderCtx, Theme, UiState, panels, render};
+use rwtop::ui::{Cover, Mode, RenderCtx, Theme, UiState, panels, render};
 
 /// Multi-source replicas: a row, an edge and a detail line per channel.
 #[path = "ui_render/channels.rs"]
 mod channels;
+#[path = "ui_render/lint.rs"]
+mod lint;
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
 
@@ -428,7 +430,7 @@ fn test_reads_pane_shows_the_bakeoff_tallies() {
     let mut snapshot = recorded("healthy");
     snapshot.probes = bakeoff_book(&snapshot).view();
     let mut state = selecting(&snapshot, "r1");
-    state.panes.test_reads = true;
+    state.panes.cover = Some(Cover::TestReads);
     let sizes = [
         (
             120,
@@ -554,7 +556,7 @@ fn the_selected_row_reads_as_selected_in_every_theme() {
     let mut healthy = recorded("healthy");
     healthy.probes = bakeoff_book(&healthy).view();
     let mut reads = selecting(&healthy, "r1");
-    reads.panes.test_reads = true;
+    reads.panes.cover = Some(Cover::TestReads);
     for (name, theme) in themes {
         let backend = draw_in(&theme, &stopped, &on_r2, full_screen, (120, 40));
         assert_selected(&backend, &theme, name, " replicas", ["● r2", "● r1"]);

@@ -2,7 +2,7 @@
 //! carries out the requests and reports a refusal here, so every answer is worded in one place.
 
 use super::keys::{Command, ReplayKey};
-use super::state::{Mode, UiState};
+use super::state::{Cover, Mode, UiState};
 use crate::drain::{Action as DrainAction, DrainRequest};
 use crate::probe::ProbeRequest;
 use crate::store::windows::Window;
@@ -38,27 +38,24 @@ pub fn apply(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effec
     apply_to_view(state, action, snapshot)
 }
 
-/// The pane toggles. The test reads and the what-if cover the detail pane, one at a time; `i`
-/// then brings the detail back.
+/// The pane toggles. The test reads, the what-if and the lint cover the detail pane, one at a
+/// time; `i` then brings the detail back.
 fn toggle(panes: &mut super::state::Panes, action: Command) {
+    let mut cover = |pane: Cover| {
+        panes.cover = (panes.cover != Some(pane)).then_some(pane);
+    };
     match action {
+        Command::ToggleTestReads => cover(Cover::TestReads),
+        Command::ToggleWhatif => cover(Cover::Whatif),
+        Command::ToggleLint => cover(Cover::Lint),
         Command::ExpandGtid => panes.expand_gtid = !panes.expand_gtid,
         Command::ToggleTopology => panes.topology = !panes.topology,
-        Command::ToggleDetail if panes.test_reads || panes.whatif => {
-            panes.test_reads = false;
-            panes.whatif = false;
+        Command::ToggleDetail if panes.cover.is_some() => {
+            panes.cover = None;
             panes.detail = true;
         }
         Command::ToggleDetail => panes.detail = !panes.detail,
         Command::ToggleAlerts => panes.alerts = !panes.alerts,
-        Command::ToggleTestReads => {
-            panes.test_reads = !panes.test_reads;
-            panes.whatif = false;
-        }
-        Command::ToggleWhatif => {
-            panes.whatif = !panes.whatif;
-            panes.test_reads = false;
-        }
         _ => {}
     }
 }
@@ -82,7 +79,8 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
         | Command::ToggleDetail
         | Command::ToggleAlerts
         | Command::ToggleTestReads
-        | Command::ToggleWhatif => toggle(&mut state.panes, action),
+        | Command::ToggleWhatif
+        | Command::ToggleLint => toggle(&mut state.panes, action),
         Command::PrevStrategy | Command::NextStrategy => {
             state.probe.step(action == Command::NextStrategy);
             state.status = Some(format!(
@@ -95,8 +93,7 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
             ));
         }
         Command::TestRead | Command::Bakeoff => {
-            state.panes.test_reads = true;
-            state.panes.whatif = false;
+            state.panes.cover = Some(Cover::TestReads);
             // A named channel's row is tested through that channel: `agg/p2`.
             let Some(target) = state.selected_row(snapshot).map(|r| r.label()) else {
                 state.status = Some("no replica to test: none has been found yet".to_owned());
@@ -331,21 +328,23 @@ mod tests {
     }
 
     #[test]
-    fn the_whatif_and_the_test_reads_take_the_detail_panes_place_one_at_a_time() {
+    fn the_whatif_the_test_reads_and_the_lint_take_the_detail_panes_place_one_at_a_time() {
         let snapshot = Topo::new().at(1);
         let mut state = UiState::default();
         press(&mut state, 'r', &snapshot);
-        assert!(state.panes.test_reads);
+        assert_eq!(state.panes.cover, Some(Cover::TestReads));
         press(&mut state, 'f', &snapshot);
-        assert!(state.panes.whatif && !state.panes.test_reads);
+        assert_eq!(state.panes.cover, Some(Cover::Whatif));
+        press(&mut state, 'l', &snapshot);
+        assert_eq!(state.panes.cover, Some(Cover::Lint));
         press(&mut state, 'r', &snapshot);
-        assert!(state.panes.test_reads && !state.panes.whatif);
+        assert_eq!(state.panes.cover, Some(Cover::TestReads));
         press(&mut state, 'f', &snapshot);
         press(&mut state, 'i', &snapshot);
-        assert!(!state.panes.whatif && !state.panes.test_reads && state.panes.detail);
-        press(&mut state, 'f', &snapshot);
-        press(&mut state, 'f', &snapshot);
-        assert!(!state.panes.whatif);
+        assert!(state.panes.cover.is_none() && state.panes.detail);
+        press(&mut state, 'l', &snapshot);
+        press(&mut state, 'l', &snapshot);
+        assert!(state.panes.cover.is_none());
     }
 
     #[test]
@@ -354,7 +353,7 @@ mod tests {
         let mut state = UiState::default();
         let gtid_wait = Strategy::GtidWait(Duration::from_secs(1));
         assert_eq!(state.probe.current(), gtid_wait, "the configured default");
-        assert!(!state.panes.test_reads);
+        assert!(state.panes.cover.is_none());
 
         // t: one read with the current strategy on the selected replica, and the pane shows.
         let one = |strategy| {
@@ -364,7 +363,7 @@ mod tests {
             })
         };
         assert_eq!(press(&mut state, 't', &snapshot), one(gtid_wait));
-        assert!(state.panes.test_reads);
+        assert_eq!(state.panes.cover, Some(Cover::TestReads));
         // ] and [ step through the catalogue, wrapping; t follows.
         press(&mut state, ']', &snapshot);
         let sticky = Strategy::Sticky(Duration::from_secs(2));
@@ -379,16 +378,16 @@ mod tests {
         assert_eq!(state.probe.current().name(), "pos-wait");
         // r hides and shows the pane; b shows it and bakes off every strategy on r1.
         press(&mut state, 'r', &snapshot);
-        assert!(!state.panes.test_reads);
+        assert!(state.panes.cover.is_none());
         let Effect::Request(ProbeRequest::Bakeoff(plan)) = press(&mut state, 'b', &snapshot) else {
             panic!("b must queue a bake-off");
         };
-        assert!(state.panes.test_reads);
+        assert_eq!(state.panes.cover, Some(Cover::TestReads));
         assert_eq!(plan.strategies, Strategy::all(&ProbeDefaults::default()));
         assert_eq!((plan.targets, plan.count), (vec!["r1".to_owned()], 10));
         // i brings back the detail pane the test reads cover.
         press(&mut state, 'i', &snapshot);
-        assert!(!state.panes.test_reads && state.panes.detail);
+        assert!(state.panes.cover.is_none() && state.panes.detail);
         // o toggles the topology tree, as t used to.
         assert!(state.panes.topology);
         press(&mut state, 'o', &snapshot);

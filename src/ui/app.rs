@@ -56,7 +56,7 @@ pub async fn run(
     loop {
         let snapshot = feed.current();
         state.replay = feed.replay_status();
-        if state.panes.whatif {
+        if state.panes.cover == Some(super::state::Cover::Whatif) {
             super::whatif::refresh(&mut state.whatif, &snapshot);
         }
         terminal.draw(|frame| {

@@ -17,6 +17,7 @@ pub enum Command {
     ToggleAlerts,
     ToggleTestReads,
     ToggleWhatif,
+    ToggleLint,
     TestRead,
     Bakeoff,
     PrevStrategy,
@@ -137,6 +138,12 @@ pub const BINDINGS: &[Binding] = &[
         help: "show or hide the what-if (in place of the detail pane)",
     },
     Binding {
+        key: KeyCode::Char('l'),
+        action: Command::ToggleLint,
+        short: "",
+        help: "show or hide the health lint (in place of the detail pane)",
+    },
+    Binding {
         key: KeyCode::Char('t'),
         action: Command::TestRead,
         short: "test read",
@@ -249,6 +256,7 @@ impl Command {
         ("toggle_alerts", Command::ToggleAlerts),
         ("toggle_test_reads", Command::ToggleTestReads),
         ("toggle_whatif", Command::ToggleWhatif),
+        ("toggle_lint", Command::ToggleLint),
         ("test_read", Command::TestRead),
         ("bakeoff", Command::Bakeoff),
         ("prev_strategy", Command::PrevStrategy),

@@ -12,7 +12,7 @@ pub mod theme;
 pub mod theme_file;
 pub mod whatif;
 
-pub use state::{Mode, ReplicaRow, UiState};
+pub use state::{Cover, Mode, ReplicaRow, UiState};
 pub use theme::Theme;
 
 /// What every panel renders from: one snapshot, the UI's own state, the theme.

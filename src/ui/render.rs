@@ -19,7 +19,7 @@ use ratatui::widgets::Paragraph;
 
 use super::RenderCtx;
 use super::panels;
-use super::state::Mode;
+use super::state::{Cover, Mode};
 
 type Panel = fn(&mut Frame, Rect, &RenderCtx<'_>);
 
@@ -50,14 +50,12 @@ pub fn render(frame: &mut Frame, ctx: &RenderCtx<'_>) {
     } else {
         panels::replicas::render(frame, upper, ctx);
     }
-    let left: Option<Panel> = if panes.whatif {
-        Some(panels::whatif::render)
-    } else if panes.test_reads {
-        Some(panels::probes::render)
-    } else if panes.detail {
-        Some(panels::detail::render)
-    } else {
-        None
+    let left: Option<Panel> = match panes.cover {
+        Some(Cover::Whatif) => Some(panels::whatif::render),
+        Some(Cover::TestReads) => Some(panels::probes::render),
+        Some(Cover::Lint) => Some(panels::lint::render),
+        None if panes.detail => Some(panels::detail::render),
+        None => None,
     };
     match (left, panes.alerts) {
         (Some(left), true) => {

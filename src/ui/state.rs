@@ -45,16 +45,22 @@ impl SortKey {
     }
 }
 
+/// The panes that take the detail pane's place, one at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cover {
+    TestReads,
+    Whatif,
+    Lint,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[expect(clippy::struct_excessive_bools, reason = "independent pane toggles")]
 pub struct Panes {
     pub topology: bool,
     pub detail: bool,
     pub alerts: bool,
-    /// The test-reads pane, in the detail pane's place while shown.
-    pub test_reads: bool,
-    /// The what-if pane, in the detail pane's place while shown (before the test reads).
-    pub whatif: bool,
+    /// The pane shown in the detail pane's place, if any.
+    pub cover: Option<Cover>,
     /// GTID sets shown in full in the detail pane instead of abbreviated.
     pub expand_gtid: bool,
 }
@@ -91,8 +97,7 @@ impl Default for UiState {
                 topology: true,
                 detail: true,
                 alerts: true,
-                test_reads: false,
-                whatif: false,
+                cover: None,
                 expand_gtid: false,
             },
             mode: Mode::Normal,

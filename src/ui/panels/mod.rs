@@ -8,6 +8,7 @@ pub mod detail;
 pub mod footer;
 pub mod header;
 pub mod help;
+pub mod lint;
 pub mod probes;
 pub mod replicas;
 pub mod topology;
