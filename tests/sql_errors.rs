@@ -7,6 +7,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use common::TestSandbox;
+use rwtop::mysql::batch::Ask;
 use rwtop::mysql::{Endpoint, NodeConn, Secret, SqlError, Timeouts};
 
 fn short() -> Timeouts {
@@ -131,4 +132,167 @@ async fn live_missing_grant_is_a_clear_error_and_keeps_the_connection() {
         "a server error leaves the connection usable"
     );
     assert!(conn.binlog_status().await.unwrap().is_some());
+}
+
+/// A batch's statements run in one round trip (src/mysql/batch.rs): each set of rows comes back
+/// in order, a failing statement is named as it would be alone, the server runs none after it,
+/// and the connection answers the next query with that query's own rows.
+#[tokio::test]
+async fn live_a_batch_names_its_failing_statement_and_leaves_nothing_behind() {
+    let t = TestSandbox::start(1, false);
+    let mut conn = t.connect("primary").await;
+    let value = |rows: &[rwtop::mysql::RawRow], col: &str| {
+        rows.first()
+            .and_then(|r| r.optional_u64(&[col]).ok().flatten())
+    };
+    let sets = conn
+        .query_sets(&[
+            "SELECT 1 AS a",
+            "SELECT 2 AS b",
+            "SELECT 3 AS c FROM DUAL WHERE 0",
+        ])
+        .await
+        .unwrap();
+    assert_eq!(sets.len(), 3);
+    assert_eq!(value(&sets[0], "a"), Some(1));
+    assert_eq!(value(&sets[1], "b"), Some(2));
+    assert!(sets[2].is_empty(), "an empty set keeps its place");
+
+    let err = conn
+        .query_sets(&[
+            "SELECT 1 AS a",
+            "SELECT * FROM mysql.user",
+            "SET @after_the_failure = 7",
+        ])
+        .await
+        .unwrap_err();
+    match &err {
+        SqlError::Server { code, sql, .. } => {
+            assert_eq!(*code, 1142, "{err}");
+            assert_eq!(
+                sql, "SELECT * FROM mysql.user",
+                "the failing statement is named"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        conn.is_open(),
+        "a server error leaves the connection usable"
+    );
+    let after = conn.query_rows("SELECT 42 AS x").await.unwrap();
+    assert_eq!(
+        value(&after, "x"),
+        Some(42),
+        "the next query gets its own rows"
+    );
+    let set = conn
+        .query_rows("SELECT @after_the_failure AS n")
+        .await
+        .unwrap();
+    assert_eq!(value(&set, "n"), None, "nothing after the failure ran");
+
+    let err = conn
+        .query_sets(&["SELECT 1 AS a", "SELECT SLEEP(3) AS s"])
+        .await
+        .unwrap_err();
+    match &err {
+        // The server answers a batch once it ran all of it: the timeout names the batch.
+        SqlError::QueryTimeout { sql, .. } => {
+            assert!(sql.contains("SELECT SLEEP(3) AS s"), "{sql}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!conn.is_open(), "a timed-out batch poisons the connection");
+}
+
+/// The status poll's batch answers what its statements answer one by one, on a quiet replica
+/// and on the primary (binlog on: coordinate and list).
+#[tokio::test]
+async fn live_the_status_batch_reads_what_the_statements_read_alone() {
+    let every = || Ask {
+        binlog_files: true,
+        replica_hosts: true,
+        processes: true,
+    };
+    let t = TestSandbox::start(1, false);
+    for node in ["primary", "r1"] {
+        let mut conn = t.connect(node).await;
+        let batch = conn.status(every()).await.unwrap();
+        let channels = conn.replica_status().await.unwrap();
+        let names = |c: &[rwtop::mysql::ReplicaStatus]| -> Vec<(String, String)> {
+            c.iter()
+                .map(|s| (s.channel.clone(), s.source_host.clone()))
+                .collect()
+        };
+        assert_eq!(names(&batch.replication), names(&channels), "{node}");
+        assert_eq!(batch.replication.len(), usize::from(node == "r1"), "{node}");
+        assert_eq!(batch.state, conn.node_state().await.unwrap(), "{node}");
+        assert_eq!(batch.binlog, conn.binlog_status().await.unwrap(), "{node}");
+        let files = conn.binlog_files().await.unwrap();
+        assert_eq!(
+            batch.binlog_files.as_deref(),
+            Some(files.as_slice()),
+            "{node}"
+        );
+        assert!(!files.is_empty(), "{node} logs binlogs");
+        let hosts = conn.replica_hosts().await.unwrap();
+        assert_eq!(
+            batch.replica_hosts.as_deref(),
+            Some(hosts.as_slice()),
+            "{node}"
+        );
+        assert_eq!(
+            hosts.len(),
+            usize::from(node == "primary"),
+            "{node}: r1 reports itself"
+        );
+        let scan = batch.processes.expect("the processlist was asked for");
+        assert!(scan.summary.threads >= 1, "{node}: {scan:?}");
+        let without = conn.status(Ask::default()).await.unwrap();
+        assert_eq!(without.binlog_files, None, "{node}");
+        assert_eq!(without.replica_hosts, None, "{node}");
+        assert_eq!(without.processes, None, "{node}");
+    }
+}
+
+/// Discovery is optional: a monitor account without the grant `SHOW SLAVE HOSTS` needs still
+/// gets the whole status poll, the processlist asked after the refused statement included (the
+/// server ran nothing after it, so the batch asks it again alone).
+#[tokio::test]
+async fn live_a_refused_optional_part_leaves_only_itself_out_of_the_status_poll() {
+    let t = TestSandbox::start(1, false);
+    let account = "'rwtop_nohosts'@'127.0.0.1'";
+    let mut sql = vec![format!(
+        "CREATE USER {account} IDENTIFIED BY 'nohosts-test-only'"
+    )];
+    sql.extend(
+        rwtop::mysql::grants::monitor_grants(rwtop::mysql::Family::Mariadb, account)
+            .into_iter()
+            .map(|g| g.replace(", REPLICATION MASTER ADMIN", "")),
+    );
+    t.admin("primary", &sql.join("; "));
+    let endpoint = Endpoint {
+        user: "rwtop_nohosts".into(),
+        password: Some(Secret::new("nohosts-test-only")),
+        ..t.sandbox().endpoint("primary").unwrap()
+    };
+    let mut conn = NodeConn::connect(&endpoint, short()).await.unwrap();
+    let refused = conn.replica_hosts().await.unwrap_err();
+    assert!(matches!(refused, SqlError::Server { .. }), "{refused:?}");
+    let status = conn
+        .status(Ask {
+            binlog_files: true,
+            replica_hosts: true,
+            processes: true,
+        })
+        .await
+        .unwrap();
+    assert_eq!(status.replica_hosts, None);
+    assert!(status.processes.is_some(), "asked again after the refusal");
+    assert!(status.binlog_files.is_some_and(|f| !f.is_empty()));
+    assert!(
+        status.replication.is_empty(),
+        "the primary replicates from nobody"
+    );
 }

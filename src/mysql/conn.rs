@@ -201,11 +201,11 @@ impl SqlError {
 
 /// An open connection to one node, with what was learnt at connect.
 pub struct NodeConn {
-    addr: String,
-    conn: Option<Conn>,
+    pub(super) addr: String,
+    pub(super) conn: Option<Conn>,
     flavor: Flavor,
     identity: Identity,
-    query_timeout: Duration,
+    pub(super) query_timeout: Duration,
 }
 
 impl NodeConn {
@@ -457,9 +457,22 @@ async fn run_query(
     let Some(conn) = slot.as_mut() else {
         return Err(SqlError::Closed { addr });
     };
+    let outcome = tokio::time::timeout(timeout, conn.query::<Row, _>(sql)).await;
+    judged(slot, addr, timeout, sql, outcome).map(|rows| rows.into_iter().map(raw_row).collect())
+}
+
+/// A statement's outcome under its timeout as an [`SqlError`] naming `sql`; the connection in
+/// `slot` is emptied when it can no longer be trusted (a timeout, a connection broken mid-way).
+pub(super) fn judged<T>(
+    slot: &mut Option<Conn>,
+    addr: String,
+    timeout: Duration,
+    sql: &str,
+    outcome: Result<Result<T, mysql_async::Error>, tokio::time::error::Elapsed>,
+) -> Result<T, SqlError> {
     let sql_text = || sql.to_owned();
-    let error = match tokio::time::timeout(timeout, conn.query::<Row, _>(sql)).await {
-        Ok(Ok(rows)) => return Ok(rows.into_iter().map(raw_row).collect()),
+    let error = match outcome {
+        Ok(Ok(answer)) => return Ok(answer),
         Ok(Err(mysql_async::Error::Server(server))) => SqlError::Server {
             addr,
             sql: sql_text(),
@@ -484,7 +497,7 @@ async fn run_query(
     Err(error)
 }
 
-fn first_row(addr: &str, sql: &str, rows: Vec<RawRow>) -> Result<RawRow, SqlError> {
+pub(super) fn first_row(addr: &str, sql: &str, rows: Vec<RawRow>) -> Result<RawRow, SqlError> {
     rows.into_iter().next().ok_or_else(|| SqlError::Lost {
         addr: addr.to_owned(),
         sql: sql.to_owned(),
@@ -492,7 +505,11 @@ fn first_row(addr: &str, sql: &str, rows: Vec<RawRow>) -> Result<RawRow, SqlErro
     })
 }
 
-fn parse_answer<T>(addr: &str, sql: &str, parsed: Result<T, StatusError>) -> Result<T, SqlError> {
+pub(super) fn parse_answer<T>(
+    addr: &str,
+    sql: &str,
+    parsed: Result<T, StatusError>,
+) -> Result<T, SqlError> {
     parsed.map_err(|source| SqlError::Parse {
         addr: addr.to_owned(),
         sql: sql.to_owned(),
@@ -502,7 +519,7 @@ fn parse_answer<T>(addr: &str, sql: &str, parsed: Result<T, StatusError>) -> Res
 
 /// Text-protocol rows carry bytes or NULL; the binary-protocol variants are rendered as text so
 /// one parser serves both.
-fn raw_row(row: Row) -> RawRow {
+pub(super) fn raw_row(row: Row) -> RawRow {
     let columns = row.columns();
     let values = row.unwrap_raw();
     let cells = columns

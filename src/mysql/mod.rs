@@ -1,6 +1,7 @@
 //! The SQL layer: connect, detect the flavor, and read what each node reports about replication
 //! into typed structs.
 
+pub mod batch;
 pub mod binlog;
 pub mod conn;
 pub mod flavor;

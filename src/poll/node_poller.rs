@@ -365,49 +365,35 @@ async fn resolve(sample: &mut NodeSample, known: &mut HashMap<String, bool>) {
     }
 }
 
-/// Replica first, then the node's own state and binlog: a replica's GTID state read after its
-/// replication status can only be newer, never make it look behind what it reported.
+/// Replica first, then the node's own state and binlog, in one round trip: a replica's GTID
+/// state read after its replication status can only be newer, never make it look behind what
+/// it reported. Discovery and the processlist are optional: a missing grant leaves them out.
 pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSample, SqlError> {
     let at = Instant::now();
-    let replication = conn.replica_status().await?;
-    let state = conn.node_state().await?;
-    let binlog = if conn.identity().log_bin {
-        conn.binlog_status().await?
-    } else {
-        None
-    };
-    let binlog_files = if parts.binlog_files && binlog.is_some() {
-        Some(conn.binlog_files().await?)
-    } else {
-        None
-    };
-    let replica_hosts = if parts.replica_hosts {
-        match conn.replica_hosts().await {
-            Ok(hosts) => Some(
-                hosts
-                    .into_iter()
-                    .map(|host| ReportedReplica {
-                        host,
-                        resolves: false,
-                    })
-                    .collect(),
-            ),
-            // Discovery is optional: a missing grant must not take the node's monitoring down.
-            Err(SqlError::Server { .. }) => None,
-            Err(other) => return Err(other),
-        }
-    } else {
-        None
-    };
-    let processes = if parts.processes {
-        match conn.processes().await {
-            Ok(summary) => Some(summary),
-            Err(SqlError::Server { .. }) => None,
-            Err(other) => return Err(other),
-        }
-    } else {
-        None
-    };
+    // One round trip (src/mysql/batch.rs).
+    let crate::mysql::batch::Status {
+        replication,
+        state,
+        binlog,
+        binlog_files,
+        replica_hosts,
+        processes,
+    } = conn
+        .status(crate::mysql::batch::Ask {
+            binlog_files: parts.binlog_files,
+            replica_hosts: parts.replica_hosts,
+            processes: parts.processes,
+        })
+        .await?;
+    let replica_hosts = replica_hosts.map(|hosts| {
+        hosts
+            .into_iter()
+            .map(|host| ReportedReplica {
+                host,
+                resolves: false,
+            })
+            .collect()
+    });
     Ok(NodeSample {
         at,
         processes,

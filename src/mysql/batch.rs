@@ -1,0 +1,242 @@
+//! Several statements in one round trip, and the status poll built on it.
+//!
+//! Every status poll asks a node the same three or four things (replication status, its own
+//! GTID and `read_only` state, its binlog coordinate, every few polls its binlog list). Sent one
+//! by one that is a round trip each, and at 1,000 nodes the round trips — loopback TCP, a wakeup
+//! of the poller's task and of the server's thread — are most of rwtop's CPU. `mysql_async`
+//! opens connections with `CLIENT_MULTI_STATEMENTS`, so they go as one text query and come back
+//! as consecutive result sets. A statement that fails ends the batch (the server runs none after
+//! it); the error names that statement, as it would have alone. The same timeout covers the
+//! whole batch (a timeout names the whole batch: the server sends a batch's answers once it ran
+//! all of it), and a timed-out or broken batch drops the connection as a single query does.
+//! Discovery and the processlist ride in the same batch; should one be refused (a missing
+//! grant), the ones after it are asked again alone.
+
+use mysql_async::Row;
+use mysql_async::prelude::Queryable;
+
+use super::binlog::{BinlogFile, BinlogStatus};
+use super::conn::{NodeConn, SqlError, first_row, judged, parse_answer, raw_row};
+use super::node_state::NodeState;
+use super::processlist::Processlist;
+use super::replica_hosts::ReplicaHost;
+use super::replica_status::{ReplicaStatus, StatusError};
+use super::row::RawRow;
+
+/// What a status poll asks for beyond what every poll reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ask {
+    pub binlog_files: bool,
+    /// `SHOW SLAVE HOSTS` (discovery); a missing grant leaves it `None`, never fails the poll.
+    pub replica_hosts: bool,
+    /// One processlist scan; a missing grant leaves it `None`, never fails the poll.
+    pub processes: bool,
+}
+
+/// What a status poll read, from one round trip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    /// Every replication channel; empty on a node that replicates from nothing.
+    pub replication: Vec<ReplicaStatus>,
+    pub state: NodeState,
+    /// The node's own binlog coordinate; `None` when binary logging is off.
+    pub binlog: Option<BinlogStatus>,
+    /// The binlog list, when asked for and binary logging is on.
+    pub binlog_files: Option<Vec<BinlogFile>>,
+    pub replica_hosts: Option<Vec<ReplicaHost>>,
+    pub processes: Option<Processlist>,
+}
+
+/// The statements of one status poll, in the order they are sent: replication status first,
+/// then the node's own state and binlog (a replica's GTID state read after its replication
+/// status can only be newer), then the optional parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Replication,
+    State,
+    Binlog,
+    BinlogFiles,
+    ReplicaHosts,
+    Processes,
+}
+
+impl Part {
+    /// A part whose server error (a missing grant) leaves it out instead of failing the poll.
+    fn optional(self) -> bool {
+        matches!(self, Self::ReplicaHosts | Self::Processes)
+    }
+}
+
+impl NodeConn {
+    /// Runs `sqls` as one query and returns each statement's rows, in order.
+    pub async fn query_sets(&mut self, sqls: &[&str]) -> Result<Vec<Vec<RawRow>>, SqlError> {
+        match self.query_sets_partly(sqls).await {
+            (sets, None) => Ok(sets),
+            (_, Some(err)) => Err(err),
+        }
+    }
+
+    /// [`Self::query_sets`], keeping the sets of the statements before a failing one.
+    async fn query_sets_partly(&mut self, sqls: &[&str]) -> (Vec<Vec<RawRow>>, Option<SqlError>) {
+        let addr = self.addr.clone();
+        let timeout = self.query_timeout;
+        let Some(conn) = self.conn.as_mut() else {
+            return (Vec::new(), Some(SqlError::Closed { addr }));
+        };
+        let joined = sqls.join(";\n");
+        // What the batch had answered, for an error to name the statement it reached.
+        let mut sets: Vec<Vec<RawRow>> = Vec::with_capacity(sqls.len());
+        let work = async {
+            let mut result = conn.query_iter(joined.as_str()).await?;
+            while sets.len() < sqls.len() {
+                let rows: Vec<Row> = result.collect().await?;
+                sets.push(rows.into_iter().map(raw_row).collect());
+            }
+            // Anything past the statements sent (there is none) must not reach the next query.
+            result.drop_result().await
+        };
+        let outcome = tokio::time::timeout(timeout, work).await;
+        // A server error ends the batch at its statement, exactly. A timeout cannot say which
+        // statement was slow: the server sends a batch's answers when it has run all of them,
+        // so the timeout names the batch.
+        let failed = match &outcome {
+            Ok(_) => sqls.get(sets.len()).copied().unwrap_or(joined.as_str()),
+            Err(_) => joined.as_str(),
+        };
+        let error = judged(&mut self.conn, addr, timeout, failed, outcome).err();
+        (sets, error)
+    }
+
+    /// A status poll's statements in one round trip. Should an optional part fail with a
+    /// server error, the optional parts after it (which the server did not run) are asked
+    /// alone.
+    pub async fn status(&mut self, ask: Ask) -> Result<Status, SqlError> {
+        let flavor = self.flavor();
+        let family = flavor.family;
+        let log_bin = self.identity().log_bin;
+        let processlist_sql = super::processlist::processlist_sql(flavor);
+        let sql = |part: Part| -> &str {
+            match part {
+                Part::Replication => flavor.replica_status_sql(),
+                Part::State => flavor.state_sql(),
+                Part::Binlog => flavor.binlog_status_sql(),
+                Part::BinlogFiles => flavor.binlog_list_sql(),
+                Part::ReplicaHosts => flavor.replica_hosts_sql(),
+                Part::Processes => &processlist_sql,
+            }
+        };
+        let parts: Vec<Part> = [
+            (Part::Replication, true),
+            (Part::State, true),
+            (Part::Binlog, log_bin),
+            (Part::BinlogFiles, log_bin && ask.binlog_files),
+            (Part::ReplicaHosts, ask.replica_hosts),
+            (Part::Processes, ask.processes),
+        ]
+        .into_iter()
+        .filter_map(|(part, asked)| asked.then_some(part))
+        .collect();
+        let sqls: Vec<String> = parts.iter().map(|p| sql(*p).to_owned()).collect();
+        let mut answers = Answers::default();
+        let mut from = 0;
+        while from < parts.len() {
+            let batch: Vec<&str> = sqls[from..].iter().map(String::as_str).collect();
+            let (sets, error) = self.query_sets_partly(&batch).await;
+            let answered = sets.len();
+            for (part, rows) in parts[from..].iter().zip(sets) {
+                answers.keep(*part, rows);
+            }
+            from += answered;
+            match error {
+                None => break,
+                Some(SqlError::Server { .. }) if parts[from].optional() => from += 1,
+                Some(err) => return Err(err),
+            }
+        }
+        let addr = self.address();
+        let sql_of = |part| sqls[parts.iter().position(|p| *p == part).unwrap_or(0)].as_str();
+        let replication = parse_all(
+            addr,
+            sql_of(Part::Replication),
+            &answers.replication,
+            ReplicaStatus::from_row,
+        )?;
+        let state_sql = sql_of(Part::State);
+        let state_row = first_row(addr, state_sql, answers.state)?;
+        let state = parse_answer(addr, state_sql, NodeState::from_row(&state_row, family))?;
+        let binlog = match answers.binlog {
+            Some(rows) => parse_all(addr, sql_of(Part::Binlog), &rows, BinlogStatus::from_row)?
+                .into_iter()
+                .next(),
+            None => None,
+        };
+        // As before the batch: no list where there is no coordinate.
+        let binlog_files = match answers.binlog_files {
+            Some(rows) if binlog.is_some() => Some(parse_all(
+                addr,
+                sql_of(Part::BinlogFiles),
+                &rows,
+                BinlogFile::from_row,
+            )?),
+            _ => None,
+        };
+        let replica_hosts = match answers.replica_hosts {
+            Some(rows) => Some(parse_all(
+                addr,
+                sql_of(Part::ReplicaHosts),
+                &rows,
+                ReplicaHost::from_row,
+            )?),
+            None => None,
+        };
+        let processes = match answers.processes {
+            Some(rows) => Some(parse_answer(
+                addr,
+                sql_of(Part::Processes),
+                Processlist::from_rows(&rows),
+            )?),
+            None => None,
+        };
+        Ok(Status {
+            replication,
+            state,
+            binlog,
+            binlog_files,
+            replica_hosts,
+            processes,
+        })
+    }
+}
+
+/// Each part's rows as they came back; `None`: not asked, or left out.
+#[derive(Default)]
+struct Answers {
+    replication: Vec<RawRow>,
+    state: Vec<RawRow>,
+    binlog: Option<Vec<RawRow>>,
+    binlog_files: Option<Vec<RawRow>>,
+    replica_hosts: Option<Vec<RawRow>>,
+    processes: Option<Vec<RawRow>>,
+}
+
+impl Answers {
+    fn keep(&mut self, part: Part, rows: Vec<RawRow>) {
+        match part {
+            Part::Replication => self.replication = rows,
+            Part::State => self.state = rows,
+            Part::Binlog => self.binlog = Some(rows),
+            Part::BinlogFiles => self.binlog_files = Some(rows),
+            Part::ReplicaHosts => self.replica_hosts = Some(rows),
+            Part::Processes => self.processes = Some(rows),
+        }
+    }
+}
+
+fn parse_all<T>(
+    addr: &str,
+    sql: &str,
+    rows: &[RawRow],
+    parse: fn(&RawRow) -> Result<T, StatusError>,
+) -> Result<Vec<T>, SqlError> {
+    parse_answer(addr, sql, rows.iter().map(parse).collect())
+}
