@@ -23,6 +23,8 @@ pub enum Command {
     NextStrategy,
     Probe,
     Drain,
+    /// Open or close a DDL-window report window.
+    Mark,
     Help,
     Quit,
     /// `y` while a confirmation is asked; not in the key table.
@@ -48,7 +50,7 @@ impl Command {
     pub fn is_live_only(self) -> bool {
         matches!(
             self,
-            Command::TestRead | Command::Bakeoff | Command::Probe | Command::Drain
+            Command::TestRead | Command::Bakeoff | Command::Probe | Command::Drain | Command::Mark
         )
     }
 }
@@ -173,6 +175,13 @@ pub const BINDINGS: &[Binding] = &[
         help: "drain or undrain the selected replica (asks first)",
     },
     Binding {
+        key: KeyCode::Char('m'),
+        action: Command::Mark,
+        short: "mark",
+        help: "mark a report window: open one, or close the open one and write its DDL-window \
+               report (a DDL opens one by itself)",
+    },
+    Binding {
         key: KeyCode::Char('?'),
         action: Command::Help,
         short: "help",
@@ -255,6 +264,7 @@ impl Command {
         ("next_strategy", Command::NextStrategy),
         ("probe", Command::Probe),
         ("drain", Command::Drain),
+        ("mark", Command::Mark),
         ("help", Command::Help),
         ("quit", Command::Quit),
     ];
