@@ -31,7 +31,8 @@ pub struct Statement {
     pub last_seen: DateTime<Utc>,
     /// The longest run time a scan reported (whole seconds, as the server counts).
     pub elapsed_s: u64,
-    /// The last progress reported, in percent (MariaDB's `PROGRESS`).
+    /// The highest progress reported, in percent (MariaDB's `PROGRESS`, which starts again
+    /// from 0 for an `ALTER`'s last stage).
     pub progress: Option<f64>,
     /// Still running in the window's last snapshot.
     pub running_at_end: bool,
@@ -195,7 +196,10 @@ impl Gatherer {
             });
             statement.last_seen = now;
             statement.elapsed_s = statement.elapsed_s.max(ddl.elapsed_s);
-            statement.progress = ddl.progress.or(statement.progress);
+            statement.progress = match (statement.progress, ddl.progress) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
             statement.running_at_end = true;
         }
     }

@@ -69,7 +69,7 @@ fn statements(out: &mut String, facts: &Facts) {
     } else {
         let _ = writeln!(
             out,
-            "| node | run by | statement | started | run time | progress |"
+            "| node | run by | statement | started | run time | progress (highest seen) |"
         );
         let _ = writeln!(out, "|---|---|---|---|---|---|");
         for s in &facts.statements {
