@@ -136,7 +136,7 @@ fn statements(out: &mut String, facts: &Facts) {
                 "statement",
                 "started",
                 "run time",
-                "progress",
+                "progress (highest seen)",
             ],
         );
         for s in &facts.statements {

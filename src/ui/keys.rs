@@ -178,8 +178,7 @@ pub const BINDINGS: &[Binding] = &[
         key: KeyCode::Char('m'),
         action: Command::Mark,
         short: "mark",
-        help: "mark a report window: open one, or close the open one and write its DDL-window \
-               report (a DDL opens one by itself)",
+        help: "open or close a report window (a DDL opens one by itself)",
     },
     Binding {
         key: KeyCode::Char('?'),
