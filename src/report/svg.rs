@@ -30,18 +30,18 @@ fn step(span: f64) -> f64 {
         .unwrap_or(10.0 * power)
 }
 
-/// Seconds as an axis label: `0`, `2.5`, `30`, `2m`, `1m30`.
+/// Seconds as an axis label with its unit: `0s`, `2.5s`, `30s`, `2m`, `1m30s`.
 fn seconds_label(s: f64) -> String {
     let sign = if s < 0.0 { "-" } else { "" };
     let s = s.abs();
     if s >= 60.0 && (s % 60.0).abs() < 1e-9 {
         format!("{sign}{:.0}m", s / 60.0)
     } else if s >= 60.0 {
-        format!("{sign}{:.0}m{:02.0}", (s / 60.0).floor(), s % 60.0)
+        format!("{sign}{:.0}m{:02.0}s", (s / 60.0).floor(), s % 60.0)
     } else if (s - s.round()).abs() < 1e-9 {
-        format!("{sign}{s:.0}")
+        format!("{sign}{s:.0}s")
     } else {
-        format!("{sign}{s:.1}")
+        format!("{sign}{s:.1}s")
     }
 }
 
@@ -126,7 +126,7 @@ fn grid(svg: &mut String, scale: &Scale, y_step: f64) {
         let y = scale.y(lag);
         let _ = write!(
             svg,
-            r#"<line class="grid" x1="{LEFT}" y1="{y:.1}" x2="{x2:.1}" y2="{y:.1}"/><text class="label" x="{lx:.1}" y="{ty:.1}" text-anchor="end">{text}s</text>"#,
+            r#"<line class="grid" x1="{LEFT}" y1="{y:.1}" x2="{x2:.1}" y2="{y:.1}"/><text class="label" x="{lx:.1}" y="{ty:.1}" text-anchor="end">{text}</text>"#,
             x2 = WIDTH - RIGHT,
             lx = LEFT - 6.0,
             ty = y + 4.0,
@@ -140,7 +140,7 @@ fn grid(svg: &mut String, scale: &Scale, y_step: f64) {
         let x = scale.x(t);
         let _ = write!(
             svg,
-            r#"<line class="grid" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{y2:.1}"/><text class="label" x="{x:.1}" y="{ty:.1}" text-anchor="middle">{text}s</text>"#,
+            r#"<line class="grid" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{y2:.1}"/><text class="label" x="{x:.1}" y="{ty:.1}" text-anchor="middle">{text}</text>"#,
             y2 = HEIGHT - BOTTOM,
             ty = HEIGHT - BOTTOM + 16.0,
             text = seconds_label(t),
@@ -181,9 +181,9 @@ mod tests {
             let s = step(span);
             assert!((s - expected).abs() < 1e-9, "{span}: {s}");
         }
-        assert_eq!(seconds_label(90.0), "1m30");
+        assert_eq!(seconds_label(90.0), "1m30s");
         assert_eq!(seconds_label(120.0), "2m");
-        assert_eq!(seconds_label(2.5), "2.5");
-        assert_eq!(seconds_label(-5.0), "-5");
+        assert_eq!(seconds_label(2.5), "2.5s");
+        assert_eq!(seconds_label(-5.0), "-5s");
     }
 }
