@@ -275,3 +275,61 @@ fn chart_key(node: &NodeView, index: usize) -> String {
         _ => node.name.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::window::Opened;
+    use crate::report::window::tests::{settings, snap};
+    use crate::store::alert_view::AlertKind;
+
+    /// An entry made at sample `step`'s time.
+    fn entry(step: u64, raised: bool) -> LogEntry {
+        LogEntry {
+            at: snap(step, 0.0, None).taken_at,
+            raised,
+            kind: AlertKind::DdlInFlight,
+            node: Some("db1".to_owned()),
+            channel: None,
+            summary: format!(
+                "ddl_in_flight on db1 {}",
+                if raised { "raised" } else { "cleared" }
+            ),
+        }
+    }
+
+    /// The alert log repeats its entries in every snapshot, newest first: each is kept once, in
+    /// order, and one from before the window is left out. The statement's run time and start
+    /// come from its sightings.
+    #[test]
+    fn entries_are_kept_once_and_the_statement_is_timed_from_its_sightings() {
+        let first = snap(10, 0.1, Some(2));
+        let from = first.uptime - Duration::from_secs(2);
+        let mut gatherer = Gatherer::new(settings(), from);
+        let mut a = first.clone();
+        a.alerts.log = vec![entry(10, true), entry(4, false)];
+        gatherer.observe(&a);
+        let mut b = snap(11, 0.1, Some(3));
+        b.alerts.log = vec![entry(11, false), entry(10, true), entry(4, false)];
+        gatherer.observe(&b);
+        gatherer.observe(&b);
+        let end = snap(12, 0.1, None);
+        gatherer.observe(&end);
+        let facts = gatherer.finish(Bounds {
+            from,
+            to: end.uptime,
+            by: Opened::Ddl,
+            cut_short: false,
+        });
+        let raised: Vec<bool> = facts.alerts.iter().map(|e| e.raised).collect();
+        assert_eq!(raised, vec![true, false], "{:?}", facts.alerts);
+        let [statement] = facts.statements.as_slice() else {
+            panic!("{:?}", facts.statements);
+        };
+        assert_eq!(statement.elapsed_s, 3);
+        assert!(!statement.running_at_end && statement.on_primary);
+        assert_eq!(facts.ddl_start, Some(0.0));
+        assert_eq!(facts.primary_done, Some(3.0), "last seen at step 11");
+        assert!((facts.length - 4.0).abs() < 1e-9);
+    }
+}
