@@ -304,7 +304,7 @@ mod tests {
     #[test]
     fn entries_are_kept_once_and_the_statement_is_timed_from_its_sightings() {
         let first = snap(10, 0.1, Some(2));
-        let from = first.uptime - Duration::from_secs(2);
+        let from = snap(8, 0.0, None).uptime;
         let mut gatherer = Gatherer::new(settings(), from);
         let mut a = first.clone();
         a.alerts.log = vec![entry(10, true), entry(4, false)];
