@@ -17,6 +17,7 @@ pub mod mysql;
 pub mod poll;
 pub mod probe;
 pub mod record;
+pub mod report;
 pub mod sandbox;
 pub mod store;
 pub mod topology;

@@ -21,6 +21,7 @@ const FLOORS: &[&[&str]] = &[
     &["engine"],
     &["export"],
     &["record"],
+    &["report"],
     &["ui"],
     &["sandbox"],
     &["demo"],

@@ -7,7 +7,7 @@
 #   REASON  what the packages are needed by, for the message
 #   EXTRA   more packages the caller needs: percona-toolkit (checked by pt-heartbeat), tmux,
 #           haproxy, openssl, prometheus (promtool and the server, for the rules and
-#           dashboard tests)
+#           dashboard tests), chromium (headless, for the DDL-window report's rendered charts)
 
 # Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
@@ -26,6 +26,7 @@ install_deps() {
       haproxy) have haproxy || missing+=(haproxy) ;;
       openssl) have openssl || missing+=(openssl) ;;
       prometheus) { have promtool && have prometheus; } || missing+=(prometheus) ;;
+      chromium) have chromium || missing+=(chromium) ;;
       *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
     esac
   done

@@ -31,8 +31,17 @@ pub fn run(
             super::record_cmd::spawn(recorder, engine.snapshots(), Some(narration_tx.clone()));
         let script = demo.spawn_script(narration_tx, stop_rx);
         let keys = rwtop::ui::keys::KeyMap::default();
+        // With --record, each DDL window's report lands beside the recording.
+        let mut feed = rwtop::ui::feed::Feed::live(&engine);
+        if let Some(path) = record {
+            feed = feed.with_reports(rwtop::report::Live::new(
+                rwtop::report::ReportSettings::default(),
+                rwtop::config::ReportConfig::default().folder(Some(path)),
+                "the demo".to_owned(),
+            ));
+        }
         let result = rwtop::ui::app::run(
-            rwtop::ui::feed::Feed::live(&engine),
+            feed,
             &theme,
             keys,
             &rwtop::probe::ProbeSettings::default(),

@@ -12,6 +12,7 @@ mod probe_cmd;
 mod probe_table;
 mod record_cmd;
 mod replay_cmd;
+mod report_cmd;
 mod sandbox_cmd;
 mod serve_cmd;
 mod snapshot_cmd;
@@ -165,6 +166,11 @@ pub enum Command {
         #[arg(long, default_value = "1", value_parser = replay_cmd::speed_arg)]
         speed: rwtop::record::Speed,
     },
+    /// DDL-window report of a recording: the statements with per-node run times, each
+    /// replica's lag as a chart, threshold crossings, catch-up, alerts, test reads and drains,
+    /// as Markdown or one self-contained HTML page. Windows are found where a DDL ran, or given
+    /// with --from/--to.
+    Report(report_cmd::ReportArgs),
     /// Test reads: write a marker on the primary and read it back on the replicas with each
     /// read-after-write strategy, N times; prints fresh/stale/fell-back shares, waits and the
     /// primary's load per strategy.
@@ -258,6 +264,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Lint { json, wait }) => lint_cmd::run(&cli.target, json, wait),
         Some(Command::Probe(args)) => probe_cmd::run(&cli.target, &args),
         Some(Command::Whatif(args)) => whatif_cmd::run(&cli.target, &args),
+        Some(Command::Report(args)) => report_cmd::run(&cli.target, &args),
         Some(Command::Drain { replica }) => {
             drain_cmd::run(&cli.target, rwtop::drain::Action::Drain, &replica)
         }

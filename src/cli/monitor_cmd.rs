@@ -46,7 +46,7 @@ pub fn run(
         let server = super::serve_cmd::serve(listener, engine.snapshots(), &config.cluster);
         let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(1);
         let recording = super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx));
-        let feed = rwtop::ui::feed::Feed::live(&engine);
+        let feed = rwtop::ui::feed::Feed::live(&engine).with_reports(reports(&config, record));
         let result = rwtop::ui::app::run(feed, &theme, keys, &config.probe, Some(notes_rx)).await;
         if let Some(server) = server {
             server.shutdown().await;
@@ -57,4 +57,20 @@ pub fn run(
         saved
     })?;
     Ok(())
+}
+
+/// The live DDL-window reports: `[report]`'s folder (else beside the recording, else here),
+/// judged by the configured routing threshold.
+pub fn reports(config: &Config, record: Option<&std::path::Path>) -> rwtop::report::Live {
+    let settings = rwtop::report::ReportSettings {
+        quiet: config.report.quiet,
+        ..rwtop::report::ReportSettings::default()
+    }
+    .with_threshold_seconds(config.thresholds.routing_max_lag_seconds);
+    let names: Vec<&str> = config.nodes.iter().map(|n| n.name.as_str()).collect();
+    rwtop::report::Live::new(
+        settings,
+        config.report.folder(record),
+        format!("the live view of {}", names.join(", ")),
+    )
 }

@@ -44,6 +44,8 @@ pub struct Settings {
     pub tls: crate::mysql::Tls,
     /// `[metrics] cluster`: the `cluster` label on every Prometheus series.
     pub cluster: String,
+    /// `[report]`: where DDL-window reports go.
+    pub report: super::report_file::ReportConfig,
 }
 
 impl Default for Settings {
@@ -62,6 +64,7 @@ impl Default for Settings {
             drain: None,
             tls: crate::mysql::Tls::default(),
             cluster: super::DEFAULT_CLUSTER.to_owned(),
+            report: super::report_file::ReportConfig::default(),
         }
     }
 }
@@ -109,6 +112,8 @@ pub struct FileConfig {
     drain: super::drain_file::DrainFile,
     #[serde(default)]
     metrics: super::metrics_file::MetricsFile,
+    #[serde(default)]
+    report: super::report_file::ReportFile,
     /// `[primary]`, or `[[primary]]` once per root when several primaries feed the topology
     /// (multi-source: each gets a heartbeat writer of its own).
     #[serde(default)]
@@ -462,6 +467,7 @@ impl FileConfig {
             probe: ProbeSettings::default(),
             drain: self.drain.resolve(file_text)?,
             cluster: self.metrics.cluster(file_text)?,
+            report: self.report.resolve(file_text)?,
             tls: crate::mysql::Tls {
                 mode: match &self.ssl_mode {
                     Some(m) => m

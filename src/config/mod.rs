@@ -13,6 +13,7 @@ pub mod location;
 mod metrics_file;
 mod password;
 mod probe_file;
+mod report_file;
 
 use std::fmt;
 use std::io;
@@ -24,6 +25,7 @@ pub use crate::topology::Role;
 pub use crate::units::parse_duration;
 pub use dsn::{ParsedDsn, parse_dsn, redact};
 pub use file::Settings;
+pub use report_file::ReportConfig;
 
 /// The `cluster` label on every Prometheus series when `[metrics] cluster` is not set.
 pub const DEFAULT_CLUSTER: &str = "default";
@@ -100,6 +102,8 @@ pub struct Config {
     pub tls: crate::mysql::Tls,
     /// `[metrics] cluster`: the `cluster` label on every Prometheus series.
     pub cluster: String,
+    /// `[report]`: where DDL-window reports go, and their quiet time.
+    pub report: ReportConfig,
     /// For the caller to show; none contains a password.
     pub warnings: Vec<String>,
 }
@@ -321,6 +325,7 @@ impl Config {
             probe: settings.probe,
             drain: settings.drain,
             cluster: settings.cluster,
+            report: settings.report,
             tls: crate::mysql::Tls {
                 mode: match &cli.ssl_mode {
                     Some(text) => text.parse().map_err(|message| ConfigError::Invalid {

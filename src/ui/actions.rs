@@ -24,13 +24,23 @@ pub enum Effect {
     Drain(DrainRequest),
     /// Move the replay (pause, seek, speed).
     Replay(ReplayKey),
+    /// Open or close a report window.
+    Mark,
 }
 
 /// The answer to a live-only key in a replay.
 pub const READ_ONLY: &str = "replay: read-only (test reads, polls and drains need live servers)";
 
+/// The answer to `m` in a replay: a recording's windows are reported by the command.
+pub const MARK_IN_REPLAY: &str =
+    "replay: make this recording's DDL-window report with: rwtop report FILE [--from T --to T]";
+
 /// Applies an action to the UI state; a replay refuses the live-only ones.
 pub fn apply(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effect {
+    if state.replay.is_some() && action == Command::Mark {
+        state.status = Some(MARK_IN_REPLAY.to_owned());
+        return Effect::Continue;
+    }
     if state.replay.is_some() && action.is_live_only() {
         state.status = Some(READ_ONLY.to_owned());
         return Effect::Continue;
@@ -133,6 +143,7 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
             state.status = Some("no replica to poll: none has been found yet".to_owned());
         }
         Command::Drain => ask_drain(state, snapshot),
+        Command::Mark => return Effect::Mark,
         Command::ConfirmYes => {
             state.mode = Mode::Normal;
             if let Some(request) = state.pending_drain.take() {

@@ -55,6 +55,9 @@ pub async fn run(
     };
     loop {
         let snapshot = feed.current();
+        if let Some(note) = feed.report(&snapshot) {
+            state.status = Some(note);
+        }
         state.replay = feed.replay_status();
         if state.panes.cover == Some(super::state::Cover::Whatif) {
             super::whatif::refresh(&mut state.whatif, &snapshot);
@@ -101,6 +104,7 @@ pub async fn run(
                             }
                         }
                         Effect::Replay(key) => feed.replay_key(key),
+                        Effect::Mark => state.status = Some(feed.mark(&snapshot)),
                         Effect::Continue => {}
                     }
                 }

@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use super::keys::{REPLAY_SEEK, ReplayKey};
 use crate::engine::Engine;
 use crate::record::{Player, ReplayStatus};
+use crate::report::Live;
 use crate::store::Snapshot;
 
 pub struct Feed<'a>(Kind<'a>);
@@ -19,6 +20,7 @@ enum Kind<'a> {
     Live {
         engine: &'a Engine,
         snapshots: watch::Receiver<Arc<Snapshot>>,
+        reports: Option<Box<Live>>,
     },
     Replay(Box<Player>),
 }
@@ -30,7 +32,40 @@ impl<'a> Feed<'a> {
         Self(Kind::Live {
             engine,
             snapshots: engine.snapshots(),
+            reports: None,
         })
+    }
+
+    /// Writes a DDL-window report as each window closes (a replay has none: its recording is
+    /// reported by `rwtop report`).
+    #[must_use]
+    pub fn with_reports(mut self, live: Live) -> Self {
+        if let Kind::Live { reports, .. } = &mut self.0 {
+            *reports = Some(Box::new(live));
+        }
+        self
+    }
+
+    /// Hands `snapshot` to the reports; the footer's line when a window opened or closed.
+    pub fn report(&mut self, snapshot: &Arc<Snapshot>) -> Option<String> {
+        match &mut self.0 {
+            Kind::Live {
+                reports: Some(live),
+                ..
+            } => live.observe(snapshot),
+            _ => None,
+        }
+    }
+
+    /// The operator's mark; the footer's answer.
+    pub fn mark(&mut self, snapshot: &Arc<Snapshot>) -> String {
+        match &mut self.0 {
+            Kind::Live {
+                reports: Some(live),
+                ..
+            } => live.mark(snapshot),
+            _ => "no report folder: DDL-window reports are off here".to_owned(),
+        }
     }
 
     /// A recording's frames as the player moves through them; read-only.

@@ -24,6 +24,8 @@ pub enum Command {
     NextStrategy,
     Probe,
     Drain,
+    /// Open or close a DDL-window report window.
+    Mark,
     Help,
     Quit,
     /// `y` while a confirmation is asked; not in the key table.
@@ -49,7 +51,7 @@ impl Command {
     pub fn is_live_only(self) -> bool {
         matches!(
             self,
-            Command::TestRead | Command::Bakeoff | Command::Probe | Command::Drain
+            Command::TestRead | Command::Bakeoff | Command::Probe | Command::Drain | Command::Mark
         )
     }
 }
@@ -180,6 +182,12 @@ pub const BINDINGS: &[Binding] = &[
         help: "drain or undrain the selected replica (asks first)",
     },
     Binding {
+        key: KeyCode::Char('m'),
+        action: Command::Mark,
+        short: "mark",
+        help: "open or close a report window (a DDL opens one by itself)",
+    },
+    Binding {
         key: KeyCode::Char('?'),
         action: Command::Help,
         short: "help",
@@ -263,6 +271,7 @@ impl Command {
         ("next_strategy", Command::NextStrategy),
         ("probe", Command::Probe),
         ("drain", Command::Drain),
+        ("mark", Command::Mark),
         ("help", Command::Help),
         ("quit", Command::Quit),
     ];

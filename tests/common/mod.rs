@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::sandbox::{Ports, Relay, Sandbox, SandboxSpec};
 
+pub mod chromium;
 pub mod probe_rig;
 pub mod pt_heartbeat;
 

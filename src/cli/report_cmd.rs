@@ -1,0 +1,109 @@
+//! `rwtop report RECORDING`: the DDL-window report of a recording, the same one the live view
+//! writes when a window closes (DESIGN.md §17).
+
+use std::path::PathBuf;
+
+use rwtop::record::Recording;
+use rwtop::report::{self, Format, Report, ReportSettings, Span};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// The recording (made with --record FILE).
+    pub recording: PathBuf,
+    /// The window's start: an offset into the recording (90s, 2m) or a UTC time (12:03:05).
+    /// Without --from and --to, every window a DDL opened is reported.
+    #[arg(long, value_name = "T")]
+    pub from: Option<String>,
+    /// The window's end, as --from [default: the recording's end].
+    #[arg(long, value_name = "T")]
+    pub to: Option<String>,
+    /// md (Markdown, to paste into a ticket) or html (one self-contained page)
+    /// [default: html for an --output ending in .html, else md].
+    #[arg(long, value_parser = format_arg)]
+    pub format: Option<Format>,
+    /// Write the report to FILE (whole, or not at all) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The routing threshold in seconds [default: thresholds.routing_max_lag_seconds of
+    /// --config, else 1].
+    #[arg(long, value_name = "SECONDS", value_parser = threshold_arg)]
+    pub threshold: Option<f64>,
+}
+
+fn format_arg(text: &str) -> Result<Format, String> {
+    text.parse()
+}
+
+fn threshold_arg(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "found {}, expected a number of seconds above zero (e.g. 1 or 0.5)",
+            rwtop::units::quoted(text)
+        )),
+    }
+}
+
+pub fn run(target: &super::TargetArgs, args: &ReportArgs) -> anyhow::Result<()> {
+    // An explicit config lends its threshold and quiet time; without one, the defaults.
+    let file = match &target.config {
+        Some(path) => Some(rwtop::config::Settings::from_file(path)?),
+        None => None,
+    };
+    let threshold = args.threshold.unwrap_or_else(|| {
+        file.as_ref().map_or_else(
+            || rwtop::config::Thresholds::default().routing_max_lag_seconds,
+            |f| f.thresholds.routing_max_lag_seconds,
+        )
+    });
+    let quiet = file.as_ref().map_or_else(
+        || rwtop::config::ReportConfig::default().quiet,
+        |f| f.report.quiet,
+    );
+    let settings = ReportSettings {
+        quiet,
+        ..ReportSettings::default()
+    }
+    .with_threshold_seconds(threshold);
+    let recording = Recording::open(&args.recording)?;
+    if let Some(warning) = recording.warning() {
+        eprintln!("rwtop: warning: {warning}");
+    }
+    let span = if args.from.is_some() || args.to.is_some() {
+        let time = |what, text: &Option<String>| {
+            text.as_deref()
+                .map(|t| report::parse_time(what, t, &recording))
+                .transpose()
+        };
+        Some(Span {
+            from: time("--from", &args.from)?,
+            to: time("--to", &args.to)?,
+        })
+    } else {
+        None
+    };
+    let windows = report::from_recording(&recording, span, &settings)?;
+    let report = Report {
+        windows,
+        source: format!("the recording {}", args.recording.display()),
+        quiet,
+    };
+    let format = args.format.unwrap_or_else(|| {
+        args.output
+            .as_deref()
+            .map_or(Format::Markdown, Format::of_path)
+    });
+    let text = report.render(format);
+    match &args.output {
+        Some(path) => {
+            report::write_atomically(path, &text, "--output")?;
+            eprintln!(
+                "rwtop: wrote the report of {} window(s) to {}",
+                report.windows.len(),
+                path.display()
+            );
+        }
+        None => super::output::emit(&text)?,
+    }
+    Ok(())
+}
