@@ -38,6 +38,17 @@ fn live_tui_in_tmux_shows_replicas_reacts_to_keys_and_quits_cleanly() {
     tmux.wait_for(&["any key closes", "drain or undrain"]);
     tmux.send(&["x"]);
     tmux.wait_gone("any key closes");
+    // The health lint in the detail pane's place: the sandbox's replicas keep
+    // relay_log_recovery at its default (OFF), and the fix is on screen; l again brings the
+    // detail back.
+    tmux.send(&["l"]);
+    tmux.wait_for(&[
+        "health lint · ",
+        "relay_log_recovery is OFF on a replica on r1, r2",
+        "fix: SET GLOBAL relay_log_recovery = ON",
+    ]);
+    tmux.send(&["l"]);
+    tmux.wait_gone("health lint · ");
     // A key the footer answers.
     tmux.send(&["d"]);
     tmux.wait_for(&["no drain backend: add a [drain] section"]);

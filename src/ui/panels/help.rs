@@ -7,18 +7,26 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::block;
 use crate::ui::RenderCtx;
-use crate::ui::keys::key_name;
+use crate::ui::keys::{Command, key_name};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
-    let lines: Vec<Line> = ctx
-        .state
-        .keys
-        .bindings
+    // Keys bound to the same action share a line (`↑ k`), so the list fits 80×24.
+    let mut entries: Vec<(String, &str, Command)> = Vec::new();
+    for b in &ctx.state.keys.bindings {
+        match entries.last_mut() {
+            Some((keys, _, action)) if *action == b.action => {
+                keys.push(' ');
+                keys.push_str(&key_name(b.key));
+            }
+            _ => entries.push((key_name(b.key), b.help, b.action)),
+        }
+    }
+    let lines: Vec<Line> = entries
         .iter()
-        .map(|b| {
+        .map(|(keys, help, _)| {
             Line::from(vec![
-                Span::styled(format!(" {:>3} ", key_name(b.key)), ctx.theme.key),
-                Span::styled(format!("  {}", b.help), ctx.theme.text),
+                Span::styled(format!(" {keys:>5} "), ctx.theme.key),
+                Span::styled(format!("  {help}"), ctx.theme.text),
             ])
         })
         .collect();
