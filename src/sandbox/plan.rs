@@ -196,5 +196,24 @@ mod tests {
             ),
             "{other}"
         );
+        // Parallel workers are part of the shape: a sandbox built with them says so.
+        let parallel = SandboxState {
+            parallel: 4,
+            ..state
+        };
+        let serial = spec(|s| {
+            s.replicas = 1;
+            s.cascade = true;
+            s.multi_source = true;
+        });
+        let err = check_same_shape(&serial, &parallel)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("4 parallel workers per replica"), "{err}");
+        let same = SandboxSpec {
+            parallel: 4,
+            ..serial
+        };
+        check_same_shape(&same, &parallel).unwrap();
     }
 }
