@@ -3,7 +3,8 @@
 //! than one busy worker at some processlist scan, read through rwtop's own engine and store —
 //! and, before the load, the same 4 workers all idle. Along the way: the configured workers and
 //! mode come from the settings, the scan's age stays within its cadence, and the transactional
-//! groups counted by the replica grow with the load.
+//! groups counted by the replica grow with the load. A multi-source aggregator shows its one
+//! pool on both channels, marked shared.
 
 mod common;
 
@@ -141,5 +142,38 @@ async fn live_a_replica_with_four_workers_shows_several_busy_under_a_multi_table
     .await;
     assert!(groups > groups_before);
     assert!(view.retries_per_second.is_some(), "{view:?}");
+    engine.shutdown().await;
+}
+
+/// `MariaDB`'s workers are one pool per server, shared by every connection: a multi-source
+/// aggregator with 2 workers shows the same pool on both its channels, marked as shared, while
+/// each channel keeps its own mode and counters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_a_multi_source_pool_is_shown_on_each_channel_as_shared() {
+    use rwtop::sandbox::{AGGREGATOR, SECOND_PRIMARY};
+    let t = TestSandbox::start_multi_source_parallel(1, 2);
+    let mut spec = primary_and(&t, &[AGGREGATOR]);
+    spec.nodes.push((
+        SECOND_PRIMARY.to_owned(),
+        t.sandbox().endpoint(SECOND_PRIMARY).unwrap(),
+        rwtop::store::Role::Primary,
+    ));
+    let engine = Engine::start(&spec);
+    let (channels, _) = until(&engine, "agg's two channels with a scan", DEADLINE, |s| {
+        let agg = s.node(AGGREGATOR)?;
+        let all: Vec<ApplierView> = agg.channels.iter().map(|c| c.appliers.clone()).collect();
+        (all.len() == 2 && all.iter().all(|a| a.busy.is_some())).then_some(all)
+    })
+    .await;
+    for a in &channels {
+        let busy = a.busy.unwrap();
+        assert_eq!(
+            (a.workers, busy.workers, busy.shared),
+            (Some(2), 2, true),
+            "{a:?}"
+        );
+        assert_eq!(a.mode.as_deref(), Some("optimistic"), "{a:?}");
+        assert!(a.groups.transactional.is_some(), "{a:?}");
+    }
     engine.shutdown().await;
 }
