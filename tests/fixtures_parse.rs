@@ -225,6 +225,9 @@ fn check(f: &Fixture) -> bool {
     if f.statement.starts_with("SELECT @@global.gtid_binlog_pos") {
         return check_node_state(f);
     }
+    if f.statement.starts_with("SELECT w.CHANNEL_NAME") {
+        return check_applier_workers(f);
+    }
     if f.statement.starts_with("SELECT /* rwtop processlist */") {
         // The recorded statement must be the one rwtop sends to this flavor.
         let sql = rwtop::mysql::processlist::processlist_sql(&f.flavor);
@@ -246,6 +249,38 @@ fn check(f: &Fixture) -> bool {
         return true;
     }
     false
+}
+
+/// `MySQL` 8's worker table: one sample per channel, a worker busy while it names the
+/// transaction it applies, a commit-order wait from its thread's processlist state.
+fn check_applier_workers(f: &Fixture) -> bool {
+    use rwtop::mysql::WorkerSample;
+    let name = f.path.display();
+    let sql = rwtop::mysql::appliers::workers_sql(&f.flavor);
+    assert_eq!(Some(f.statement.as_str()), sql, "{name}");
+    let samples = rwtop::mysql::appliers::workers_from_table(&f.rows).unwrap();
+    let sample = |channel: &str, workers, busy, commit_order_waits| WorkerSample {
+        channel: Some(channel.to_owned()),
+        workers,
+        busy,
+        commit_order_waits: Some(commit_order_waits),
+    };
+    assert_eq!(
+        samples,
+        [sample("", 4, 2, 1), sample("ch_east", 2, 1, 0)],
+        "{name}"
+    );
+    // The columns the parser needs are named when missing.
+    let mut bare = f.rows[0].clone();
+    bare = RawRow::new(
+        bare.columns()
+            .filter(|c| *c != "CHANNEL_NAME")
+            .map(|c| (c.to_owned(), bare.optional_text(&[c]).map(str::to_owned)))
+            .collect(),
+    );
+    let err = rwtop::mysql::appliers::workers_from_table(&[bare]).unwrap_err();
+    assert!(err.to_string().contains("CHANNEL_NAME"), "{err}");
+    true
 }
 
 /// Semi-sync needs the variables and the status of the same server: the fixture pairs them by

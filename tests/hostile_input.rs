@@ -393,6 +393,7 @@ enum Kind {
     NodeState,
     Identity,
     Processlist,
+    Workers,
 }
 
 struct Fixture {
@@ -424,6 +425,8 @@ fn kind_of(statement: &str) -> Kind {
         Kind::NodeState
     } else if upper.contains("RWTOP PROCESSLIST") {
         Kind::Processlist
+    } else if upper.contains("REPLICATION_APPLIER_STATUS_BY_WORKER") {
+        Kind::Workers
     } else {
         panic!("no parser for {statement:?}")
     }
@@ -548,6 +551,10 @@ fn parse_rows(kind: Kind, family: Family, rows: &[RawRow]) -> Result<String, Sta
             }
             Ok(format!("{list:?}"))
         }
+        Kind::Workers => Ok(format!(
+            "{:?}",
+            rwtop::mysql::appliers::workers_from_table(rows)?
+        )),
     }
 }
 
@@ -601,6 +608,14 @@ fn reads(kind: Kind) -> &'static [&'static str] {
             "gtid_io_pos",
             "gtid_slave_pos",
             "using_gtid",
+            "parallel_mode",
+            "retried_transactions",
+            "replica_ddl_groups",
+            "slave_ddl_groups",
+            "replica_transactional_groups",
+            "slave_transactional_groups",
+            "replica_non_transactional_groups",
+            "slave_non_transactional_groups",
         ],
         Kind::BinlogStatus => &["file", "position", "executed_gtid_set"],
         Kind::BinlogFiles => &["log_name", "file_size"],
@@ -630,7 +645,13 @@ fn reads(kind: Kind) -> &'static [&'static str] {
             "gtid_domain_id",
             "gtid_strict_mode",
         ],
-        Kind::Processlist => &["id", "user", "command", "time", "info", "progress"],
+        Kind::Processlist => &["id", "user", "command", "state", "time", "info", "progress"],
+        Kind::Workers => &[
+            "channel_name",
+            "service_state",
+            "applying_transaction",
+            "processlist_state",
+        ],
     }
 }
 
@@ -813,7 +834,7 @@ proptest! {
         let rows: Vec<RawRow> = rows.into_iter().map(RawRow::new).collect();
         for kind in [
             Kind::ReplicaStatus, Kind::BinlogStatus, Kind::BinlogFiles, Kind::ReplicaHosts,
-            Kind::SemiSync, Kind::NodeState, Kind::Identity, Kind::Processlist,
+            Kind::SemiSync, Kind::NodeState, Kind::Identity, Kind::Processlist, Kind::Workers,
         ] {
             for family in [Family::Mysql, Family::Mariadb] {
                 if let Err(err) = parse_rows(kind, family, &rows) {
@@ -835,6 +856,7 @@ fn all_columns() -> Vec<&'static str> {
         Kind::NodeState,
         Kind::Identity,
         Kind::Processlist,
+        Kind::Workers,
     ]
     .iter()
     .flat_map(|k| reads(*k).iter().copied())

@@ -265,6 +265,67 @@ fn live_cli_multi_source_shows_both_primaries_and_both_channels() {
     }
 }
 
+/// `--parallel 2` gives the replica two applier workers: `snapshot --json` reads them from the
+/// replica's own settings, and the sandbox's shape includes them.
+#[test]
+fn live_cli_parallel_workers_reach_the_replicas() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sb");
+    let dir_s = dir.to_str().unwrap();
+    let base_s = free_base_port(2).to_string();
+    let up_args = [
+        "sandbox",
+        "up",
+        "--dir",
+        dir_s,
+        "--base-port",
+        &base_s,
+        "--replicas",
+        "1",
+        "--parallel",
+        "2",
+    ];
+    let up = rwtop(&up_args, &[]);
+    assert!(up.status.success(), "up failed: {}", text(&up).1);
+    let config = dir.join("rwtop.toml");
+    let snap = rwtop(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "snapshot",
+            "--json",
+            "--duration",
+            "3s",
+        ],
+        &[],
+    );
+    let (out, err) = text(&snap);
+    assert!(snap.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let r1 = doc["nodes"]
+        .as_array()
+        .and_then(|n| n.iter().find(|n| n["name"] == "r1"))
+        .unwrap_or_else(|| panic!("no r1 in {out}"));
+    let appliers = &r1["channels"][0]["appliers"];
+    assert_eq!(appliers["workers"], 2, "{appliers}");
+    assert_eq!(appliers["mode"], "optimistic", "{appliers}");
+    assert_eq!(appliers["retried_transactions"], 0, "{appliers}");
+    // The primary replicates from nobody: no channel, no appliers.
+    let primary = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "primary");
+    assert_eq!(primary.unwrap()["channels"], serde_json::json!([]));
+
+    let serial = rwtop(&up_args[..up_args.len() - 2], &[]);
+    let (_, err) = text(&serial);
+    assert_eq!(serial.status.code(), Some(1), "{err}");
+    assert!(err.contains("2 parallel workers per replica"), "{err}");
+    let down = rwtop(&["sandbox", "down", "--dir", dir_s], &[]);
+    assert!(down.status.success(), "{}", text(&down).1);
+}
+
 #[test]
 fn live_taken_port_is_refused_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();

@@ -23,6 +23,10 @@ use rwtop::store::Snapshot;
 use rwtop::ui::theme::BUILTIN_NAMES;
 use rwtop::ui::{Cover, Mode, RenderCtx, Theme, UiState, panels, render};
 
+/// Parallel appliers: the detail pane's workers and counters.
+#[path = "ui_render/appliers.rs"]
+mod appliers;
+
 /// Multi-source replicas: a row, an edge and a detail line per channel.
 #[path = "ui_render/channels.rs"]
 mod channels;

@@ -218,6 +218,10 @@ pub enum SandboxAction {
         /// Servers offer TLS (a throwaway CA in <dir>/tls; the printed config verifies it).
         #[arg(long)]
         tls: bool,
+        /// Parallel applier workers on every replica (slave_parallel_threads on MariaDB,
+        /// replica_parallel_workers on MySQL); 0 keeps one applier thread.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=256))]
+        parallel: u16,
         /// Sandbox folder [default: $TMPDIR/rwtop-sandbox-<uid>].
         #[arg(long)]
         dir: Option<PathBuf>,

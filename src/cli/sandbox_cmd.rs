@@ -18,6 +18,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
             cascade,
             multi_source,
             tls,
+            parallel,
             dir,
             base_port,
         } => {
@@ -31,6 +32,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
                 relay: false,
                 tls,
                 multi_source,
+                parallel,
             };
             let start = Instant::now();
             let sandbox = Sandbox::up(&spec)?;

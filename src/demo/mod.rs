@@ -118,6 +118,8 @@ impl Demo {
             relay: true,
             tls: false,
             multi_source: true,
+            // Four workers per replica, so the ALTER and the burst show them busy.
+            parallel: 4,
         };
         // A port chosen free can be taken by another program before its server binds it; `up`
         // leaves nothing behind on failure, so once more on new ports is clean.

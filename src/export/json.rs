@@ -203,6 +203,37 @@ pub struct JsonChannel {
     pub sql_remaining_delay: Option<u64>,
     pub last_io_error: Option<JsonError>,
     pub last_sql_error: Option<JsonError>,
+    /// The parallel appliers (DESIGN.md §13).
+    pub appliers: JsonAppliers,
+}
+
+/// A channel's parallel appliers; every field `null` when the server does not report it.
+#[derive(Debug, Serialize)]
+pub struct JsonAppliers {
+    /// Configured workers; 0: one applier thread.
+    pub workers: Option<u64>,
+    pub mode: Option<String>,
+    pub preserve_commit_order: Option<bool>,
+    /// The newest processlist scan's workers (a sample: scans run every few polls).
+    pub busy: Option<u32>,
+    pub commit_order_waits: Option<u32>,
+    /// Worker threads that scan saw.
+    pub workers_seen: Option<u32>,
+    /// How old that scan is.
+    pub sample_age_seconds: Option<f64>,
+    /// The workers are the node's one pool, serving all its channels (`MariaDB` multi-source).
+    pub pool_shared: Option<bool>,
+    pub retried_transactions: Option<u64>,
+    pub retries_per_second: Option<f64>,
+    pub groups: JsonGroups,
+}
+
+/// Event groups applied since the replica started.
+#[derive(Debug, Serialize)]
+pub struct JsonGroups {
+    pub ddl: Option<u64>,
+    pub transactional: Option<u64>,
+    pub non_transactional: Option<u64>,
 }
 
 /// A coordinate in the source's binlog.
@@ -343,6 +374,26 @@ fn position(p: &crate::mysql::BinlogPos) -> JsonPosition {
     }
 }
 
+fn appliers(a: &crate::store::ApplierView) -> JsonAppliers {
+    JsonAppliers {
+        workers: a.workers,
+        mode: a.mode.clone(),
+        preserve_commit_order: a.preserve_commit_order,
+        busy: a.busy.map(|b| b.busy),
+        commit_order_waits: a.busy.and_then(|b| b.commit_order_waits),
+        workers_seen: a.busy.map(|b| b.workers),
+        sample_age_seconds: a.busy.map(|b| b.age.as_secs_f64()),
+        pool_shared: a.busy.map(|b| b.shared),
+        retried_transactions: a.retried_transactions,
+        retries_per_second: a.retries_per_second,
+        groups: JsonGroups {
+            ddl: a.groups.ddl,
+            transactional: a.groups.transactional,
+            non_transactional: a.groups.non_transactional,
+        },
+    }
+}
+
 fn channel(r: &ReplicaView) -> JsonChannel {
     JsonChannel {
         channel: r.channel.clone(),
@@ -363,6 +414,7 @@ fn channel(r: &ReplicaView) -> JsonChannel {
         sql_remaining_delay: r.sql_remaining_delay,
         last_io_error: error(r.last_io_error.as_ref()),
         last_sql_error: error(r.last_sql_error.as_ref()),
+        appliers: appliers(&r.appliers),
     }
 }
 

@@ -26,6 +26,7 @@ use crate::alerts::AlertKind;
 use crate::poll::{ConnState, WriterState};
 use crate::store::{NodeView, Role, Snapshot};
 
+mod appliers;
 mod replica;
 #[cfg(test)]
 mod tests;
@@ -90,6 +91,7 @@ impl Collector for SnapshotCollector {
         replica::threads(&mut e, s)?;
         replica::progress(&mut e, s)?;
         replica::drains(&mut e, s)?;
+        appliers::appliers(&mut e, s)?;
         alerts(&mut e, s)?;
         lint(&mut e, s)?;
         probes(&mut e, s)

@@ -58,12 +58,14 @@ enum Part {
     BinlogFiles,
     ReplicaHosts,
     Processes,
+    /// `MySQL` 8's worker table, read with the processlist scan (`appliers::workers_sql`).
+    Workers,
 }
 
 impl Part {
     /// A part whose server error (a missing grant) leaves it out instead of failing the poll.
     fn optional(self) -> bool {
-        matches!(self, Self::ReplicaHosts | Self::Processes)
+        matches!(self, Self::ReplicaHosts | Self::Processes | Self::Workers)
     }
 }
 
@@ -115,6 +117,7 @@ impl NodeConn {
         let family = flavor.family;
         let log_bin = self.identity().log_bin;
         let processlist_sql = super::processlist::processlist_sql(flavor);
+        let workers_sql = super::appliers::workers_sql(flavor);
         let sql = |part: Part| -> &str {
             match part {
                 Part::Replication => flavor.replica_status_sql(),
@@ -123,6 +126,7 @@ impl NodeConn {
                 Part::BinlogFiles => flavor.binlog_list_sql(),
                 Part::ReplicaHosts => flavor.replica_hosts_sql(),
                 Part::Processes => &processlist_sql,
+                Part::Workers => workers_sql.unwrap_or_default(),
             }
         };
         let parts: Vec<Part> = [
@@ -132,6 +136,7 @@ impl NodeConn {
             (Part::BinlogFiles, log_bin && ask.binlog_files),
             (Part::ReplicaHosts, ask.replica_hosts),
             (Part::Processes, ask.processes),
+            (Part::Workers, ask.processes && workers_sql.is_some()),
         ]
         .into_iter()
         .filter_map(|(part, asked)| asked.then_some(part))
@@ -153,58 +158,8 @@ impl NodeConn {
                 Some(err) => return Err(err),
             }
         }
-        let addr = self.address();
         let sql_of = |part| sqls[parts.iter().position(|p| *p == part).unwrap_or(0)].as_str();
-        let replication = parse_all(
-            addr,
-            sql_of(Part::Replication),
-            &answers.replication,
-            ReplicaStatus::from_row,
-        )?;
-        let state_sql = sql_of(Part::State);
-        let state_row = first_row(addr, state_sql, answers.state)?;
-        let state = parse_answer(addr, state_sql, NodeState::from_row(&state_row, family))?;
-        let binlog = match answers.binlog {
-            Some(rows) => parse_all(addr, sql_of(Part::Binlog), &rows, BinlogStatus::from_row)?
-                .into_iter()
-                .next(),
-            None => None,
-        };
-        // As before the batch: no list where there is no coordinate.
-        let binlog_files = match answers.binlog_files {
-            Some(rows) if binlog.is_some() => Some(parse_all(
-                addr,
-                sql_of(Part::BinlogFiles),
-                &rows,
-                BinlogFile::from_row,
-            )?),
-            _ => None,
-        };
-        let replica_hosts = match answers.replica_hosts {
-            Some(rows) => Some(parse_all(
-                addr,
-                sql_of(Part::ReplicaHosts),
-                &rows,
-                ReplicaHost::from_row,
-            )?),
-            None => None,
-        };
-        let processes = match answers.processes {
-            Some(rows) => Some(parse_answer(
-                addr,
-                sql_of(Part::Processes),
-                Processlist::from_rows(&rows),
-            )?),
-            None => None,
-        };
-        Ok(Status {
-            replication,
-            state,
-            binlog,
-            binlog_files,
-            replica_hosts,
-            processes,
-        })
+        answers.parse(self.address(), family, sql_of)
     }
 }
 
@@ -217,9 +172,74 @@ struct Answers {
     binlog_files: Option<Vec<RawRow>>,
     replica_hosts: Option<Vec<RawRow>>,
     processes: Option<Vec<RawRow>>,
+    workers: Option<Vec<RawRow>>,
 }
 
 impl Answers {
+    /// The parts' rows parsed, each error naming its statement (`sql_of`).
+    fn parse<'a>(
+        self,
+        addr: &str,
+        family: super::Family,
+        sql_of: impl Fn(Part) -> &'a str,
+    ) -> Result<Status, SqlError> {
+        let replication = parse_all(
+            addr,
+            sql_of(Part::Replication),
+            &self.replication,
+            ReplicaStatus::from_row,
+        )?;
+        let state_sql = sql_of(Part::State);
+        let state_row = first_row(addr, state_sql, self.state)?;
+        let state = parse_answer(addr, state_sql, NodeState::from_row(&state_row, family))?;
+        let binlog = match self.binlog {
+            Some(rows) => parse_all(addr, sql_of(Part::Binlog), &rows, BinlogStatus::from_row)?
+                .into_iter()
+                .next(),
+            None => None,
+        };
+        // As before the batch: no list where there is no coordinate.
+        let binlog_files = match self.binlog_files {
+            Some(rows) if binlog.is_some() => Some(parse_all(
+                addr,
+                sql_of(Part::BinlogFiles),
+                &rows,
+                BinlogFile::from_row,
+            )?),
+            _ => None,
+        };
+        let replica_hosts = match self.replica_hosts {
+            Some(rows) => Some(parse_all(
+                addr,
+                sql_of(Part::ReplicaHosts),
+                &rows,
+                ReplicaHost::from_row,
+            )?),
+            None => None,
+        };
+        let mut processes = match self.processes {
+            Some(rows) => Some(parse_answer(
+                addr,
+                sql_of(Part::Processes),
+                Processlist::from_rows(&rows),
+            )?),
+            None => None,
+        };
+        // The worker table fills the scan's workers; a refused table leaves them unread.
+        if let (Some(list), Some(rows)) = (processes.as_mut(), self.workers) {
+            let sql = sql_of(Part::Workers);
+            list.workers = parse_answer(addr, sql, super::appliers::workers_from_table(&rows))?;
+        }
+        Ok(Status {
+            replication,
+            state,
+            binlog,
+            binlog_files,
+            replica_hosts,
+            processes,
+        })
+    }
+
     fn keep(&mut self, part: Part, rows: Vec<RawRow>) {
         match part {
             Part::Replication => self.replication = rows,
@@ -228,6 +248,7 @@ impl Answers {
             Part::BinlogFiles => self.binlog_files = Some(rows),
             Part::ReplicaHosts => self.replica_hosts = Some(rows),
             Part::Processes => self.processes = Some(rows),
+            Part::Workers => self.workers = Some(rows),
         }
     }
 }

@@ -423,11 +423,22 @@ impl NodeConn {
         self.rows_as(sql, ReplicaHost::from_row).await
     }
 
-    /// One processlist scan: summary and DDL in flight.
+    /// One processlist scan: summary, DDL in flight and the appliers' workers (on `MySQL` 8 from
+    /// its worker table, read with the scan; a refusal of that table leaves the workers unread).
     pub async fn processes(&mut self) -> Result<super::Processlist, SqlError> {
         let sql = super::processlist::processlist_sql(&self.flavor);
         let rows = self.query_rows(&sql).await?;
-        self.parse(&sql, super::Processlist::from_rows(&rows))
+        let mut list = self.parse(&sql, super::Processlist::from_rows(&rows))?;
+        if let Some(sql) = super::appliers::workers_sql(&self.flavor) {
+            match self.query_rows(sql).await {
+                Ok(rows) => {
+                    list.workers = self.parse(sql, super::appliers::workers_from_table(&rows))?;
+                }
+                Err(SqlError::Server { .. }) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(list)
     }
 
     pub async fn semisync(&mut self) -> Result<SemiSync, SqlError> {

@@ -198,21 +198,27 @@ impl Flavor {
                 "@@global.log_slave_updates AS log_replica_updates",
                 "@@global.gtid_strict_mode AS gtid_strict",
                 "@@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds",
-                "@@global.expire_logs_days AS expire_logs_days";
+                "@@global.expire_logs_days AS expire_logs_days",
+                "@@global.slave_parallel_threads AS parallel_workers",
+                "@@global.slave_parallel_mode AS parallel_mode";
                 "gtid_slave_pos"
             ),
             Family::Mysql if self.version.at_least(8, 0, 26) => settings!(
                 "@@global.log_replica_updates AS log_replica_updates",
                 "@@global.super_read_only AS super_read_only",
                 "@@global.enforce_gtid_consistency AS gtid_strict",
-                "@@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds";
+                "@@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds",
+                "@@global.replica_parallel_workers AS parallel_workers",
+                "@@global.replica_preserve_commit_order AS preserve_commit_order";
                 "slave_relay_log_info"
             ),
             Family::Mysql => settings!(
                 "@@global.log_slave_updates AS log_replica_updates",
                 "@@global.super_read_only AS super_read_only",
                 "@@global.enforce_gtid_consistency AS gtid_strict",
-                "@@global.expire_logs_days AS expire_logs_days";
+                "@@global.expire_logs_days AS expire_logs_days",
+                "@@global.slave_parallel_workers AS parallel_workers",
+                "@@global.slave_preserve_commit_order AS preserve_commit_order";
                 "slave_relay_log_info"
             ),
         }

@@ -1,6 +1,7 @@
 //! The SQL layer: connect, detect the flavor, and read what each node reports about replication
 //! into typed structs.
 
+pub mod appliers;
 pub mod batch;
 pub mod binlog;
 pub mod conn;
@@ -15,6 +16,7 @@ pub mod semisync;
 pub mod settings;
 pub mod tls;
 
+pub use appliers::{ApplierCounters, WorkerSample};
 pub use binlog::{BinlogFile, BinlogStatus, bytes_between};
 pub use conn::{Endpoint, NodeConn, Secret, SqlError, Timeouts};
 pub use flavor::{Family, Flavor, GtidWaitOutcome, SourceLink, ThreadControl, Version};

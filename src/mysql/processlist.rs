@@ -36,6 +36,9 @@ pub struct DdlStatement {
 pub struct Processlist {
     pub summary: ProcessSummary,
     pub ddl: Vec<DdlStatement>,
+    /// The parallel appliers' workers: `MariaDB`'s one pool from this scan's `Slave_worker`
+    /// rows, `MySQL`'s per channel from its worker table; empty without parallel replication.
+    pub workers: Vec<super::WorkerSample>,
 }
 
 pub const STATEMENT_CHARS: usize = 120;
@@ -43,20 +46,21 @@ pub const STATEMENT_CHARS: usize = 120;
 /// Marks rwtop's own scan so it can leave itself out.
 const MARKER: &str = "/* rwtop processlist */";
 
-/// One row per thread with the columns `from_rows` reads. `PROGRESS` is MariaDB's own column;
-/// MySQL reports ALTER progress as `InnoDB` stage events (`stage/innodb/alter%`, work completed
-/// and estimated) in `performance_schema`, joined to the thread here (needs the `SELECT ON
-/// performance_schema.*` grant README lists, and the stage instruments and consumer enabled,
-/// as they are by default for ALTER since MySQL 8.0).
+/// One row per thread with the columns `from_rows` reads (`STATE` for the appliers' workers).
+/// `PROGRESS` is MariaDB's own column; MySQL reports ALTER progress as `InnoDB` stage events
+/// (`stage/innodb/alter%`, work completed and estimated) in `performance_schema`, joined to the
+/// thread here (needs the `SELECT ON performance_schema.*` grant README lists, and the stage
+/// instruments and consumer enabled, as they are by default for ALTER since MySQL 8.0).
 #[must_use]
 pub fn processlist_sql(flavor: &Flavor) -> String {
     match flavor.family {
         Family::Mariadb => format!(
-            "SELECT {MARKER} ID, USER, COMMAND, TIME, LEFT(INFO, {STATEMENT_CHARS}) AS INFO, \
+            "SELECT {MARKER} ID, USER, COMMAND, STATE, TIME, LEFT(INFO, {STATEMENT_CHARS}) AS INFO, \
              PROGRESS FROM information_schema.PROCESSLIST"
         ),
         Family::Mysql => format!(
-            "SELECT {MARKER} p.ID, p.USER, p.COMMAND, p.TIME, LEFT(p.INFO, {STATEMENT_CHARS}) AS INFO, \
+            "SELECT {MARKER} p.ID, p.USER, p.COMMAND, p.STATE, p.TIME, \
+             LEFT(p.INFO, {STATEMENT_CHARS}) AS INFO, \
              ROUND(100 * s.WORK_COMPLETED / NULLIF(s.WORK_ESTIMATED, 0), 1) AS PROGRESS \
              FROM information_schema.PROCESSLIST p \
              LEFT JOIN performance_schema.threads t ON t.PROCESSLIST_ID = p.ID \
@@ -154,6 +158,8 @@ impl Processlist {
         }
         // The threads count includes rwtop's own scanning connection.
         out.summary.threads += 1;
+        out.workers
+            .extend(super::appliers::pool_from_processlist(rows));
         Ok(out)
     }
 }

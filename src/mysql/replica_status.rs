@@ -107,6 +107,8 @@ pub struct ReplicaStatus {
     pub last_io_error: Option<ThreadError>,
     pub last_sql_error: Option<ThreadError>,
     pub gtid: ReplicaGtid,
+    /// Parallel-applier counters (`MariaDB`); all `None` where the row has no such columns.
+    pub appliers: super::ApplierCounters,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -181,6 +183,7 @@ impl ReplicaStatus {
                 &["Last_SQL_Error_Timestamp"],
             )?,
             gtid: replica_gtid(row)?,
+            appliers: super::ApplierCounters::from_row(row)?,
         })
     }
 }

@@ -31,6 +31,13 @@ pub struct Settings {
     /// Engine of the table replication records its applied position in (`mysql.gtid_slave_pos`
     /// on `MariaDB`, `mysql.slave_relay_log_info` on `MySQL`); `None` when not visible.
     pub position_table_engine: Option<String>,
+    /// Parallel applier workers (`slave_parallel_threads`, `replica_parallel_workers`); 0: one
+    /// applier thread.
+    pub parallel_workers: Option<u64>,
+    /// `MariaDB`'s `slave_parallel_mode` (each connection reports its own as `Parallel_Mode`).
+    pub parallel_mode: Option<String>,
+    /// `MySQL`'s `replica_preserve_commit_order`.
+    pub preserve_commit_order: Option<bool>,
     /// What these settings are called on this node's flavor, for the fixes the lint prints.
     pub names: SettingNames,
 }
@@ -119,6 +126,12 @@ impl Settings {
             position_table_engine: row
                 .optional_text(&["position_table_engine"])
                 .map(str::to_owned),
+            parallel_workers: row.optional_u64(&["parallel_workers"])?,
+            parallel_mode: row
+                .optional_text(&["parallel_mode"])
+                .map(|m| m.trim().to_owned())
+                .filter(|m| !m.is_empty()),
+            preserve_commit_order: row.optional_bool(&["preserve_commit_order"])?,
             names: SettingNames::of(family),
         })
     }
@@ -151,12 +164,19 @@ mod tests {
             ("binlog_expire_logs_seconds", Some("0")),
             ("expire_logs_days", Some("0.041667")),
             ("position_table_engine", Some("InnoDB")),
+            ("parallel_workers", Some("4")),
+            ("parallel_mode", Some("optimistic")),
         ]);
         let s = Settings::from_row(&r, Family::Mariadb).unwrap();
         assert_eq!(s.relay_log_recovery, Some(false));
         assert_eq!(s.innodb_flush_log_at_trx_commit, Some(2));
         assert_eq!(s.gtid_strict, Some(true));
         assert_eq!(s.super_read_only, None);
+        assert_eq!(
+            (s.parallel_workers, s.parallel_mode.as_deref()),
+            (Some(4), Some("optimistic"))
+        );
+        assert_eq!(s.preserve_commit_order, None);
         let expire = s.binlog_expire.unwrap().as_secs();
         assert!((3599..=3601).contains(&expire), "{expire}");
     }
@@ -168,10 +188,16 @@ mod tests {
             ("expire_logs_days", Some("0")),
             ("gtid_strict", Some("WARN")),
             ("position_table_engine", None),
+            ("parallel_workers", Some("8")),
+            ("preserve_commit_order", Some("1")),
         ]);
         let s = Settings::from_row(&r, Family::Mysql).unwrap();
         assert_eq!(s.binlog_expire, None);
         assert_eq!(s.gtid_strict, Some(false));
         assert_eq!(s.position_table_engine, None);
+        assert_eq!(
+            (s.parallel_workers, s.preserve_commit_order, s.parallel_mode),
+            (Some(8), Some(true), None)
+        );
     }
 }

@@ -83,6 +83,9 @@ pub struct SandboxSpec {
     /// ([`AGGREGATOR`]) replicating from `primary` on the default channel and from the second
     /// primary on channel [`SECOND_CHANNEL`].
     pub multi_source: bool,
+    /// Parallel applier workers on every replica (`slave_parallel_threads`,
+    /// `replica_parallel_workers`); 0 keeps one applier thread.
+    pub parallel: u16,
 }
 
 impl SandboxSpec {
@@ -98,6 +101,7 @@ impl SandboxSpec {
             ephemeral: false,
             relay: false,
             multi_source: false,
+            parallel: 0,
         }
     }
 }
@@ -156,6 +160,7 @@ impl Sandbox {
             server_version: binaries.flavor.version_string.clone(),
             semisync: spec.semisync,
             tls: spec.tls,
+            parallel: u32::from(spec.parallel),
             monitor_user: MONITOR_USER.to_owned(),
             repl_user: REPL_USER.to_owned(),
             nodes,
@@ -242,6 +247,7 @@ impl Sandbox {
                 is_replica: node.source.is_some(),
                 gtid_domain_id: node.gtid_domain_id,
                 semisync: self.state.semisync,
+                parallel: self.state.parallel,
                 as_root: server::running_as_root(),
                 flavor: &self.binaries.flavor,
             });

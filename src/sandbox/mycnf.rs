@@ -17,6 +17,8 @@ pub struct CnfParams<'a> {
     /// first's); `MySQL` tells sources apart by `server_uuid` and has no such setting.
     pub gtid_domain_id: u32,
     pub semisync: bool,
+    /// Parallel applier workers, on a replica; 0: one applier thread.
+    pub parallel: u32,
     pub as_root: bool,
     pub flavor: &'a Flavor,
 }
@@ -57,6 +59,10 @@ pub fn render(p: &CnfParams<'_>) -> String {
             if p.gtid_domain_id != 0 {
                 let _ = writeln!(cnf, "gtid_domain_id={}", p.gtid_domain_id);
             }
+            if p.is_replica && p.parallel > 0 {
+                // The mode stays MariaDB's default, optimistic.
+                let _ = writeln!(cnf, "slave_parallel_threads={}", p.parallel);
+            }
             if p.semisync {
                 let side = if p.is_replica { "slave" } else { "master" };
                 let _ = writeln!(cnf, "rpl_semi_sync_{side}_enabled=ON");
@@ -66,6 +72,14 @@ pub fn render(p: &CnfParams<'_>) -> String {
             cnf.push_str(
                 "gtid_mode=ON\nenforce_gtid_consistency=ON\nlog_replica_updates=ON\nmysqlx=OFF\n",
             );
+            if p.is_replica && p.parallel > 0 {
+                let name = if p.flavor.version.at_least(8, 0, 26) {
+                    "replica_parallel_workers"
+                } else {
+                    "slave_parallel_workers"
+                };
+                let _ = writeln!(cnf, "{name}={}", p.parallel);
+            }
             if p.semisync {
                 let side = if p.is_replica { "replica" } else { "source" };
                 let _ = writeln!(

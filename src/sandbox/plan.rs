@@ -71,13 +71,16 @@ pub(super) fn check_same_shape(
         && state.semisync == spec.semisync
         && cascade == spec.cascade
         && multi_source == spec.multi_source
+        && state.parallel == u32::from(spec.parallel)
     {
         return Ok(());
     }
+    let workers = format!("{} parallel workers per replica", state.parallel);
     let extras: Vec<&str> = [
         (state.semisync, "semi-sync"),
         (cascade, "a cascaded replica"),
         (multi_source, "a second primary and an aggregator"),
+        (state.parallel > 0, workers.as_str()),
     ]
     .into_iter()
     .filter_map(|(on, what)| on.then_some(what))
@@ -143,6 +146,7 @@ mod tests {
             server_version: String::new(),
             semisync: false,
             tls: false,
+            parallel: 0,
             monitor_user: "rwtop".to_owned(),
             repl_user: "repl".to_owned(),
             nodes: nodes(&spec(|s| {
@@ -192,5 +196,24 @@ mod tests {
             ),
             "{other}"
         );
+        // Parallel workers are part of the shape: a sandbox built with them says so.
+        let parallel = SandboxState {
+            parallel: 4,
+            ..state
+        };
+        let serial = spec(|s| {
+            s.replicas = 1;
+            s.cascade = true;
+            s.multi_source = true;
+        });
+        let err = check_same_shape(&serial, &parallel)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("4 parallel workers per replica"), "{err}");
+        let same = SandboxSpec {
+            parallel: 4,
+            ..serial
+        };
+        check_same_shape(&same, &parallel).unwrap();
     }
 }

@@ -58,6 +58,9 @@ pub struct SandboxState {
     /// Servers take TLS connections with the certificates in `tls/`.
     #[serde(default)]
     pub tls: bool,
+    /// Parallel applier workers on every replica; 0 (and absent) for one applier thread.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub parallel: u32,
     pub monitor_user: String,
     /// Replication account the replicas log in with (password in `repl.password`).
     pub repl_user: String,

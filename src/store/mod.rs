@@ -3,6 +3,7 @@
 //! view types every output reads. The engine runs it as a task; the store itself spawns nothing.
 
 pub mod alert_view;
+pub mod applier;
 pub mod backlog;
 mod delay;
 mod discovery;
@@ -25,6 +26,7 @@ use crate::drain::DrainEvent;
 use crate::mysql::Endpoint;
 use crate::poll::{PollEvent, ReportedReplica, WriterState};
 use crate::probe::ProbeEvent;
+pub use applier::{ApplierGroups, ApplierView, BusyWorkers};
 use node::{ChannelSource, NodeEntry};
 use roots::{Beat, Routes, SourceIndex};
 pub use snapshot::{

@@ -59,6 +59,7 @@ pub struct ChannelEntry {
     series: Series,
     /// The chart's points, rebuilt once per new point rather than per snapshot.
     chart: Arc<[Point]>,
+    applier: super::applier::ApplierTrack,
 }
 
 impl ChannelEntry {
@@ -75,6 +76,7 @@ impl ChannelEntry {
             histogram: super::histogram::LagHistogram::default(),
             series: Series::with_capacity(points),
             chart: Arc::from(Vec::new()),
+            applier: super::applier::ApplierTrack::default(),
         }
     }
 
@@ -180,6 +182,7 @@ impl NodeEntry {
             self.binlog_files = files;
         }
         self.samples += 1;
+        let scanned = sample.processes.is_some();
         if let Some(processes) = sample.processes.take() {
             self.processes = Some(processes);
             self.processes_at = self.samples;
@@ -194,6 +197,14 @@ impl NodeEntry {
                 None => ChannelEntry::new(&status.channel, self.points),
             };
             channel.push_point(status, sample.at, at_ms);
+            let scan = if scanned {
+                self.processes.as_ref().map(|p| p.workers.as_slice())
+            } else {
+                None
+            };
+            channel
+                .applier
+                .observe(sample.at, &status.channel, &status.appliers, scan);
             self.channels.push(channel);
         }
         self.sample = Some(sample);
@@ -248,7 +259,13 @@ impl NodeEntry {
                 .enumerate()
                 .map(|(i, (status, channel))| {
                     let source = sources.get(i);
-                    Self::channel_view(now, sample, status, channel, source)
+                    let mut view = Self::channel_view(now, sample, status, channel, source);
+                    let (settings, shared_by) = (self.settings.as_ref(), self.channels.len());
+                    view.appliers =
+                        channel
+                            .applier
+                            .view(now, &status.appliers, settings, shared_by);
+                    view
                 })
                 .collect()
         });
@@ -337,6 +354,7 @@ impl NodeEntry {
             series: Arc::clone(&channel.chart),
             lag_histogram: channel.histogram.clone(),
             beyond_delay: channel.beyond_delay.as_ref().map(|b| b.view(now)),
+            appliers: super::ApplierView::default(),
         }
     }
 }

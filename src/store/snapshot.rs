@@ -225,6 +225,9 @@ pub struct ReplicaView {
     /// the delay, which the lag alerts judge it on. The lag above stays the true one.
     #[serde(default)]
     pub beyond_delay: Option<LagBeyondDelay>,
+    /// Parallel appliers: workers, busy ones at the newest scan, retries, groups.
+    #[serde(default)]
+    pub appliers: super::ApplierView,
 }
 
 /// A delayed replica's heartbeat lag beyond its intended delay.

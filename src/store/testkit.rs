@@ -162,6 +162,7 @@ fn healthy_replica(source: &str) -> ReplicaView {
         series: Arc::from(Vec::new()),
         lag_histogram: crate::store::histogram::LagHistogram::default(),
         beyond_delay: None,
+        appliers: super::ApplierView::default(),
     }
 }
 

@@ -81,6 +81,46 @@ pub fn offset_ms(ms: i64) -> String {
     }
 }
 
+/// A count as a short figure, cut to one decimal past a thousand: `0`, `999`, `1.2k`, `34.5M`,
+/// `1.8G` (counters that run for months: event groups applied, transactions retried).
+#[must_use]
+pub fn count(n: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1_000_000_000_000, "T"),
+        (1_000_000_000, "G"),
+        (1_000_000, "M"),
+        (1_000, "k"),
+    ];
+    match UNITS.iter().find(|(scale, _)| n >= *scale) {
+        Some((scale, unit)) => tenths(u128::from(n / (scale / 10)), unit),
+        None => n.to_string(),
+    }
+}
+
+/// A rate per second, cut to one decimal below ten: `0/s`, `<0.1/s`, `0.3/s`, `12/s`, `1.2k/s`;
+/// a rate that is not a finite, non-negative number reads `?/s`.
+#[must_use]
+pub fn per_second(rate: f64) -> String {
+    if !rate.is_finite() || rate < 0.0 {
+        return "?/s".to_owned();
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "finite and non-negative, cut on purpose; past u64::MAX saturates"
+    )]
+    let tenths_of = (rate * 10.0) as u64;
+    if rate == 0.0 {
+        "0/s".to_owned()
+    } else if tenths_of == 0 {
+        "<0.1/s".to_owned()
+    } else if tenths_of < 100 {
+        tenths(u128::from(tenths_of), "/s")
+    } else {
+        format!("{}/s", count(tenths_of / 10))
+    }
+}
+
 /// `n` tenths of `unit`, the decimal left out when it is zero: `1.2s`, `3s`.
 fn tenths(n: u128, unit: &str) -> String {
     if n.is_multiple_of(10) {
@@ -203,5 +243,22 @@ mod tests {
     fn offsets_carry_their_sign() {
         let got = [0, 620, -3, 1_500, i64::MIN].map(offset_ms);
         assert_eq!(got, ["0s", "+620ms", "-3ms", "+1.5s", "-106751991167d07h"]);
+    }
+
+    #[test]
+    fn counts_and_rates_are_short_and_cut() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1k");
+        assert_eq!(count(1_299), "1.2k");
+        assert_eq!(count(34_567_890), "34.5M");
+        assert_eq!(count(u64::MAX), "18446744T");
+        assert_eq!(per_second(0.0), "0/s");
+        assert_eq!(per_second(0.04), "<0.1/s");
+        assert_eq!(per_second(0.35), "0.3/s");
+        assert_eq!(per_second(12.0), "12/s");
+        assert_eq!(per_second(1_250.0), "1.2k/s");
+        assert_eq!(per_second(f64::NAN), "?/s");
+        assert_eq!(per_second(-1.0), "?/s");
     }
 }

@@ -9,6 +9,6 @@ pub mod format;
 pub mod parse;
 mod quote;
 
-pub use format::{bytes, duration, lag, offset_ms, secs};
+pub use format::{bytes, count, duration, lag, offset_ms, per_second, secs};
 pub use parse::{parse_duration, parse_interval};
 pub use quote::{excerpt, quoted};

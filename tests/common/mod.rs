@@ -82,6 +82,21 @@ impl TestSandbox {
         })
     }
 
+    /// Every replica applies with `workers` parallel workers (`rwtop sandbox up --parallel`).
+    pub fn start_parallel(replicas: usize, workers: u16) -> Self {
+        Self::start_spec(replicas, |spec| spec.parallel = workers)
+    }
+
+    /// [`Self::start_multi_source`] with `workers` parallel workers on every replica, `agg`
+    /// included: one pool for both its channels.
+    pub fn start_multi_source_parallel(replicas: usize, workers: u16) -> Self {
+        Self::start_spec(replicas, |spec| {
+            spec.multi_source = true;
+            spec.relay = true;
+            spec.parallel = workers;
+        })
+    }
+
     /// Servers that offer TLS with the sandbox's own CA (see `rwtop::sandbox::tls`).
     pub fn start_with_tls(replicas: usize) -> Self {
         Self::start_spec(replicas, |spec| spec.tls = true)

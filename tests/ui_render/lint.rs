@@ -23,6 +23,9 @@ fn plain_install(server_id: u32) -> Settings {
         gtid_strict: Some(false),
         binlog_expire: None,
         position_table_engine: Some("InnoDB".to_owned()),
+        parallel_workers: Some(0),
+        parallel_mode: Some("optimistic".to_owned()),
+        preserve_commit_order: None,
         names: SettingNames::of(Family::Mariadb),
     }
 }

@@ -284,3 +284,52 @@ fn a_node_as_an_older_recording_wrote_it_gives_the_same_document() {
     );
     assert_eq!(doc(&read), doc(&snapshot));
 }
+
+/// Each channel has its `appliers`: what the server did not report is `null`, never 0, and a
+/// MariaDB pool serving both of r2's channels says so on each.
+#[test]
+fn appliers_per_channel_with_nulls_for_what_is_not_known() {
+    let mut topo = two_channels();
+    let busy = crate::store::BusyWorkers {
+        workers: 4,
+        busy: 2,
+        commit_order_waits: Some(1),
+        age: std::time::Duration::from_millis(1_500),
+        shared: true,
+    };
+    for channel in ["", "p2"] {
+        topo.channel_mut("r2", channel, |r| {
+            r.appliers = crate::store::ApplierView {
+                workers: Some(4),
+                mode: Some("optimistic".to_owned()),
+                busy: Some(busy),
+                retried_transactions: Some(3),
+                retries_per_second: Some(0.5),
+                ..crate::store::ApplierView::default()
+            };
+        });
+    }
+    let d = doc(&topo.snapshot);
+    let p2 = &node(&d, "r2")["channels"][1]["appliers"];
+    assert_eq!(p2["workers"], 4);
+    assert_eq!(p2["mode"], "optimistic");
+    assert_eq!(
+        (&p2["busy"], &p2["commit_order_waits"]),
+        (&2.into(), &1.into())
+    );
+    assert_eq!(p2["sample_age_seconds"], 1.5);
+    assert_eq!(p2["pool_shared"], true);
+    assert_eq!(p2["retries_per_second"], 0.5);
+    assert_eq!(p2["groups"]["ddl"], Value::Null);
+    assert_eq!(p2["preserve_commit_order"], Value::Null);
+    // r1 reports nothing of its appliers: every field present and null.
+    let r1 = &node(&d, "r1")["channels"][0]["appliers"];
+    for key in [
+        "workers",
+        "busy",
+        "sample_age_seconds",
+        "retried_transactions",
+    ] {
+        assert_eq!(r1[key], Value::Null, "{key}: {r1}");
+    }
+}

@@ -14,7 +14,7 @@ use crate::store::testkit::{Topo, secs};
 
 /// The exposition with the `cluster` label checked on every sample and then taken out, so the
 /// lines below read as they did before it.
-fn text(s: &Snapshot) -> String {
+pub(super) fn text(s: &Snapshot) -> String {
     let raw = render(&Arc::new(s.clone()), "test");
     let mut out = String::with_capacity(raw.len());
     for line in raw.lines() {
@@ -36,7 +36,7 @@ fn text(s: &Snapshot) -> String {
 
 /// Asserts the exact line (name, labels in order, value) is there.
 #[track_caller]
-fn has(text: &str, line: &str) {
+pub(super) fn has(text: &str, line: &str) {
     assert!(
         text.lines().any(|l| l == line),
         "missing line {line:?} in:\n{text}"

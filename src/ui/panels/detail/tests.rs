@@ -208,6 +208,48 @@ fn text_fits_the_pane_of_an_80x24_terminal_without_a_chart() {
     );
 }
 
+/// A replica with parallel appliers gets their two lines, and at 80×24 every other line stays.
+#[test]
+fn appliers_take_two_rows_of_an_80x24_pane_and_nothing_is_lost() {
+    let mut topo = Topo::new();
+    fill(&mut topo, 60, |_| (Some(100), Some(0)));
+    topo.replica_mut("r1", |r| {
+        r.appliers = crate::store::ApplierView {
+            workers: Some(4),
+            mode: Some("optimistic".to_owned()),
+            busy: Some(crate::store::BusyWorkers {
+                workers: 4,
+                busy: 2,
+                commit_order_waits: Some(1),
+                age: Duration::from_millis(2_400),
+                shared: false,
+            }),
+            retries_per_second: Some(0.0),
+            groups: crate::store::ApplierGroups {
+                ddl: Some(3),
+                transactional: Some(1_204),
+                non_transactional: Some(0),
+            },
+            ..crate::store::ApplierView::default()
+        };
+    });
+    let all = text(&draw(&topo.snapshot, &UiState::default(), 48, 11));
+    for want in [
+        "lag 0.12s  SBM 0s",
+        "backlog 0 trx to receive · 0 to apply",
+        "workers 4: 2 busy, 1 commit wait (2.4s ago)",
+        "retries 0/s · groups ddl 3 trx 1.2k non-trx 0",
+        "gtid slave=binlog=current 0-1-100",
+    ] {
+        assert!(all.contains(want), "{want:?} in\n{all}");
+    }
+    let wide = text(&draw(&topo.snapshot, &UiState::default(), 120, 30));
+    assert!(
+        wide.contains("workers 4 (optimistic): 2 busy, 1 waiting on commit order (2.4s ago)"),
+        "{wide}"
+    );
+}
+
 #[test]
 fn window_selects_the_percentiles_and_the_chart_span() {
     let mut topo = Topo::new();

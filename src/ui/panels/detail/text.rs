@@ -1,6 +1,6 @@
 //! The pane's text, in order of what an operator needs first: lag against SBM, the threads'
 //! errors, the node's other channels, window percentiles, binlog positions and bytes behind, GTID
-//! backlog, delay, GTID state.
+//! backlog, delay, parallel appliers (when there are several), GTID state.
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -52,6 +52,7 @@ pub(super) fn lines(
     lines.push(position_line("appl ", &r.applied, "sql", sql, t, width));
     lines.push(backlog_line(r, t));
     lines.extend(delay_line(r, t));
+    lines.extend(super::appliers::lines(&r.appliers, t, width));
     match &node.gtid {
         Some(gtid) => lines.extend(gtid_lines(gtid, ctx.state.panes.expand_gtid, t, width)),
         None => lines.push(Line::from(vec![

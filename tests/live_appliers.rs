@@ -1,0 +1,179 @@
+//! Parallel appliers on a real replica (DESIGN.md §13): a sandbox replica with 4 workers
+//! (`slave_parallel_threads=4`, optimistic) under a write load on four tables at once shows more
+//! than one busy worker at some processlist scan, read through rwtop's own engine and store —
+//! and, before the load, the same 4 workers all idle. Along the way: the configured workers and
+//! mode come from the settings, the scan's age stays within its cadence, and the transactional
+//! groups counted by the replica grow with the load. A multi-source aggregator shows its one
+//! pool on both channels, marked shared.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use common::{TestSandbox, primary_and, until, until_healthy};
+use rwtop::engine::Engine;
+use rwtop::mysql::{Endpoint, NodeConn, Secret, Timeouts};
+use rwtop::store::{ApplierView, Snapshot};
+
+const DEADLINE: Duration = Duration::from_secs(90);
+const WORKERS: u16 = 4;
+const TABLES: usize = 4;
+/// Rows each writer's UPDATE changes: a few milliseconds of row events for a worker to apply, so
+/// that several of them are caught holding a transaction at once.
+const ROWS: u32 = 2_000;
+/// The scan runs every 3rd poll (1 s); a shown sample older than this is not the newest one.
+const SAMPLE_AGE_MAX: Duration = Duration::from_secs(8);
+
+fn appliers(s: &Snapshot, node: &str) -> Option<ApplierView> {
+    Some(s.node(node)?.replica()?.appliers.clone())
+}
+
+/// One writer on its own connection: an UPDATE of every row of its own table, again and again,
+/// until told to stop.
+async fn writer(endpoint: Endpoint, table: usize, stop: Arc<AtomicBool>) -> u64 {
+    let timeouts = Timeouts {
+        connect: Duration::from_secs(3),
+        query: Duration::from_secs(60),
+    };
+    let mut conn = NodeConn::connect(&endpoint, timeouts)
+        .await
+        .unwrap_or_else(|e| panic!("writer {table}: {e}"));
+    let sql = format!("UPDATE work.t{table} SET n = n + 1");
+    let mut done = 0;
+    while !stop.load(Ordering::Relaxed) {
+        conn.query_rows(&sql)
+            .await
+            .unwrap_or_else(|e| panic!("writer {table}: {e}"));
+        done += 1;
+    }
+    done
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_a_replica_with_four_workers_shows_several_busy_under_a_multi_table_load() {
+    let t = TestSandbox::start_parallel(1, WORKERS);
+    let mut setup = String::from(
+        "CREATE DATABASE work; CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-test-only'; \
+         GRANT ALL ON work.* TO 'app'@'127.0.0.1';",
+    );
+    for i in 0..TABLES {
+        let _ = write!(
+            setup,
+            " CREATE TABLE work.t{i} (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB; \
+             INSERT INTO work.t{i} SELECT seq, 0 FROM rwtop.seq_1_to_{ROWS};"
+        );
+    }
+    t.admin("primary", &setup);
+    t.sandbox().wait_replicating(DEADLINE).unwrap();
+    let engine = Engine::start(&primary_and(&t, &["r1"]));
+    until_healthy(&engine, &["r1"], DEADLINE).await;
+
+    // Idle first: the settings' 4 workers in optimistic mode, and a scan that saw all four idle.
+    let (idle, _) = until(&engine, "an idle scan of r1's workers", DEADLINE, |s| {
+        let a = appliers(s, "r1")?;
+        a.busy.is_some().then_some(a)
+    })
+    .await;
+    assert_eq!(idle.workers, Some(u64::from(WORKERS)), "{idle:?}");
+    assert_eq!(idle.mode.as_deref(), Some("optimistic"), "{idle:?}");
+    let busy = idle.busy.unwrap();
+    assert_eq!(
+        (busy.workers, busy.busy),
+        (u32::from(WORKERS), 0),
+        "{idle:?}"
+    );
+    assert!(!busy.shared, "one channel: the pool is its own");
+    assert_eq!(idle.retried_transactions, Some(0), "{idle:?}");
+    let groups_before = idle.groups.transactional.expect("transactional groups");
+
+    let app = Endpoint {
+        user: "app".to_owned(),
+        password: Some(Secret::new("app-test-only")),
+        ..t.sandbox().endpoint("primary").unwrap()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..TABLES)
+        .map(|i| tokio::spawn(writer(app.clone(), i, Arc::clone(&stop))))
+        .collect();
+
+    let (seen, took) = until(
+        &engine,
+        "a scan of r1 with more than one busy worker",
+        DEADLINE,
+        |s| {
+            let a = appliers(s, "r1")?;
+            a.busy.filter(|b| b.busy > 1).map(|b| (a.clone(), b))
+        },
+    )
+    .await;
+    stop.store(true, Ordering::Relaxed);
+    let mut updates = 0;
+    for w in writers {
+        updates += w.await.unwrap();
+    }
+    let (view, busy) = seen;
+    eprintln!(
+        "busy {} of {} (commit-order waits {:?}, sample {:?} old) after {took:?}; \
+         {updates} updates written; retries {:?} ({:?}/s)",
+        busy.busy,
+        busy.workers,
+        busy.commit_order_waits,
+        busy.age,
+        view.retried_transactions,
+        view.retries_per_second
+    );
+    assert!(busy.busy <= busy.workers, "{busy:?}");
+    assert_eq!(busy.workers, u32::from(WORKERS), "{busy:?} in {view:?}");
+    assert!(
+        busy.commit_order_waits.is_some_and(|w| w <= busy.busy),
+        "{busy:?}"
+    );
+    assert!(busy.age <= SAMPLE_AGE_MAX, "{busy:?}");
+    // The replica counts what it applied: the writers' UPDATEs are transactional groups.
+    let (groups, _) = until(&engine, "r1's transactional groups grow", DEADLINE, |s| {
+        appliers(s, "r1")?
+            .groups
+            .transactional
+            .filter(|g| *g > groups_before)
+    })
+    .await;
+    assert!(groups > groups_before);
+    assert!(view.retries_per_second.is_some(), "{view:?}");
+    engine.shutdown().await;
+}
+
+/// `MariaDB`'s workers are one pool per server, shared by every connection: a multi-source
+/// aggregator with 2 workers shows the same pool on both its channels, marked as shared, while
+/// each channel keeps its own mode and counters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_a_multi_source_pool_is_shown_on_each_channel_as_shared() {
+    use rwtop::sandbox::{AGGREGATOR, SECOND_PRIMARY};
+    let t = TestSandbox::start_multi_source_parallel(1, 2);
+    let mut spec = primary_and(&t, &[AGGREGATOR]);
+    spec.nodes.push((
+        SECOND_PRIMARY.to_owned(),
+        t.sandbox().endpoint(SECOND_PRIMARY).unwrap(),
+        rwtop::store::Role::Primary,
+    ));
+    let engine = Engine::start(&spec);
+    let (channels, _) = until(&engine, "agg's two channels with a scan", DEADLINE, |s| {
+        let agg = s.node(AGGREGATOR)?;
+        let all: Vec<ApplierView> = agg.channels.iter().map(|c| c.appliers.clone()).collect();
+        (all.len() == 2 && all.iter().all(|a| a.busy.is_some())).then_some(all)
+    })
+    .await;
+    for a in &channels {
+        let busy = a.busy.unwrap();
+        assert_eq!(
+            (a.workers, busy.workers, busy.shared),
+            (Some(2), 2, true),
+            "{a:?}"
+        );
+        assert_eq!(a.mode.as_deref(), Some("optimistic"), "{a:?}");
+        assert!(a.groups.transactional.is_some(), "{a:?}");
+    }
+    engine.shutdown().await;
+}
