@@ -34,7 +34,7 @@ mod tests;
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// Every alert kind, so `rwtop_alerts_active` has a series per kind even at 0.
-const ALERT_KINDS: [AlertKind; 15] = [
+const ALERT_KINDS: [AlertKind; 16] = [
     AlertKind::SbmUnderstatesLag,
     AlertKind::SbmOverstatesLag,
     AlertKind::IoThreadStopped,
@@ -50,6 +50,7 @@ const ALERT_KINDS: [AlertKind; 15] = [
     AlertKind::WritableReplica,
     AlertKind::AllReplicasLagging,
     AlertKind::DdlInFlight,
+    AlertKind::ReplicaNotRecovering,
 ];
 
 const WRITER_STATES: [&str; 5] = ["starting", "writing", "observing", "refused", "failing"];

@@ -3,6 +3,7 @@
 //! view types every output reads. The engine runs it as a task; the store itself spawns nothing.
 
 pub mod alert_view;
+pub mod apply_rate;
 pub mod backlog;
 mod delay;
 mod discovery;

@@ -225,6 +225,10 @@ pub struct ReplicaView {
     /// the delay, which the lag alerts judge it on. The lag above stays the true one.
     #[serde(default)]
     pub beyond_delay: Option<LagBeyondDelay>,
+    /// Apply rate against the source's write rate, the lag trend and the ETA
+    /// (`store/apply_rate.rs`); unknown in recordings made before it existed.
+    #[serde(default)]
+    pub catch_up: super::apply_rate::CatchUp,
 }
 
 /// A delayed replica's heartbeat lag beyond its intended delay.

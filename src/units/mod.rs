@@ -9,6 +9,6 @@ pub mod format;
 pub mod parse;
 mod quote;
 
-pub use format::{bytes, duration, lag, offset_ms, secs};
+pub use format::{byte_rate, bytes, duration, eta, lag, lag_rate, offset_ms, secs, trx_rate};
 pub use parse::{parse_duration, parse_interval};
 pub use quote::{excerpt, quoted};

@@ -345,7 +345,8 @@ fn every_alert_kind_is_listed() {
         | AlertKind::TopologyChanged
         | AlertKind::WritableReplica
         | AlertKind::AllReplicasLagging
-        | AlertKind::DdlInFlight => ALERT_KINDS.contains(&kind),
+        | AlertKind::DdlInFlight
+        | AlertKind::ReplicaNotRecovering => ALERT_KINDS.contains(&kind),
     };
     assert!(ALERT_KINDS.iter().all(|k| listed(*k)));
     let unique: BTreeSet<_> = ALERT_KINDS.iter().collect();
