@@ -7,7 +7,8 @@
 //! lag beyond `SQL_Delay`: a delayed replica is as far behind as it was told to be. Clean as soon
 //! as the lag shrinks, falls under the threshold, or the catch-up says it is catching up (a
 //! restarted SQL thread working through its backlog is recovering, however far behind it still
-//! is); unknown until the chart covers that time. Prometheus has the same rule on its own series
+//! is); unknown until the chart covers that time, and while the catch-up itself is unknown
+//! (the first seconds after a thread restarts). Prometheus has the same rule on its own series
 //! (`RwtopReplicaNotRecovering` in `deploy/prometheus/rwtop.rules.yml`).
 
 use std::time::Duration;
@@ -26,8 +27,12 @@ pub fn verdict(settings: &AlertSettings, uptime: Duration, r: &ReplicaView) -> V
     };
     let threshold =
         Duration::try_from_secs_f64(settings.routing_max_lag_seconds).unwrap_or(Duration::MAX);
-    if now <= threshold || r.catch_up.state == CatchUpState::CatchingUp {
-        return Verdict::Clean;
+    match r.catch_up.state {
+        _ if now <= threshold => return Verdict::Clean,
+        CatchUpState::CatchingUp => return Verdict::Clean,
+        // Whether it recovers now cannot be told (a thread just restarted, say): no judgement.
+        CatchUpState::Unknown => return Verdict::Unknown,
+        _ => {}
     }
     let span = settings.not_recovering;
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
@@ -105,6 +110,7 @@ mod tests {
 
     use crate::alerts::testkit::Judge;
     use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
+    use crate::store::apply_rate::CatchUp;
     use crate::store::lag::Lag;
     use crate::store::series::Point;
     use crate::store::testkit::{Topo, catching_up, falling_behind, find, secs};
@@ -185,6 +191,14 @@ mod tests {
             r.catch_up = catching_up(0.4, secs(225.0));
         });
         assert!(judge(&topo, settings()).is_none());
+        // Just restarted: too soon to say, so neither raised nor cleared.
+        let mut engine = AlertEngine::new(settings());
+        engine.evaluate(&stopped().at(1));
+        engine.evaluate(&stopped().at(2));
+        topo.replica_mut("r1", |r| r.catch_up = CatchUp::default());
+        for step in 3..8 {
+            assert!(find(&engine.evaluate(&topo.at(step)), KIND, Some("r1")).is_some());
+        }
     }
 
     #[test]
