@@ -203,6 +203,8 @@ pub struct JsonChannel {
     pub sql_remaining_delay: Option<u64>,
     pub last_io_error: Option<JsonError>,
     pub last_sql_error: Option<JsonError>,
+    /// Apply rate against the source's, the lag's trend and the ETA.
+    pub catch_up: catch_up::JsonCatchUp,
 }
 
 /// A coordinate in the source's binlog.
@@ -363,6 +365,7 @@ fn channel(r: &ReplicaView) -> JsonChannel {
         sql_remaining_delay: r.sql_remaining_delay,
         last_io_error: error(r.last_io_error.as_ref()),
         last_sql_error: error(r.last_sql_error.as_ref()),
+        catch_up: catch_up::catch_up(&r.catch_up),
     }
 }
 
@@ -450,5 +453,6 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
     }
 }
 
+mod catch_up;
 #[cfg(test)]
 mod tests;

@@ -26,6 +26,7 @@ use crate::alerts::AlertKind;
 use crate::poll::{ConnState, WriterState};
 use crate::store::{NodeView, Role, Snapshot};
 
+mod catch_up;
 mod replica;
 #[cfg(test)]
 mod tests;
@@ -91,6 +92,7 @@ impl Collector for SnapshotCollector {
         replica::threads(&mut e, s)?;
         replica::progress(&mut e, s)?;
         replica::drains(&mut e, s)?;
+        catch_up::catch_up(&mut e, s)?;
         alerts(&mut e, s)?;
         lint(&mut e, s)?;
         probes(&mut e, s)

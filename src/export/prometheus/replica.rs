@@ -14,10 +14,10 @@ const LAG_STATES: [&str; 3] = ["exact", "at_least", "unknown"];
 const IO_STATES: [&str; 3] = ["yes", "connecting", "no"];
 
 /// `replica`, `source`, `channel`: the same on every replica series, so they join.
-type ReplicaLabels<'a> = [(&'static str, &'a str); 3];
+pub(super) type ReplicaLabels<'a> = [(&'static str, &'a str); 3];
 
 /// Every channel rwtop has the status of now (the node answers and replicates on it).
-fn views(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &ReplicaView)> {
+pub(super) fn views(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &ReplicaView)> {
     s.nodes
         .iter()
         .flat_map(|n| n.channels.iter().map(move |r| (n, r)))
@@ -46,7 +46,7 @@ fn place_labels<'a>(n: &'a NodeView, r: Option<&'a ReplicaView>) -> ReplicaLabel
     ]
 }
 
-fn replica_labels<'a>(n: &'a NodeView, r: &'a ReplicaView) -> ReplicaLabels<'a> {
+pub(super) fn replica_labels<'a>(n: &'a NodeView, r: &'a ReplicaView) -> ReplicaLabels<'a> {
     place_labels(n, Some(r))
 }
 
