@@ -88,9 +88,11 @@ impl ChannelEntry {
         if status.sql_delay.is_some_and(|d| d > 0) {
             BeyondDelay::delay_seen(&mut self.beyond_delay, at);
         }
-        let lag = self.lag_at(at).value();
-        self.rate.record(at_ms, status, state, lag);
-        let lag_ms = lag.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
+        let lag = self.lag_at(at);
+        self.rate.record(at_ms, status, state, lag.exact());
+        let lag_ms = lag
+            .value()
+            .map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
         let sbm = status
             .seconds_behind_source
             .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
@@ -323,7 +325,7 @@ impl NodeEntry {
                 files: &s.binlog_files,
             }),
             sample.replication.len() == 1,
-            heartbeat_lag.value(),
+            heartbeat_lag.exact(),
             std::time::Duration::from_secs(status.sql_delay.unwrap_or(0)),
         );
         ReplicaView {
