@@ -29,7 +29,8 @@ pub fn verdict(settings: &AlertSettings, uptime: Duration, r: &ReplicaView) -> V
         Duration::try_from_secs_f64(settings.routing_max_lag_seconds).unwrap_or(Duration::MAX);
     match r.catch_up.state {
         _ if now <= threshold => return Verdict::Clean,
-        CatchUpState::CatchingUp => return Verdict::Clean,
+        // Caught up beyond a delay, its own or its source's (a cascade under a delayed replica).
+        CatchUpState::CatchingUp | CatchUpState::CaughtUp => return Verdict::Clean,
         // Whether it recovers now cannot be told (a thread just restarted, say): no judgement.
         CatchUpState::Unknown => return Verdict::Unknown,
         _ => {}
@@ -233,6 +234,14 @@ mod tests {
             r.sql_delay = Some(100);
             r.series = chart(|_| Some(101_000));
             r.heartbeat_lag = Lag::Exact { lag: secs(101.0) };
+        });
+        assert!(judge(&topo, settings()).is_none());
+        // Under a delayed source: its catch-up says caught up beyond that delay.
+        let mut topo = stopped();
+        topo.replica_mut("r1", |r| {
+            r.series = chart(|_| Some(5_200));
+            r.heartbeat_lag = Lag::Exact { lag: secs(5.2) };
+            r.catch_up.state = crate::store::apply_rate::CatchUpState::CaughtUp;
         });
         assert!(judge(&topo, settings()).is_none());
         let mut topo = stopped();

@@ -16,7 +16,8 @@
 //!   `gtid_binlog_pos` sequence sum (`gtid_executed` size on `MySQL`) and binlog position.
 //! * **Lag change**: the least-squares slope of the channel's heartbeat lag over the window,
 //!   seconds per second; negative while it shrinks. The ETA is the lag beyond `SQL_Delay`
-//!   divided by how fast it shrinks.
+//!   (the channel's own plus its source's: a cascade under a delayed replica inherits that
+//!   delay and can never catch up on it) divided by how fast it shrinks.
 //!
 //! The window restarts when the channel's IO or SQL thread starts or stops: the pace before a
 //! restart says nothing about the pace after it. Until the window holds [`MIN_POINTS`] polls

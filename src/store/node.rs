@@ -318,6 +318,10 @@ impl NodeEntry {
         // Only what the source had before this status was read: never writes it took after.
         let source_state = source_entry.and_then(|s| s.as_source.before(sample.at));
         let heartbeat_lag = channel.lag_at(now);
+        // A cascade's lag includes its source's own delay, which it can never catch up on.
+        let inherited = source_entry
+            .and_then(|s| s.statuses().iter().filter_map(|st| st.sql_delay).max())
+            .unwrap_or(0);
         let catch_up = apply_rate::catch_up(
             &channel.rate,
             source_entry.map(|s| SourceInput {
@@ -326,7 +330,7 @@ impl NodeEntry {
             }),
             sample.replication.len() == 1,
             heartbeat_lag.exact(),
-            std::time::Duration::from_secs(status.sql_delay.unwrap_or(0)),
+            std::time::Duration::from_secs(status.sql_delay.unwrap_or(0).saturating_add(inherited)),
         );
         ReplicaView {
             channel: status.channel.clone(),
