@@ -190,8 +190,8 @@ impl Col {
             Sbm => Line::from(sbm_span(r.seconds_behind_source, theme)),
             Now => Line::from(lag_span(&r.heartbeat_lag, theme)),
             CatchUp => Line::styled(
-                catch_up_text(&r.catch_up),
-                catch_up_style(&r.catch_up, theme),
+                super::detail::catch_up::cell(&r.catch_up),
+                super::detail::catch_up::style(&r.catch_up, theme),
             ),
             P50 => stat(|s| s.p50),
             P99 => stat(|s| s.p99),
@@ -216,31 +216,6 @@ impl Col {
             State | StateWord | Name | Address | Source => Line::default(),
         }
     }
-}
-
-/// The catch-up in 16 columns: `▼1.1 s/s ~11s` (catching up: how fast the lag shrinks, how
-/// long to go), `▲104 trx/s` (falling behind by that much; `▲1.0 s/s` without the rates),
-/// `not shrinking`, `caught up`, `?`. The detail pane says it in words.
-fn catch_up_text(c: &crate::store::apply_rate::CatchUp) -> String {
-    use crate::store::apply_rate::CatchUpState;
-    match c.state {
-        CatchUpState::CatchingUp => match (c.lag_change_s_per_s, c.eta) {
-            (Some(rate), Some(eta)) => format!("▼{} {}", units::lag_rate(rate), units::eta(eta)),
-            _ => "▼".to_owned(),
-        },
-        CatchUpState::FallingBehind => match (c.deficit_trx_per_s(), c.lag_change_s_per_s) {
-            (Some(d), _) if d > 0.0 => format!("▲{}", units::trx_rate(d)),
-            (_, Some(rate)) => format!("▲{}", units::lag_rate(rate)),
-            _ => "▲".to_owned(),
-        },
-        CatchUpState::NotShrinking => "not shrinking".to_owned(),
-        CatchUpState::CaughtUp => "caught up".to_owned(),
-        CatchUpState::Unknown => "?".to_owned(),
-    }
-}
-
-fn catch_up_style(c: &crate::store::apply_rate::CatchUp, theme: &Theme) -> ratatui::style::Style {
-    super::detail::catch_up::style(c, theme)
 }
 
 /// The longest name, address and source among all rows, measured once a frame: columns keep

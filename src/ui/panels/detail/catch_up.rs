@@ -1,5 +1,6 @@
-//! The catch-up line of the detail pane: where the channel stands against its lag, in the
-//! table's words, and the two rates behind it (`store/apply_rate.rs` works them out).
+//! The catch-up in the TUI: the replica table's cell and the detail pane's line, where the
+//! channel stands against its lag and the two rates behind it (`store/apply_rate.rs` works
+//! them out).
 //!
 //! `catch-up catching up 1.1 s/s, ~11s · apply 219 trx/s · source 104 trx/s`, or with bytes
 //! for a replica without GTIDs; an unknown rate reads `?`, never 0, and with no rate at all the
@@ -24,6 +25,26 @@ pub(crate) fn style(c: &CatchUp, t: &Theme) -> Style {
         CatchUpState::FallingBehind => t.critical,
         CatchUpState::NotShrinking => t.warning,
         CatchUpState::Unknown => t.unknown,
+    }
+}
+
+/// The catch-up in the replica table's 16 columns: `▼1.1 s/s ~11s` (catching up: how fast the
+/// lag shrinks, how long to go), `▲104 trx/s` (falling behind by that much; `▲1.0 s/s` without
+/// the rates), `not shrinking`, `caught up`, `?`. The pane's line says it in words.
+pub(crate) fn cell(c: &CatchUp) -> String {
+    match c.state {
+        CatchUpState::CatchingUp => match (c.lag_change_s_per_s, c.eta) {
+            (Some(rate), Some(eta)) => format!("▼{} {}", units::lag_rate(rate), units::eta(eta)),
+            _ => "▼".to_owned(),
+        },
+        CatchUpState::FallingBehind => match (c.deficit_trx_per_s(), c.lag_change_s_per_s) {
+            (Some(d), _) if d > 0.0 => format!("▲{}", units::trx_rate(d)),
+            (_, Some(rate)) => format!("▲{}", units::lag_rate(rate)),
+            _ => "▲".to_owned(),
+        },
+        CatchUpState::NotShrinking => "not shrinking".to_owned(),
+        CatchUpState::CaughtUp => "caught up".to_owned(),
+        CatchUpState::Unknown => "?".to_owned(),
     }
 }
 
