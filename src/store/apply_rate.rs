@@ -19,6 +19,11 @@
 //!   (the channel's own plus its source's: a cascade under a delayed replica inherits that
 //!   delay and can never catch up on it) divided by how fast it shrinks.
 //!
+//! The state comes from the lag: caught up at most [`CAUGHT_UP`] beyond `SQL_Delay`, else
+//! catching up, falling behind or not shrinking by the trend. A lag that is only bounded (a
+//! fresh rwtop, a replica that has not applied its first heartbeat) has no trend; then only
+//! the rates can speak, and only to say that the source outruns the channel.
+//!
 //! The window restarts when the channel's IO or SQL thread starts or stops: the pace before a
 //! restart says nothing about the pace after it. Until the window holds [`MIN_POINTS`] polls
 //! over [`MIN_SPAN`], or when a figure went backwards (a reset, a re-fetched relay log, a
@@ -35,6 +40,8 @@ use crate::mysql::{
     bytes_between,
 };
 use crate::units;
+
+use super::lag::Lag;
 
 /// How far back the rates and the lag trend look.
 pub const WINDOW: Duration = Duration::from_secs(20);
@@ -297,7 +304,7 @@ pub fn catch_up(
     history: &ApplyHistory,
     source: Option<SourceInput<'_>>,
     only_channel: bool,
-    lag_now: Option<Duration>,
+    lag: &Lag,
     sql_delay: Duration,
 ) -> CatchUp {
     let points = &history.points;
@@ -338,18 +345,24 @@ pub fn catch_up(
         }
         out.lag_change_s_per_s = slope(points.iter().filter_map(|p| Some((p.at_ms, p.lag_ms?))));
     }
-    out.state = match lag_now.map(|l| l.saturating_sub(sql_delay)) {
-        None => CatchUpState::Unknown,
-        Some(lag) if lag <= CAUGHT_UP => CatchUpState::CaughtUp,
-        Some(lag) => match out.lag_change_s_per_s {
-            None => CatchUpState::Unknown,
-            Some(change) if change <= -FLAT_S_PER_S => {
-                out.eta = Duration::try_from_secs_f64(lag.as_secs_f64() / -change).ok();
-                CatchUpState::CatchingUp
-            }
-            Some(change) if change >= FLAT_S_PER_S => CatchUpState::FallingBehind,
-            Some(_) => CatchUpState::NotShrinking,
-        },
+    // The source outrunning the channel by more than a poll's jitter: measured, not a guess.
+    let outrun = out
+        .deficit_trx_per_s()
+        .zip(out.source_trx_per_s)
+        .is_some_and(|(deficit, source)| deficit > (source * 0.05).max(1.0));
+    let beyond = |l: Duration| l.saturating_sub(sql_delay);
+    out.state = match (lag.exact().map(beyond), out.lag_change_s_per_s) {
+        (Some(now), _) if now <= CAUGHT_UP => CatchUpState::CaughtUp,
+        (Some(now), Some(change)) if change <= -FLAT_S_PER_S => {
+            out.eta = Duration::try_from_secs_f64(now.as_secs_f64() / -change).ok();
+            CatchUpState::CatchingUp
+        }
+        (Some(_), Some(change)) if change >= FLAT_S_PER_S => CatchUpState::FallingBehind,
+        (Some(_), Some(_)) => CatchUpState::NotShrinking,
+        // A bound (a fresh rwtop, a replica that has not applied its first heartbeat) or no
+        // trend yet: only the rates can tell, and only that it falls behind.
+        _ if lag.value().is_some() && outrun => CatchUpState::FallingBehind,
+        _ => CatchUpState::Unknown,
     };
     out
 }

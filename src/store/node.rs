@@ -329,7 +329,7 @@ impl NodeEntry {
                 files: &s.binlog_files,
             }),
             sample.replication.len() == 1,
-            heartbeat_lag.exact(),
+            &heartbeat_lag,
             std::time::Duration::from_secs(status.sql_delay.unwrap_or(0).saturating_add(inherited)),
         );
         ReplicaView {

@@ -1,6 +1,7 @@
 use super::*;
 use crate::gtid::GtidSet;
 use crate::mysql::{Family, ReplicaStatus, parse_vertical};
+use crate::store::lag::Lag;
 
 fn fixture(path: &str) -> crate::mysql::RawRow {
     let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
@@ -53,6 +54,16 @@ fn source_state(binlog_pos: &str) -> NodeState {
     }
 }
 
+fn exact(lag: Duration) -> Lag {
+    Lag::Exact { lag }
+}
+
+fn unknown() -> Lag {
+    Lag::Unknown {
+        reason: "no heartbeat read yet".to_owned(),
+    }
+}
+
 const fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
 }
@@ -96,7 +107,7 @@ fn rates_from_gtid_and_position_deltas_and_an_eta_from_the_lag_trend() {
         writes: &written,
         files: &files,
     };
-    let lag = Some(Duration::from_millis(24_600));
+    let lag = &exact(Duration::from_millis(24_600));
     let got = catch_up(&applied, Some(source), true, lag, Duration::ZERO);
     assert_eq!(got.state, CatchUpState::CatchingUp);
     assert!(close(got.apply_trx_per_s, 80.0), "{got:?}");
@@ -125,7 +136,7 @@ fn one_polls_jitter_does_not_flip_the_trend() {
     // The newest poll reads a lag a whole second higher than the trend (a late heartbeat).
     let done = status("0-1-1800", pos("binlog.000001", 170_000), true);
     applied.record(110_000, &done, &replica, Some(secs(25)));
-    let got = catch_up(&applied, None, true, Some(secs(25)), Duration::ZERO);
+    let got = catch_up(&applied, None, true, &exact(secs(25)), Duration::ZERO);
     assert_eq!(got.state, CatchUpState::CatchingUp, "{got:?}");
     assert!(got.lag_change_s_per_s.is_some_and(|s| s < -0.4), "{got:?}");
 }
@@ -149,7 +160,13 @@ fn a_stopped_sql_thread_falls_behind_by_the_sources_rate() {
         writes: &written,
         files: &[],
     };
-    let got = catch_up(&applied, Some(source), true, Some(secs(12)), Duration::ZERO);
+    let got = catch_up(
+        &applied,
+        Some(source),
+        true,
+        &exact(secs(12)),
+        Duration::ZERO,
+    );
     assert_eq!(got.state, CatchUpState::FallingBehind);
     assert!(close(got.apply_trx_per_s, 0.0) && close(got.source_trx_per_s, 40.0));
     assert!(close(got.lag_change_s_per_s, 1.0), "{got:?}");
@@ -194,7 +211,13 @@ fn positions_across_a_new_binlog_file_count_the_rest_of_the_old_one() {
         writes: &written,
         files: &files,
     };
-    let got = catch_up(&applied, Some(source), true, Some(secs(9)), Duration::ZERO);
+    let got = catch_up(
+        &applied,
+        Some(source),
+        true,
+        &exact(secs(9)),
+        Duration::ZERO,
+    );
     // 100 kB left of the old file and 100 kB of the new one over 5 s.
     assert!(close(got.apply_bytes_per_s, 40_000.0), "{got:?}");
     // 50 kB left of the old file and 350 kB of the new, listed or not.
@@ -204,7 +227,13 @@ fn positions_across_a_new_binlog_file_count_the_rest_of_the_old_one() {
         writes: &written,
         files: &[],
     };
-    let got = catch_up(&applied, Some(source), true, Some(secs(9)), Duration::ZERO);
+    let got = catch_up(
+        &applied,
+        Some(source),
+        true,
+        &exact(secs(9)),
+        Duration::ZERO,
+    );
     assert_eq!(got.apply_bytes_per_s, None);
     assert_eq!(got.source_bytes_per_s, None);
 }
@@ -213,7 +242,7 @@ fn positions_across_a_new_binlog_file_count_the_rest_of_the_old_one() {
 fn a_replica_with_no_source_data_is_unknown_not_a_guess() {
     let (applied, _, _) = catching_up();
     // The source is not polled: its rate is unknown, and so is the lag (no root heartbeat).
-    let got = catch_up(&applied, None, true, None, Duration::ZERO);
+    let got = catch_up(&applied, None, true, &unknown(), Duration::ZERO);
     assert_eq!(got.state, CatchUpState::Unknown);
     assert_eq!((got.source_trx_per_s, got.source_bytes_per_s), (None, None));
     assert_eq!(got.apply_bytes_per_s, None);
@@ -222,17 +251,17 @@ fn a_replica_with_no_source_data_is_unknown_not_a_guess() {
         ("?", "unknown")
     );
     // On a multi-source replica the channel's share of Gtid_Slave_Pos cannot be told either.
-    let got = catch_up(&applied, None, false, None, Duration::ZERO);
+    let got = catch_up(&applied, None, false, &unknown(), Duration::ZERO);
     assert_eq!(got.apply_trx_per_s, None);
     // One channel: every domain applied is that channel's; the rate is measured, not guessed.
-    let got = catch_up(&applied, None, true, None, Duration::ZERO);
+    let got = catch_up(&applied, None, true, &unknown(), Duration::ZERO);
     assert!(close(got.apply_trx_per_s, 80.0), "{got:?}");
     // Nothing recorded at all.
     let none = catch_up(
         &ApplyHistory::default(),
         None,
         true,
-        Some(secs(3)),
+        &exact(secs(3)),
         Duration::ZERO,
     );
     assert_eq!(none, CatchUp::default());
@@ -257,7 +286,13 @@ fn a_multi_source_channel_counts_only_its_sources_domains() {
         writes: &written,
         files: &[],
     };
-    let got = catch_up(&applied, Some(source), false, Some(secs(3)), Duration::ZERO);
+    let got = catch_up(
+        &applied,
+        Some(source),
+        false,
+        &exact(secs(3)),
+        Duration::ZERO,
+    );
     assert!(close(got.apply_trx_per_s, 10.0), "{got:?}");
     assert!(close(got.source_trx_per_s, 10.0), "{got:?}");
     assert_eq!(got.state, CatchUpState::NotShrinking);
@@ -272,7 +307,7 @@ fn a_thread_restart_starts_the_window_again_and_too_little_is_unknown() {
     let stopped = status("0-1-1720", pos("binlog.000001", 154_000), false);
     applied.record(110_000, &stopped, &replica, Some(secs(25)));
     applied.record(111_000, &stopped, &replica, Some(secs(26)));
-    let got = catch_up(&applied, None, true, Some(secs(26)), Duration::ZERO);
+    let got = catch_up(&applied, None, true, &exact(secs(26)), Duration::ZERO);
     assert_eq!(got.state, CatchUpState::Unknown);
     assert_eq!(
         (got.apply_trx_per_s, got.lag_change_s_per_s, got.window),
@@ -283,7 +318,7 @@ fn a_thread_restart_starts_the_window_again_and_too_little_is_unknown() {
         &applied,
         None,
         true,
-        Some(Duration::from_millis(400)),
+        &exact(Duration::from_millis(400)),
         Duration::ZERO,
     );
     assert_eq!(
@@ -321,4 +356,49 @@ fn a_count_that_goes_backwards_is_unknown_and_mysql_counts_its_set() {
     };
     assert_eq!(Progress::of_source(&off), None);
     assert_eq!(a.since(&Progress::Count(3), None), None);
+}
+
+/// A fresh rwtop (or a replica that has not applied its first heartbeat) only bounds the lag:
+/// no trend is read from a bound, but the rates alone say the source outruns the channel.
+#[test]
+fn a_bounded_lag_falls_behind_on_the_rates_alone() {
+    let (mut applied, mut written) = (ApplyHistory::default(), WriteHistory::default());
+    let replica = replica_state();
+    for i in 0..8 {
+        let at_ms = i * 1_000;
+        let stopped = status("0-1-1000", pos("binlog.000001", 10_000), false);
+        applied.record(at_ms, &stopped, &replica, None);
+        written.record(
+            at_ms,
+            &source_state(&format!("0-1-{}", 1_000 + 23 * i)),
+            None,
+        );
+    }
+    let bound = Lag::AtLeast {
+        lag: secs(7),
+        upper: None,
+    };
+    let source = SourceInput {
+        writes: &written,
+        files: &[],
+    };
+    let got = catch_up(&applied, Some(source), true, &bound, Duration::ZERO);
+    assert_eq!(got.lag_change_s_per_s, None);
+    assert_eq!(
+        (got.state, got.text().as_str()),
+        (CatchUpState::FallingBehind, "falling behind 23 trx/s")
+    );
+    // Keeping pace, the bound says nothing either way; nor does a small bound.
+    let got = catch_up(&applied, None, true, &bound, Duration::ZERO);
+    assert_eq!(got.state, CatchUpState::Unknown);
+    let small = Lag::AtLeast {
+        lag: Duration::from_millis(300),
+        upper: None,
+    };
+    let source = SourceInput {
+        writes: &written,
+        files: &[],
+    };
+    let got = catch_up(&applied, Some(source), true, &small, Duration::ZERO);
+    assert_eq!(got.state, CatchUpState::FallingBehind);
 }
