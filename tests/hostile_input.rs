@@ -1288,6 +1288,7 @@ const KEYS: &[(&str, &str, Takes)] = &[
     ("thresholds", "sbm_disagree_seconds", Seconds),
     ("thresholds", "lag_p99_seconds", Seconds),
     ("thresholds", "routing_max_lag_seconds", Seconds),
+    ("thresholds", "not_recovering_seconds", Seconds),
     ("thresholds", "gtid_backlog", Count),
     ("thresholds", "clock_skew_ms", Count),
     ("thresholds", "raise_after", Samples),

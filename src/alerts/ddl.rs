@@ -44,12 +44,7 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     let lagging = lagging_replicas(inputs, node);
     let etas: Vec<(&str, Eta)> = lagging
         .iter()
-        .map(|(n, r)| {
-            (
-                n.name.as_str(),
-                eta::catch_up(inputs.ddl, inputs.snapshot.uptime, n, r),
-            )
-        })
+        .map(|(n, r)| (n.name.as_str(), eta::catch_up(inputs.ddl, n, r)))
         .collect();
     for (name, eta) in &etas {
         evidence.push(fact(&format!("eta_{name}"), eta.explained()));

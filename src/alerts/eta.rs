@@ -6,21 +6,20 @@
 //!    When the engine saw the same statement text running on the primary, the estimate is the
 //!    longest time it was seen running there minus the time the replica has spent on it so far
 //!    (never below zero: "any moment now").
-//! 2. **The lag trend.** Otherwise, when the heartbeat lag fell over the last minute of samples,
-//!    the estimate is the current lag divided by the rate of fall, first to last sample of that
-//!    minute: 60 s of lag falling 0.5 s per second is ~2m00s.
+//! 2. **The channel's catch-up.** Otherwise the store's estimate for any lag
+//!    ([`crate::store::apply_rate`]): while the heartbeat lag shrinks over the last 20 s of polls,
+//!    the lag beyond `SQL_Delay` divided by how fast it shrinks (60 s of lag falling 0.5 s per
+//!    second is ~2m00s). The table, the detail pane, JSON and `/metrics` show the same figure.
 //!
 //! Anything else (lag flat or growing, too few samples) is "unknown", never a guess.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::format;
+use crate::store::apply_rate::CatchUpState;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 use crate::units;
 
-/// How far back the trend looks.
-const TREND_WINDOW_MS: u64 = 60_000;
 /// Statements remembered from the primary; a maintenance window runs a handful.
 const REMEMBERED: usize = 256;
 
@@ -43,7 +42,7 @@ impl Eta {
     pub fn short(&self) -> String {
         match self {
             Self::FromPrimary { remaining, .. } | Self::FromTrend { remaining, .. } => {
-                format::eta(*remaining)
+                units::eta(*remaining)
             }
             Self::Unknown => "ETA unknown".to_owned(),
         }
@@ -57,11 +56,11 @@ impl Eta {
                 primary_took_s,
             } => format!(
                 "{} (the primary ran it for {})",
-                format::eta(*remaining),
+                units::eta(*remaining),
                 units::secs(*primary_took_s)
             ),
             Self::FromTrend { remaining, rate } => {
-                format!("{} (lag falling {rate:.2} s/s)", format::eta(*remaining))
+                format!("{} (lag falling {rate:.2} s/s)", units::eta(*remaining))
             }
             Self::Unknown => {
                 "unknown (lag not falling, statement not seen on the primary)".to_owned()
@@ -135,12 +134,7 @@ impl DdlMemory {
 }
 
 /// The catch-up estimate of one replica (see the module documentation for the method).
-pub fn catch_up(
-    memory: &DdlMemory,
-    uptime: Duration,
-    node: &NodeView,
-    replica: &ReplicaView,
-) -> Eta {
+pub fn catch_up(memory: &DdlMemory, node: &NodeView, replica: &ReplicaView) -> Eta {
     let from_primary = node
         .ddl
         .iter()
@@ -152,42 +146,26 @@ pub fn catch_up(
             primary_took_s: took,
         };
     }
-    from_trend(uptime, replica)
+    from_trend(replica)
 }
 
-fn from_trend(uptime: Duration, replica: &ReplicaView) -> Eta {
-    let now_ms = u64::try_from(uptime.as_millis()).unwrap_or(u64::MAX);
-    let from = now_ms.saturating_sub(TREND_WINDOW_MS);
-    let mut points = replica
-        .series
-        .iter()
-        .filter(|p| p.at_ms >= from)
-        .filter_map(|p| Some((p.at_ms, p.heartbeat_lag_ms?)));
-    let (Some(first), Some(last)) = (points.next(), points.next_back()) else {
-        return Eta::Unknown;
-    };
-    let Some(lag) = replica.heartbeat_lag.value() else {
-        return Eta::Unknown;
-    };
-    if last.0 <= first.0 || last.1 >= first.1 {
-        return Eta::Unknown;
-    }
-    let fell_ms = f64::from(first.1 - last.1);
-    #[expect(clippy::cast_precision_loss, reason = "a minute of milliseconds")]
-    let over_ms = (last.0 - first.0) as f64;
-    let rate = fell_ms / over_ms;
-    Eta::FromTrend {
-        remaining: Duration::from_secs_f64(lag.as_secs_f64() / rate),
-        rate,
+fn from_trend(replica: &ReplicaView) -> Eta {
+    let c = &replica.catch_up;
+    match (c.state, c.eta, c.lag_change_s_per_s) {
+        (CatchUpState::CatchingUp, Some(remaining), Some(change)) => Eta::FromTrend {
+            remaining,
+            rate: -change,
+        },
+        _ => Eta::Unknown,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::apply_rate::CatchUp;
     use crate::store::lag::Lag;
-    use crate::store::series::Point;
-    use crate::store::testkit::{Topo, ddl, secs};
+    use crate::store::testkit::{Topo, catching_up, ddl, falling_behind, secs};
 
     #[test]
     fn primary_duration_minus_replica_elapsed() {
@@ -214,7 +192,7 @@ mod tests {
         let Some(replica) = r1.replica() else {
             panic!()
         };
-        let eta = catch_up(&memory, snapshot.uptime, r1, replica);
+        let eta = catch_up(&memory, r1, replica);
         assert_eq!(
             eta,
             Eta::FromPrimary {
@@ -232,18 +210,11 @@ mod tests {
     }
 
     #[test]
-    fn falling_lag_gives_lag_over_rate() {
+    fn otherwise_the_channels_catch_up_estimate() {
         let mut topo = Topo::new();
         topo.replica_mut("r1", |r| {
-            // 101 s of uptime at step 1: points from 45 s to 100 s, lag falling 0.5 s/s.
-            r.series = (0..=11)
-                .map(|i| Point {
-                    at_ms: 45_000 + i * 5_000,
-                    heartbeat_lag_ms: u32::try_from(80_000 - i * 2_500).ok(),
-                    sbm_s: Some(0),
-                })
-                .collect();
             r.heartbeat_lag = Lag::Exact { lag: secs(52.0) };
+            r.catch_up = catching_up(0.5, secs(104.0));
         });
         let snapshot = topo.at(1);
         let Some(r1) = snapshot.node("r1") else {
@@ -252,34 +223,26 @@ mod tests {
         let Some(replica) = r1.replica() else {
             panic!()
         };
-        let eta = catch_up(&DdlMemory::default(), snapshot.uptime, r1, replica);
-        // 80 s → 52.5 s of lag over 55 s: 0.5 s/s, so 52 s of lag is 104 s away.
+        let eta = catch_up(&DdlMemory::default(), r1, replica);
         assert_eq!(eta.short(), "~2m00s");
+        assert_eq!(eta.explained(), "~2m00s (lag falling 0.50 s/s)");
         assert!(matches!(eta, Eta::FromTrend { rate, .. } if (rate - 0.5).abs() < 1e-9));
     }
 
     #[test]
-    fn rising_or_missing_lag_is_unknown() {
+    fn falling_behind_or_unknown_catch_up_is_unknown() {
         let mut topo = Topo::new();
-        topo.replica_mut("r1", |r| {
-            r.series = (0..5)
-                .map(|i| Point {
-                    at_ms: 90_000 + i * 1_000,
-                    heartbeat_lag_ms: Some(1_000 + u32::try_from(i).unwrap_or(0) * 1_000),
-                    sbm_s: Some(0),
-                })
-                .collect();
-        });
+        topo.replica_mut("r1", |r| r.catch_up = falling_behind(10.0, 0.8));
+        topo.replica_mut("r2", |r| r.catch_up = CatchUp::default());
         let snapshot = topo.at(1);
-        let Some(r1) = snapshot.node("r1") else {
-            panic!()
-        };
-        let Some(replica) = r1.replica() else {
-            panic!()
-        };
-        assert_eq!(
-            catch_up(&DdlMemory::default(), snapshot.uptime, r1, replica),
-            Eta::Unknown
-        );
+        for name in ["r1", "r2"] {
+            let Some(node) = snapshot.node(name) else {
+                panic!()
+            };
+            let Some(replica) = node.replica() else {
+                panic!()
+            };
+            assert_eq!(catch_up(&DdlMemory::default(), node, replica), Eta::Unknown);
+        }
     }
 }

@@ -49,14 +49,6 @@ pub fn trx(n: u64) -> String {
     format!("{n} trx")
 }
 
-/// An estimate, rounded to the minute past a minute and a half so it does not look more precise
-/// than it is: `~45s`, `~2m00s`, `~2h05m`.
-pub fn eta(d: Duration) -> String {
-    let s = d.as_secs();
-    let rounded = if s < 90 { s } else { (s + 30) / 60 * 60 };
-    format!("~{}", units::secs(rounded))
-}
-
 /// One line of server text, cut short: causes are single lines.
 pub fn quote(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default().trim();
@@ -87,10 +79,6 @@ mod tests {
             upper: None,
         };
         assert_eq!(lag(&bound), "≥5.00s");
-        assert_eq!(eta(Duration::from_secs(45)), "~45s");
-        assert_eq!(eta(Duration::from_secs(130)), "~2m00s");
-        assert_eq!(eta(Duration::from_secs(3900)), "~1h05m");
-        assert_eq!(eta(Duration::from_secs(7500)), "~2h05m");
         assert_eq!(quote("first\nsecond").as_str(), "first");
         assert_eq!(quote(&"x".repeat(300)).chars().count(), QUOTE_CHARS);
     }

@@ -13,7 +13,8 @@
 //!   TUI read the ring).
 //! * [`rules`] and the files beside it hold one idea each: thread and error rules, the lag
 //!   percentile (judged beyond a replica's `SQL_Delay`), the two SBM rules, errant transactions,
-//!   topology, DDL with its catch-up [`eta`], and the global rules.
+//!   topology, DDL with its catch-up [`eta`], a lag that is not recovering, and the global
+//!   rules.
 
 mod ddl;
 mod engine;
@@ -25,6 +26,7 @@ mod hysteresis;
 mod lag;
 pub mod lint;
 mod log;
+mod not_recovering;
 mod rules;
 mod sbm;
 mod settings;

@@ -138,7 +138,7 @@ pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<Scoped> {
 }
 
 /// The rules judged on each replication channel of a node.
-const CHANNEL_RULES: [AlertKind; 7] = [
+const CHANNEL_RULES: [AlertKind; 8] = [
     AlertKind::IoThreadStopped,
     AlertKind::SqlThreadStopped,
     AlertKind::ReplicationError,
@@ -146,6 +146,7 @@ const CHANNEL_RULES: [AlertKind; 7] = [
     AlertKind::SbmOverstatesLag,
     AlertKind::LagP99High,
     AlertKind::GtidBacklogHigh,
+    AlertKind::ReplicaNotRecovering,
 ];
 
 fn channel_verdict(
@@ -162,6 +163,9 @@ fn channel_verdict(
         AlertKind::SbmOverstatesLag => super::sbm::overstates(inputs, node, r),
         AlertKind::LagP99High => super::lag::p99_high(inputs.settings, r),
         AlertKind::GtidBacklogHigh => gtid_backlog_high(inputs.settings, r),
+        AlertKind::ReplicaNotRecovering => {
+            super::not_recovering::verdict(inputs.settings, inputs.snapshot.uptime, r)
+        }
         _ => Verdict::Unknown,
     }
 }

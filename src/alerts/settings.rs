@@ -14,6 +14,9 @@ pub struct Thresholds {
     pub routing_max_lag_seconds: f64,
     /// Clock difference between a replica and its source that raises `clock_skew`.
     pub clock_skew_ms: u64,
+    /// How long a lag beyond the routing threshold may go without shrinking before
+    /// `replica_not_recovering` is raised.
+    pub not_recovering_seconds: f64,
     /// Consecutive bad samples before an alert is raised, clean ones before it clears.
     pub raise_after: u32,
     pub clear_after: u32,
@@ -27,6 +30,7 @@ impl Default for Thresholds {
             gtid_backlog: 1000,
             routing_max_lag_seconds: 1.0,
             clock_skew_ms: 500,
+            not_recovering_seconds: 120.0,
             raise_after: 2,
             clear_after: 3,
         }
@@ -49,6 +53,8 @@ pub struct AlertSettings {
     pub gtid_backlog: u64,
     pub routing_max_lag_seconds: f64,
     pub clock_skew_ms: i64,
+    /// Lag beyond the routing threshold, not shrinking for this long: `replica_not_recovering`.
+    pub not_recovering: Duration,
     /// Entries the in-memory alert log keeps; the oldest go first.
     pub log_capacity: usize,
 }
@@ -82,6 +88,8 @@ impl AlertSettings {
             gtid_backlog: t.gtid_backlog,
             routing_max_lag_seconds: t.routing_max_lag_seconds,
             clock_skew_ms: i64::try_from(t.clock_skew_ms).unwrap_or(i64::MAX),
+            not_recovering: Duration::try_from_secs_f64(t.not_recovering_seconds)
+                .unwrap_or(Duration::MAX),
             log_capacity: 1000,
         }
     }
@@ -113,6 +121,7 @@ mod settings_tests {
             gtid_backlog: 7,
             routing_max_lag_seconds: 4.0,
             clock_skew_ms: 900,
+            not_recovering_seconds: 45.0,
             raise_after: 4,
             clear_after: 6,
         };
@@ -135,6 +144,7 @@ mod settings_tests {
             ),
             (2.5, 3.0, 4.0)
         );
+        assert_eq!(s.not_recovering, Duration::from_secs(45));
         assert_eq!(
             (s.poll_interval, s.heartbeat_interval),
             (Duration::from_secs(2), Duration::from_millis(500))

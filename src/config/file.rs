@@ -140,6 +140,7 @@ struct ThresholdsFile {
     gtid_backlog: Option<Spanned<toml::Value>>,
     routing_max_lag_seconds: Option<Spanned<f64>>,
     clock_skew_ms: Option<Spanned<toml::Value>>,
+    not_recovering_seconds: Option<Spanned<f64>>,
     raise_after: Option<Spanned<toml::Value>>,
     clear_after: Option<Spanned<toml::Value>>,
 }
@@ -409,6 +410,11 @@ impl ThresholdsFile {
                 self.routing_max_lag_seconds.as_ref(),
                 "thresholds.routing_max_lag_seconds",
                 d.routing_max_lag_seconds,
+            )?,
+            not_recovering_seconds: file_text.seconds(
+                self.not_recovering_seconds.as_ref(),
+                "thresholds.not_recovering_seconds",
+                d.not_recovering_seconds,
             )?,
         })
     }

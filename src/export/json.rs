@@ -205,6 +205,8 @@ pub struct JsonChannel {
     pub last_sql_error: Option<JsonError>,
     /// The parallel appliers (DESIGN.md §13).
     pub appliers: JsonAppliers,
+    /// Apply rate against the source's, the lag's trend and the ETA.
+    pub catch_up: catch_up::JsonCatchUp,
 }
 
 /// A channel's parallel appliers; every field `null` when the server does not report it.
@@ -415,6 +417,7 @@ fn channel(r: &ReplicaView) -> JsonChannel {
         last_io_error: error(r.last_io_error.as_ref()),
         last_sql_error: error(r.last_sql_error.as_ref()),
         appliers: appliers(&r.appliers),
+        catch_up: catch_up::catch_up(&r.catch_up),
     }
 }
 
@@ -502,5 +505,6 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
     }
 }
 
+mod catch_up;
 #[cfg(test)]
 mod tests;

@@ -27,6 +27,7 @@ use crate::poll::{ConnState, WriterState};
 use crate::store::{NodeView, Role, Snapshot};
 
 mod appliers;
+mod catch_up;
 mod replica;
 #[cfg(test)]
 mod tests;
@@ -35,7 +36,7 @@ mod tests;
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// Every alert kind, so `rwtop_alerts_active` has a series per kind even at 0.
-const ALERT_KINDS: [AlertKind; 15] = [
+const ALERT_KINDS: [AlertKind; 16] = [
     AlertKind::SbmUnderstatesLag,
     AlertKind::SbmOverstatesLag,
     AlertKind::IoThreadStopped,
@@ -51,6 +52,7 @@ const ALERT_KINDS: [AlertKind; 15] = [
     AlertKind::WritableReplica,
     AlertKind::AllReplicasLagging,
     AlertKind::DdlInFlight,
+    AlertKind::ReplicaNotRecovering,
 ];
 
 const WRITER_STATES: [&str; 5] = ["starting", "writing", "observing", "refused", "failing"];
@@ -92,6 +94,7 @@ impl Collector for SnapshotCollector {
         replica::progress(&mut e, s)?;
         replica::drains(&mut e, s)?;
         appliers::appliers(&mut e, s)?;
+        catch_up::catch_up(&mut e, s)?;
         alerts(&mut e, s)?;
         lint(&mut e, s)?;
         probes(&mut e, s)

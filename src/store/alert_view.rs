@@ -22,6 +22,7 @@ pub enum AlertKind {
     WritableReplica,
     AllReplicasLagging,
     DdlInFlight,
+    ReplicaNotRecovering,
 }
 
 impl AlertKind {
@@ -44,6 +45,7 @@ impl AlertKind {
             Self::WritableReplica => "writable_replica",
             Self::AllReplicasLagging => "all_replicas_lagging",
             Self::DdlInFlight => "ddl_in_flight",
+            Self::ReplicaNotRecovering => "replica_not_recovering",
         }
     }
 
@@ -67,7 +69,8 @@ impl AlertKind {
             | Self::ClockSkew
             | Self::TopologyChanged
             | Self::WritableReplica
-            | Self::DdlInFlight => Severity::Warning,
+            | Self::DdlInFlight
+            | Self::ReplicaNotRecovering => Severity::Warning,
         }
     }
 }

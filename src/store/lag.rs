@@ -46,6 +46,16 @@ impl Lag {
         }
     }
 
+    /// The lag when it is exact: a bound moves with the clock, not with the replica, so no
+    /// trend is read from one.
+    #[must_use]
+    pub fn exact(&self) -> Option<Duration> {
+        match self {
+            Self::Exact { lag } => Some(*lag),
+            _ => None,
+        }
+    }
+
     /// The figure as every output prints it: `0.12s`, or `≥3.20s` for a lower bound. `None` when
     /// it is unknown, which each place words in the room it has: `?` in a table, the reason in
     /// an alert.

@@ -4,6 +4,7 @@
 
 pub mod alert_view;
 pub mod applier;
+pub mod apply_rate;
 pub mod backlog;
 mod delay;
 mod discovery;

@@ -3,13 +3,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::apply_rate::{self, ApplyHistory, SourceInput, WriteHistory};
 use super::backlog::{SourceHistory, bytes_behind, gtid_backlog};
 use super::delay::BeyondDelay;
 use super::lag::Lag;
 use super::series::{Point, Series};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
-use crate::mysql::{BinlogFile, Flavor, Identity, Processlist, ReplicaStatus, Settings};
+use crate::mysql::{BinlogFile, Flavor, Identity, NodeState, Processlist, ReplicaStatus, Settings};
 use crate::poll::{ConnState, NodeSample};
 
 /// Charts look back at most this far; the rest of the hour stays in the store.
@@ -26,6 +27,8 @@ pub struct NodeEntry {
     pub sample: Option<NodeSample>,
     /// This node's last few states, against which its replicas' statuses are compared.
     pub as_source: SourceHistory,
+    /// The last seconds of this node's own writes, for its replicas' catch-up.
+    pub writes: WriteHistory,
     /// The newest binlog list: samples carry one only every few polls.
     pub binlog_files: Vec<BinlogFile>,
     /// The newest processlist scan: samples carry one only every few polls.
@@ -57,6 +60,8 @@ pub struct ChannelEntry {
     beyond_delay: Option<Box<BeyondDelay>>,
     histogram: super::histogram::LagHistogram,
     series: Series,
+    /// The last seconds of polls, for the apply rate and the catch-up.
+    rate: ApplyHistory,
     /// The chart's points, rebuilt once per new point rather than per snapshot.
     chart: Arc<[Point]>,
     applier: super::applier::ApplierTrack,
@@ -75,17 +80,19 @@ impl ChannelEntry {
             beyond_delay: None,
             histogram: super::histogram::LagHistogram::default(),
             series: Series::with_capacity(points),
+            rate: ApplyHistory::default(),
             chart: Arc::from(Vec::new()),
             applier: super::applier::ApplierTrack::default(),
         }
     }
 
-    fn push_point(&mut self, status: &ReplicaStatus, at: Instant, at_ms: u64) {
+    fn push_point(&mut self, status: &ReplicaStatus, state: &NodeState, at: Instant, at_ms: u64) {
         if status.sql_delay.is_some_and(|d| d > 0) {
             BeyondDelay::delay_seen(&mut self.beyond_delay, at);
         }
-        let lag_ms = self
-            .lag_at(at)
+        let lag = self.lag_at(at);
+        self.rate.record(at_ms, status, state, lag.exact());
+        let lag_ms = lag
             .value()
             .map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
         let sbm = status
@@ -161,6 +168,7 @@ impl NodeEntry {
             identity: None,
             sample: None,
             as_source: SourceHistory::default(),
+            writes: WriteHistory::default(),
             binlog_files: Vec::new(),
             processes: None,
             settings: None,
@@ -188,6 +196,8 @@ impl NodeEntry {
             self.processes_at = self.samples;
         }
         self.as_source.record(&sample);
+        let head = sample.binlog.as_ref().map(|b| &b.position);
+        self.writes.record(at_ms, &sample.state, head);
         // A channel keeps its history while the server reports it; one that is gone (RESET
         // REPLICA ALL) goes with it.
         let mut old = std::mem::take(&mut self.channels);
@@ -196,7 +206,7 @@ impl NodeEntry {
                 Some(i) => old.swap_remove(i),
                 None => ChannelEntry::new(&status.channel, self.points),
             };
-            channel.push_point(status, sample.at, at_ms);
+            channel.push_point(status, &sample.state, sample.at, at_ms);
             let scan = if scanned {
                 self.processes.as_ref().map(|p| p.workers.as_slice())
             } else {
@@ -324,6 +334,21 @@ impl NodeEntry {
         let source_entry = source.and_then(|s| s.entry);
         // Only what the source had before this status was read: never writes it took after.
         let source_state = source_entry.and_then(|s| s.as_source.before(sample.at));
+        let heartbeat_lag = channel.lag_at(now);
+        // A cascade's lag includes its source's own delay, which it can never catch up on.
+        let inherited = source_entry
+            .and_then(|s| s.statuses().iter().filter_map(|st| st.sql_delay).max())
+            .unwrap_or(0);
+        let catch_up = apply_rate::catch_up(
+            &channel.rate,
+            source_entry.map(|s| SourceInput {
+                writes: &s.writes,
+                files: &s.binlog_files,
+            }),
+            sample.replication.len() == 1,
+            &heartbeat_lag,
+            std::time::Duration::from_secs(status.sql_delay.unwrap_or(0).saturating_add(inherited)),
+        );
         ReplicaView {
             channel: status.channel.clone(),
             source: source.and_then(|s| s.name.clone()),
@@ -334,7 +359,7 @@ impl NodeEntry {
             io_state: status.io_state.clone(),
             sql_state: status.sql_state.clone(),
             seconds_behind_source: status.seconds_behind_source,
-            heartbeat_lag: channel.lag_at(now),
+            heartbeat_lag,
             windows: Window::ALL
                 .iter()
                 .map(|w| (*w, channel.windows.stats(now, *w)))
@@ -355,6 +380,7 @@ impl NodeEntry {
             lag_histogram: channel.histogram.clone(),
             beyond_delay: channel.beyond_delay.as_ref().map(|b| b.view(now)),
             appliers: super::ApplierView::default(),
+            catch_up,
         }
     }
 }

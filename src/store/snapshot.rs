@@ -228,6 +228,10 @@ pub struct ReplicaView {
     /// Parallel appliers: workers, busy ones at the newest scan, retries, groups.
     #[serde(default)]
     pub appliers: super::ApplierView,
+    /// Apply rate against the source's write rate, the lag trend and the ETA
+    /// (`store/apply_rate.rs`); unknown in recordings made before it existed.
+    #[serde(default)]
+    pub catch_up: super::apply_rate::CatchUp,
 }
 
 /// A delayed replica's heartbeat lag beyond its intended delay.

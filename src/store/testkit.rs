@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::alert_view::{Alert, AlertKind, AlertsView};
+use super::apply_rate::{CatchUp, CatchUpState};
 use crate::gtid::{GtidList, GtidSet};
 use crate::mysql::{
     BinlogPos, DdlStatement, Endpoint, GtidState, IoRunning, NodeState, ReplicaStatus,
@@ -163,6 +164,48 @@ fn healthy_replica(source: &str) -> ReplicaView {
         lag_histogram: crate::store::histogram::LagHistogram::default(),
         beyond_delay: None,
         appliers: super::ApplierView::default(),
+        catch_up: CatchUp {
+            state: CatchUpState::CaughtUp,
+            apply_trx_per_s: Some(50.0),
+            source_trx_per_s: Some(50.0),
+            apply_bytes_per_s: Some(12_800.0),
+            source_bytes_per_s: Some(12_800.0),
+            lag_change_s_per_s: Some(0.0),
+            eta: None,
+            window: Some(Duration::from_secs(19)),
+        },
+    }
+}
+
+/// A channel's catch-up while its lag shrinks `rate` s/s with `eta` to go, the source writing
+/// 50 trx/s.
+#[must_use]
+pub fn catching_up(rate: f64, eta: Duration) -> CatchUp {
+    CatchUp {
+        state: CatchUpState::CatchingUp,
+        apply_trx_per_s: Some(50.0 * (1.0 + rate)),
+        source_trx_per_s: Some(50.0),
+        apply_bytes_per_s: None,
+        source_bytes_per_s: None,
+        lag_change_s_per_s: Some(-rate),
+        eta: Some(eta),
+        window: Some(Duration::from_secs(19)),
+    }
+}
+
+/// A channel's catch-up while it applies `apply` trx/s against the source's 50, its lag
+/// growing `growth` s/s.
+#[must_use]
+pub fn falling_behind(apply: f64, growth: f64) -> CatchUp {
+    CatchUp {
+        state: CatchUpState::FallingBehind,
+        apply_trx_per_s: Some(apply),
+        source_trx_per_s: Some(50.0),
+        apply_bytes_per_s: None,
+        source_bytes_per_s: None,
+        lag_change_s_per_s: Some(growth),
+        eta: None,
+        window: Some(Duration::from_secs(19)),
     }
 }
 

@@ -121,6 +121,62 @@ pub fn per_second(rate: f64) -> String {
     }
 }
 
+/// When something will be done, rounded as an estimate deserves: whole seconds below 90 s,
+/// whole minutes above (`~18s`, `~2m00s`, `~1h05m`).
+#[must_use]
+pub fn eta(d: Duration) -> String {
+    let s = d.as_secs();
+    let rounded = if s < 90 { s } else { (s + 30) / 60 * 60 };
+    format!("~{}", secs(rounded))
+}
+
+/// Seconds of lag gained (positive) or lost (negative) per second, with two significant digits
+/// where it is small: `2.3 s/s`, `0.45 s/s`, `-1.0 s/s`, `12 s/s`. Magnitude only: the words
+/// around it ("catching up", "falling behind") say which way.
+#[must_use]
+pub fn lag_rate(s_per_s: f64) -> String {
+    let size = s_per_s.abs();
+    if !size.is_finite() {
+        return "? s/s".to_owned();
+    }
+    if size < 1.0 {
+        format!("{size:.2} s/s")
+    } else if size < 10.0 {
+        format!("{size:.1} s/s")
+    } else {
+        format!("{size:.0} s/s")
+    }
+}
+
+/// Transactions per second, whole below a thousand, then in thousands with one decimal:
+/// `0 trx/s`, `40 trx/s`, `1.2k trx/s`. Magnitude only.
+#[must_use]
+pub fn trx_rate(per_s: f64) -> String {
+    let size = per_s.abs();
+    if !size.is_finite() {
+        "? trx/s".to_owned()
+    } else if size < 1_000.0 {
+        format!("{size:.0} trx/s")
+    } else {
+        format!("{:.1}k trx/s", size / 1_000.0)
+    }
+}
+
+/// Bytes per second in [`bytes`]' units: `512 B/s`, `1.5 MiB/s`. Magnitude only.
+#[must_use]
+pub fn byte_rate(per_s: f64) -> String {
+    if !per_s.is_finite() {
+        return "? B/s".to_owned();
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a magnitude, cut to whole bytes; saturates at u64::MAX"
+    )]
+    let whole = per_s.abs() as u64;
+    format!("{}/s", bytes(whole))
+}
+
 /// `n` tenths of `unit`, the decimal left out when it is zero: `1.2s`, `3s`.
 fn tenths(n: u128, unit: &str) -> String {
     if n.is_multiple_of(10) {
@@ -237,6 +293,27 @@ mod tests {
         for (n, want) in cases {
             assert_eq!(bytes(n), want, "{n}");
         }
+    }
+
+    #[test]
+    fn rates_and_estimates() {
+        let etas = [s(18), s(89), s(95), s(130), s(3_900), s(7_500)].map(eta);
+        assert_eq!(
+            etas,
+            ["~18s", "~1m29s", "~2m00s", "~2m00s", "~1h05m", "~2h05m"]
+        );
+        assert_eq!(
+            [2.34, -0.456, -1.0, 12.6, f64::NAN].map(lag_rate),
+            ["2.3 s/s", "0.46 s/s", "1.0 s/s", "13 s/s", "? s/s"]
+        );
+        assert_eq!(
+            [0.2, 40.4, -40.0, 1_234.0].map(trx_rate),
+            ["0 trx/s", "40 trx/s", "40 trx/s", "1.2k trx/s"]
+        );
+        assert_eq!(
+            [512.9, 1_572_864.0].map(byte_rate),
+            ["512 B/s", "1.5 MiB/s"]
+        );
     }
 
     #[test]

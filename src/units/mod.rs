@@ -9,6 +9,8 @@ pub mod format;
 pub mod parse;
 mod quote;
 
-pub use format::{bytes, count, duration, lag, offset_ms, per_second, secs};
+pub use format::{
+    byte_rate, bytes, count, duration, eta, lag, lag_rate, offset_ms, per_second, secs, trx_rate,
+};
 pub use parse::{parse_duration, parse_interval};
 pub use quote::{excerpt, quoted};

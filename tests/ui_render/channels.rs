@@ -28,6 +28,7 @@ fn multi_source_broken_channel() -> Snapshot {
         };
         r.gtid_backlog.not_received = None;
         r.windows.iter_mut().for_each(|(_, stats)| *stats = None);
+        r.catch_up = rwtop::store::apply_rate::CatchUp::default();
         r.last_io_error = Some(ThreadError {
             errno: 2003,
             message: "error reconnecting to master 'rwtop@127.0.0.1:24002' - retry-time: 1  \

@@ -333,3 +333,51 @@ fn appliers_per_channel_with_nulls_for_what_is_not_known() {
         assert_eq!(r1[key], Value::Null, "{key}: {r1}");
     }
 }
+
+/// Each channel carries its own catch-up; what cannot be told is null, never 0.
+#[test]
+fn each_channel_has_its_catch_up() {
+    let mut topo = two_channels();
+    topo.channel_mut("r2", "p2", |r| {
+        r.catch_up = crate::store::testkit::falling_behind(0.0, 1.0);
+    });
+    topo.replica_mut("r1", |r| {
+        r.catch_up = crate::store::testkit::catching_up(1.1, secs(11.04));
+    });
+    topo.add_replica("r3", "db1", 9);
+    topo.replica_mut("r3", |r| {
+        r.catch_up = crate::store::apply_rate::CatchUp::default();
+    });
+    let d = doc(&topo.snapshot);
+    let r1 = &node(&d, "r1")["channels"][0]["catch_up"];
+    assert_eq!(r1["state"], "catching_up");
+    assert_eq!(r1["eta_s"], 11.04);
+    assert_eq!(r1["lag_change_s_per_s"], -1.1);
+    assert_eq!(r1["apply_trx_per_s"], 105.0);
+    assert_eq!(r1["source_trx_per_s"], 50.0);
+    assert_eq!(r1["apply_bytes_per_s"], Value::Null);
+    assert_eq!(r1["text"], "catching up 1.1 s/s, ~11s");
+    let channels = node(&d, "r2")["channels"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let p2 = channels
+        .iter()
+        .find(|c| c["channel"] == "p2")
+        .map(|c| &c["catch_up"]);
+    let p2 = p2.unwrap_or_else(|| panic!("{channels:#?}"));
+    assert_eq!(p2["state"], "falling_behind");
+    assert_eq!(p2["eta_s"], Value::Null);
+    assert_eq!(p2["text"], "falling behind 50 trx/s");
+    let r3 = &node(&d, "r3")["channels"][0]["catch_up"];
+    assert_eq!(r3["state"], "unknown");
+    for key in [
+        "apply_trx_per_s",
+        "source_trx_per_s",
+        "lag_change_s_per_s",
+        "eta_s",
+        "window_s",
+    ] {
+        assert_eq!(r3[key], Value::Null, "{key}");
+    }
+}

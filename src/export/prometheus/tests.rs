@@ -345,7 +345,8 @@ fn every_alert_kind_is_listed() {
         | AlertKind::TopologyChanged
         | AlertKind::WritableReplica
         | AlertKind::AllReplicasLagging
-        | AlertKind::DdlInFlight => ALERT_KINDS.contains(&kind),
+        | AlertKind::DdlInFlight
+        | AlertKind::ReplicaNotRecovering => ALERT_KINDS.contains(&kind),
     };
     assert!(ALERT_KINDS.iter().all(|k| listed(*k)));
     let unique: BTreeSet<_> = ALERT_KINDS.iter().collect();
@@ -469,3 +470,58 @@ fn every_family_follows_the_naming_conventions() {
 
 #[path = "channels.rs"]
 mod channels;
+
+/// The catch-up families: figures as the snapshot has them, absent when unknown, the state one
+/// gauge per state.
+#[test]
+fn catch_up_figures_are_per_channel_and_absent_when_unknown() {
+    let mut topo = Topo::new();
+    topo.replica_mut("r1", |r| {
+        r.catch_up = crate::store::testkit::catching_up(0.5, Duration::from_secs(18));
+    });
+    topo.replica_mut("r2", |r| {
+        r.catch_up = crate::store::apply_rate::CatchUp::default();
+    });
+    let t = text(&topo.snapshot);
+    has(
+        &t,
+        &format!("rwtop_replica_apply_transactions_per_second{{{R1}}} 75.0"),
+    );
+    has(
+        &t,
+        &format!("rwtop_replica_source_transactions_per_second{{{R1}}} 50.0"),
+    );
+    has(
+        &t,
+        &format!("rwtop_replica_lag_change_seconds_per_second{{{R1}}} -0.5"),
+    );
+    has(
+        &t,
+        &format!("rwtop_replica_catch_up_eta_seconds{{{R1}}} 18.0"),
+    );
+    has(
+        &t,
+        &format!("rwtop_replica_catch_up_state{{{R1},state=\"catching_up\"}} 1"),
+    );
+    has(
+        &t,
+        &format!("rwtop_replica_catch_up_state{{{R1},state=\"caught_up\"}} 0"),
+    );
+    has(
+        &t,
+        &format!("rwtop_replica_catch_up_state{{{R2},state=\"unknown\"}} 1"),
+    );
+    for name in [
+        "rwtop_replica_apply_transactions_per_second",
+        "rwtop_replica_source_transactions_per_second",
+        "rwtop_replica_apply_bytes_per_second",
+        "rwtop_replica_lag_change_seconds_per_second",
+        "rwtop_replica_catch_up_eta_seconds",
+    ] {
+        assert!(
+            samples(&t, name).iter().all(|l| !l.contains(R2)),
+            "{name} has a sample for r2, whose catch-up is unknown"
+        );
+    }
+    assert!(samples(&t, "rwtop_replica_apply_bytes_per_second").is_empty());
+}

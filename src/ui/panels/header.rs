@@ -296,12 +296,17 @@ pub(crate) mod tests {
             (r.sql_running, r.seconds_behind_source) = (false, None);
             r.gtid_backlog.not_received = None;
             r.bytes_behind.io = Some(6 * 1_024 * 1_024);
+            r.catch_up = crate::store::testkit::falling_behind(0.0, 1.0);
         });
         let lag = Lag::AtLeast {
             lag: secs(3.2),
             upper: None,
         };
-        topo.replica_mut("r4", |r| r.heartbeat_lag = lag);
+        topo.replica_mut("r4", |r| {
+            r.heartbeat_lag = lag;
+            r.catch_up = crate::store::apply_rate::CatchUp::default();
+        });
+
         let alter = "ALTER TABLE big ENGINE=InnoDB";
         topo.node_mut("db1", |n| n.ddl = vec![ddl(alter, 7, false)]);
         let mut applying = ddl(alter, 2, true);
@@ -333,6 +338,7 @@ pub(crate) mod tests {
                     .to_owned(),
                 timestamp: None,
             });
+            r.catch_up = crate::store::apply_rate::CatchUp::default();
         });
         topo.snapshot
     }

@@ -63,21 +63,24 @@ fn window_label(window: Window) -> &'static str {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[rustfmt::skip]
 enum Col {
-    State, StateWord, Name, Address, Source, Threads, Sbm, Now, P50, P99, Max,
+    State, StateWord, Name, Address, Source, Threads, Sbm, Now, CatchUp, P50, P99, Max,
     Backlog, NotReceived, NotApplied, Bytes, BytesIo, BytesSql, Delay, DelayLeft,
 }
 
 use Col::{
-    Address, Backlog, Bytes, BytesIo, BytesSql, Delay, DelayLeft, Max, Name, NotApplied,
+    Address, Backlog, Bytes, BytesIo, BytesSql, CatchUp, Delay, DelayLeft, Max, Name, NotApplied,
     NotReceived, Now, P50, P99, Sbm, Source, State, StateWord, Threads,
 };
 
 /// `Source` only while some replica has several channels: otherwise the tree says it.
-const COMPACT: [Col; 12] = [
-    State, Name, Source, Threads, Sbm, Now, P50, P99, Max, Backlog, Bytes, Delay,
+const COMPACT: [Col; 13] = [
+    State, Name, Source, Threads, Sbm, Now, CatchUp, P50, P99, Max, Backlog, Bytes, Delay,
 ];
-/// Least important first; state, name and lag now are never dropped.
-const DROP_ORDER: [Col; 9] = [Bytes, Delay, Max, Source, P50, Backlog, P99, Sbm, Threads];
+/// Least important first; state, name and lag now are never dropped. The catch-up goes first:
+/// it is about the lag beside it, and the detail pane says it in full.
+const DROP_ORDER: [Col; 10] = [
+    CatchUp, Bytes, Delay, Max, Source, P50, Backlog, P99, Sbm, Threads,
+];
 
 impl Col {
     /// Header, content width (0: the widest value's), and whether it is a right-aligned number.
@@ -92,6 +95,7 @@ impl Col {
             Threads => ("IO/SQL", 8, false),
             Sbm => ("SBM", 6, true),
             Now => ("lag", 7, true),
+            CatchUp => ("catch-up", 16, false),
             P50 => ("P50", 7, true),
             P99 => ("P99", 7, true),
             Max => ("max", 7, true),
@@ -185,6 +189,10 @@ impl Col {
             ]),
             Sbm => Line::from(sbm_span(r.seconds_behind_source, theme)),
             Now => Line::from(lag_span(&r.heartbeat_lag, theme)),
+            CatchUp => Line::styled(
+                super::detail::catch_up::cell(&r.catch_up),
+                super::detail::catch_up::style(&r.catch_up, theme),
+            ),
             P50 => stat(|s| s.p50),
             P99 => stat(|s| s.p99),
             Max => stat(|s| s.max),
@@ -371,11 +379,20 @@ mod tests {
         topo.replica_mut("r1", |r| {
             (r.sql_delay, r.sql_remaining_delay) = (Some(3_600), Some(1_200));
         });
-        // 200 columns with the tree shown give the table 140: all but the state in words.
+        topo.replica_mut("r4", |r| {
+            r.heartbeat_lag = crate::store::lag::Lag::Exact {
+                lag: Duration::from_millis(12_100),
+            };
+            r.catch_up = crate::store::testkit::catching_up(1.1, Duration::from_secs(11));
+        });
+        // 200 columns with the tree shown give the table 140: the counts and bytes split.
         let at140 = text(&topo.snapshot, &UiState::default(), 140);
         assert!(!at140.contains("✖ down"), "{at140}");
-        has_all(&at140, "127.0.0.1:13307|GTID not rcvd|IO behind|6.0 MiB");
-        has_all(&at140, "1h00m (20m00s)|max|0.26s");
+        has_all(&at140, "GTID not rcvd|IO behind|6.0 MiB|catch-up|▲50 trx/s");
+        has_all(&at140, "▼1.1 s/s ~11s|caught up|max|0.26s");
+        // 160: the address and the delay left too.
+        let at160 = text(&topo.snapshot, &UiState::default(), 160);
+        has_all(&at160, "127.0.0.1:13307|1h00m (20m00s)");
         has_all(
             &text(&topo.snapshot, &UiState::default(), 200),
             "state|✖ down",

@@ -1,15 +1,16 @@
 //! The detail pane: the selected replica channel in full (named in the title, `agg/p2 ← p2`, when
 //! it is a named one). A chart of that channel's heartbeat lag against SBM over the chosen window,
-//! then the numbers an operator acts on: window percentiles, binlog positions and bytes behind,
-//! GTID backlog, delay, parallel appliers, GTID state, and the threads' last errors. A
-//! multi-source replica's other channels get a line each (source, threads, lag), so none is out
-//! of sight.
+//! then the numbers an operator acts on: window percentiles, the catch-up (rate and ETA), binlog
+//! positions and bytes behind, GTID backlog, delay, parallel appliers, GTID state, and the
+//! threads' last errors. A multi-source replica's other channels get a line each (source,
+//! threads, lag), so none is out of sight.
 //!
 //! The text has priority over the chart: at 80×24 the pane is 48 columns by about ten rows and
 //! the numbers must all be there, so the chart is drawn only where it gets a useful size. It goes
 //! on top when the pane is tall, beside the text when the pane is wide and short.
 
 mod appliers;
+pub(super) mod catch_up;
 #[cfg(test)]
 mod tests;
 mod text;

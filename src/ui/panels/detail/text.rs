@@ -46,6 +46,7 @@ pub(super) fn lines(
         lines.extend(other_channel(&other, t, width));
     }
     lines.push(window_line(r, ctx.state.window, t));
+    lines.extend(super::catch_up::lines(r, t, width, INDENT));
     let io = r.bytes_behind.io;
     lines.push(position_line("recv ", &r.received, "io", io, t, width));
     let sql = r.bytes_behind.sql;
