@@ -56,7 +56,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
         frame.render_widget(Paragraph::new(line), inner);
         return;
     };
-    let text_at = |width: u16| text::lines(&row, replica, ctx, usize::from(width));
+    let text_at = |width: u16| {
+        let all = text::lines(&row, replica, ctx, usize::from(width), false);
+        if all.len() > usize::from(inner.height) {
+            text::lines(&row, replica, ctx, usize::from(width), true)
+        } else {
+            all
+        }
+    };
     let full = text_at(inner.width);
     let side = text_at(SIDE_TEXT_WIDTH);
     let chart_at = |frame: &mut Frame, area: Rect| {

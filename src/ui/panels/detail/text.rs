@@ -23,12 +23,14 @@ const GTID_CHARS: usize = 40;
 /// Continuation lines of wrapped text are indented, so an entry's start stays visible.
 const INDENT: usize = 2;
 
-/// The text of the pane, in order of what an operator needs first, wrapped to `width`.
+/// The text of the pane, in order of what an operator needs first, wrapped to `width`; with
+/// `brief`, a caught-up channel's catch-up line (nothing to close) gives its row to the rest.
 pub(super) fn lines(
     row: &ReplicaRow<'_>,
     r: &ReplicaView,
     ctx: &RenderCtx<'_>,
     width: usize,
+    brief: bool,
 ) -> Vec<Line<'static>> {
     let (t, node) = (ctx.theme, row.node);
     let mut lines = vec![summary(row, r, ctx)];
@@ -46,7 +48,9 @@ pub(super) fn lines(
         lines.extend(other_channel(&other, t, width));
     }
     lines.push(window_line(r, ctx.state.window, t));
-    lines.extend(super::catch_up::lines(r, t, width, INDENT));
+    if !(brief && r.catch_up.state == crate::store::apply_rate::CatchUpState::CaughtUp) {
+        lines.extend(super::catch_up::lines(r, t, width, INDENT));
+    }
     let io = r.bytes_behind.io;
     lines.push(position_line("recv ", &r.received, "io", io, t, width));
     let sql = r.bytes_behind.sql;
