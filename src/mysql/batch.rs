@@ -16,7 +16,7 @@ use mysql_async::Row;
 use mysql_async::prelude::Queryable;
 
 use super::binlog::{BinlogFile, BinlogStatus};
-use super::conn::{NodeConn, SqlError, first_row, judged, parse_answer, raw_row};
+use super::conn::{NodeConn, SqlError, first_row, judged, parse_answer, raw_rows};
 use super::node_state::NodeState;
 use super::processlist::Processlist;
 use super::replica_hosts::ReplicaHost;
@@ -92,7 +92,7 @@ impl NodeConn {
             let mut result = conn.query_iter(joined.as_str()).await?;
             while sets.len() < sqls.len() {
                 let rows: Vec<Row> = result.collect().await?;
-                sets.push(rows.into_iter().map(raw_row).collect());
+                sets.push(raw_rows(rows));
             }
             // Anything past the statements sent (there is none) must not reach the next query.
             result.drop_result().await

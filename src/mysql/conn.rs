@@ -6,6 +6,7 @@
 //! [`SqlError::Closed`] until the caller reconnects.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
@@ -469,7 +470,7 @@ async fn run_query(
         return Err(SqlError::Closed { addr });
     };
     let outcome = tokio::time::timeout(timeout, conn.query::<Row, _>(sql)).await;
-    judged(slot, addr, timeout, sql, outcome).map(|rows| rows.into_iter().map(raw_row).collect())
+    judged(slot, addr, timeout, sql, outcome).map(raw_rows)
 }
 
 /// A statement's outcome under its timeout as an [`SqlError`] naming `sql`; the connection in
@@ -528,24 +529,37 @@ pub(super) fn parse_answer<T>(
     })
 }
 
-/// Text-protocol rows carry bytes or NULL; the binary-protocol variants are rendered as text so
-/// one parser serves both.
-pub(super) fn raw_row(row: Row) -> RawRow {
-    let columns = row.columns();
-    let values = row.unwrap_raw();
-    let cells = columns
-        .iter()
-        .zip(values)
-        .map(|(column, value)| {
-            let text = match value {
-                None | Some(Value::NULL) => None,
-                Some(Value::Bytes(bytes)) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-                Some(other) => Some(other.as_sql(true).trim_matches('\'').to_owned()),
-            };
-            (column.name_str().into_owned(), text)
+/// One result set's rows, sharing one list of column names. Text-protocol rows carry bytes or
+/// NULL; the binary-protocol variants are rendered as text so one parser serves both.
+pub(super) fn raw_rows(rows: Vec<Row>) -> Vec<RawRow> {
+    let Some(first) = rows.first() else {
+        return Vec::new();
+    };
+    let names: Arc<Vec<String>> = Arc::new(
+        first
+            .columns_ref()
+            .iter()
+            .map(|c| c.name_str().into_owned())
+            .collect(),
+    );
+    rows.into_iter()
+        .map(|row| {
+            let values = row
+                .unwrap_raw()
+                .into_iter()
+                .map(|value| match value {
+                    None | Some(Value::NULL) => None,
+                    Some(Value::Bytes(bytes)) => {
+                        Some(String::from_utf8(bytes).unwrap_or_else(|e| {
+                            String::from_utf8_lossy(e.as_bytes()).into_owned()
+                        }))
+                    }
+                    Some(other) => Some(other.as_sql(true).trim_matches('\'').to_owned()),
+                })
+                .collect();
+            RawRow::with_names(Arc::clone(&names), values)
         })
-        .collect();
-    RawRow::new(cells)
+        .collect()
 }
 
 #[cfg(test)]
