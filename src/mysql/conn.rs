@@ -549,11 +549,10 @@ pub(super) fn raw_rows(rows: Vec<Row>) -> Vec<RawRow> {
                 .into_iter()
                 .map(|value| match value {
                     None | Some(Value::NULL) => None,
-                    Some(Value::Bytes(bytes)) => {
-                        Some(String::from_utf8(bytes).unwrap_or_else(|e| {
-                            String::from_utf8_lossy(e.as_bytes()).into_owned()
-                        }))
-                    }
+                    Some(Value::Bytes(bytes)) => Some(
+                        String::from_utf8(bytes)
+                            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+                    ),
                     Some(other) => Some(other.as_sql(true).trim_matches('\'').to_owned()),
                 })
                 .collect();
