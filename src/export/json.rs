@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.6";
+pub const SCHEMA_VERSION: &str = "1.7";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {

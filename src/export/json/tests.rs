@@ -59,7 +59,7 @@ fn two_channels() -> Topo {
 fn each_channel_is_an_object_of_its_own() {
     let d = doc(&two_channels().snapshot);
     assert_eq!(d["schema_version"], SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, "1.6");
+    assert_eq!(SCHEMA_VERSION, "1.7");
     let channels = node(&d, "r2")["channels"].as_array().cloned();
     let channels = channels.unwrap_or_default();
     let names: Vec<&Value> = channels.iter().map(|c| &c["channel"]).collect();
