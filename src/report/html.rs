@@ -126,7 +126,7 @@ fn window(out: &mut String, report: &Report, facts: &Facts) {
 fn statements(out: &mut String, facts: &Facts) {
     out.push_str("<h3>Statements</h3>\n");
     if facts.statements.is_empty() {
-        out.push_str("<p>No DDL was seen running in this window.</p>\n");
+        let _ = writeln!(out, "<p>{}</p>", words::NO_DDL);
     } else {
         head(
             out,
@@ -163,7 +163,7 @@ fn lag(out: &mut String, facts: &Facts) {
         units::lag(facts.threshold)
     );
     if facts.replicas.is_empty() {
-        out.push_str("<p>No replica lag was recorded in this window.</p>\n");
+        let _ = writeln!(out, "<p>{}</p>", words::NO_LAG);
     }
     for r in &facts.replicas {
         let crossings = words::crossings(facts, r);
@@ -212,7 +212,7 @@ fn alerts(out: &mut String, facts: &Facts) {
 fn probes(out: &mut String, facts: &Facts) {
     out.push_str("<h3>Test reads</h3>\n");
     if facts.probes.is_empty() {
-        out.push_str("<p>None were run in this window.</p>\n");
+        let _ = writeln!(out, "<p>{}</p>", words::NONE_RUN);
     } else {
         head(
             out,

@@ -65,7 +65,7 @@ fn window(out: &mut String, report: &Report, facts: &Facts) {
 fn statements(out: &mut String, facts: &Facts) {
     let _ = writeln!(out, "### Statements\n");
     if facts.statements.is_empty() {
-        let _ = writeln!(out, "No DDL was seen running in this window.\n");
+        let _ = writeln!(out, "{}\n", words::NO_DDL);
     } else {
         let _ = writeln!(
             out,
@@ -95,7 +95,7 @@ fn lag(out: &mut String, facts: &Facts) {
         units::lag(facts.threshold)
     );
     if facts.replicas.is_empty() {
-        let _ = writeln!(out, "No replica lag was recorded in this window.\n");
+        let _ = writeln!(out, "{}\n", words::NO_LAG);
     } else {
         let _ = writeln!(
             out,
@@ -158,7 +158,7 @@ fn alerts(out: &mut String, facts: &Facts) {
 fn probes(out: &mut String, facts: &Facts) {
     let _ = writeln!(out, "### Test reads\n");
     if facts.probes.is_empty() {
-        let _ = writeln!(out, "None were run in this window.\n");
+        let _ = writeln!(out, "{}\n", words::NONE_RUN);
     } else {
         let _ = writeln!(
             out,

@@ -7,6 +7,11 @@ use super::facts::{Facts, Statement};
 use super::replica::{CatchUp, ReplicaLag};
 use crate::units;
 
+/// What a window without statements, lag readings or test reads says in their place.
+pub const NO_DDL: &str = "No DDL was seen running in this window.";
+pub const NO_LAG: &str = "No replica lag was recorded in this window.";
+pub const NONE_RUN: &str = "None were run in this window.";
+
 /// `12:03:05 (+15s)`: the wall-clock time (UTC) and the offset into the window.
 #[must_use]
 pub fn when(facts: &Facts, offset: f64) -> String {
