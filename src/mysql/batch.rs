@@ -116,7 +116,12 @@ impl NodeConn {
         let flavor = self.flavor();
         let family = flavor.family;
         let log_bin = self.identity().log_bin;
-        let processlist_sql = super::processlist::processlist_sql(flavor);
+        // Built only on the polls that scan (one in three).
+        let processlist_sql = if ask.processes {
+            super::processlist::processlist_sql(flavor)
+        } else {
+            String::new()
+        };
         let workers_sql = super::appliers::workers_sql(flavor);
         let sql = |part: Part| -> &str {
             match part {
