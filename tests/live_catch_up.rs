@@ -130,24 +130,7 @@ fn record(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Vec<Seen>>,
 ) {
-    let mut rx = engine.snapshots();
-    let (stop, mut stopped) = tokio::sync::oneshot::channel();
-    let task = tokio::spawn(async move {
-        let mut out = Vec::new();
-        loop {
-            tokio::select! {
-                _ = &mut stopped => return out,
-                changed = rx.changed() => {
-                    if changed.is_err() {
-                        return out;
-                    }
-                    let s = rx.borrow_and_update().clone();
-                    out.extend(r1(&s));
-                }
-            }
-        }
-    });
-    (stop, task)
+    common::record_snapshots(engine, r1)
 }
 
 fn near(value: Option<f64>, want: f64, share: f64) -> bool {

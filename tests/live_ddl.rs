@@ -58,24 +58,7 @@ fn seen(s: &Snapshot) -> Seen {
 
 /// Records every snapshot the engine publishes until told to stop.
 fn record(engine: &Engine) -> (oneshot::Sender<()>, tokio::task::JoinHandle<Vec<Seen>>) {
-    let mut rx = engine.snapshots();
-    let (stop, mut stopped) = oneshot::channel();
-    let task = tokio::spawn(async move {
-        let mut out = Vec::new();
-        loop {
-            tokio::select! {
-                _ = &mut stopped => return out,
-                changed = rx.changed() => {
-                    if changed.is_err() {
-                        return out;
-                    }
-                    let s = rx.borrow_and_update().clone();
-                    out.push(seen(&s));
-                }
-            }
-        }
-    });
-    (stop, task)
+    common::record_snapshots(engine, |s| Some(seen(s)))
 }
 
 /// The last instant at which `replica` was seen applying the ALTER: once the primary's GTID of
@@ -119,18 +102,7 @@ async fn applied_end(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_ddl_alert_and_banner_clear_within_two_seconds_of_the_last_node() {
     let t = TestSandbox::start(2, false);
-    t.admin(
-        "primary",
-        &format!(
-            "CREATE TABLE rwtop.big (id INT PRIMARY KEY, a CHAR(255) NOT NULL, \
-             b CHAR(255) NOT NULL, KEY (a(20))) CHARSET latin1; \
-             INSERT INTO rwtop.big SELECT seq, REPEAT('x', 255), REPEAT('y', 255) \
-             FROM rwtop.seq_1_to_{ROWS}; \
-             CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-test-only'; \
-             GRANT ALL ON rwtop.* TO 'app'@'127.0.0.1'"
-        ),
-    );
-    t.sandbox().wait_replicating(DEADLINE).unwrap();
+    t.load_big_table(ROWS, DEADLINE);
     let engine = Engine::start(&primary_and(&t, &["r1", "r2"]));
     until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 

@@ -32,18 +32,7 @@ fn settings() -> ReportSettings {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_ddl_opens_and_closes_a_window_and_its_report_is_written() {
     let t = TestSandbox::start(2, false);
-    t.admin(
-        "primary",
-        &format!(
-            "CREATE TABLE rwtop.big (id INT PRIMARY KEY, a CHAR(255) NOT NULL, \
-             b CHAR(255) NOT NULL, KEY (a(20))) CHARSET latin1; \
-             INSERT INTO rwtop.big SELECT seq, REPEAT('x', 255), REPEAT('y', 255) \
-             FROM rwtop.seq_1_to_{ROWS}; \
-             CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-test-only'; \
-             GRANT ALL ON rwtop.* TO 'app'@'127.0.0.1'"
-        ),
-    );
-    t.sandbox().wait_replicating(DEADLINE).unwrap();
+    t.load_big_table(ROWS, DEADLINE);
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("run.jsonl");
     let reports = dir.path().join("reports");

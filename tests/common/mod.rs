@@ -150,6 +150,25 @@ impl TestSandbox {
             .unwrap_or_else(|| panic!("{replica} has no relay on channel '{channel}'"))
     }
 
+    /// A table `rwtop.big` of `rows` wide rows with a secondary index on the primary (an
+    /// `ALTER … ALGORITHM=COPY` of it keeps the replicas busy long enough to watch) and an
+    /// application account `app` (password `app-test-only`) to run the DDL as; waits until the
+    /// replicas have it all.
+    pub fn load_big_table(&self, rows: u32, deadline: Duration) {
+        self.admin(
+            "primary",
+            &format!(
+                "CREATE TABLE rwtop.big (id INT PRIMARY KEY, a CHAR(255) NOT NULL, \
+                 b CHAR(255) NOT NULL, KEY (a(20))) CHARSET latin1; \
+                 INSERT INTO rwtop.big SELECT seq, REPEAT('x', 255), REPEAT('y', 255) \
+                 FROM rwtop.seq_1_to_{rows}; \
+                 CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-test-only'; \
+                 GRANT ALL ON rwtop.* TO 'app'@'127.0.0.1'"
+            ),
+        );
+        self.sandbox().wait_replicating(deadline).unwrap();
+    }
+
     /// Starts again the servers that were killed.
     pub fn restart_stopped(&mut self) {
         self.sandbox
@@ -369,4 +388,37 @@ impl Drop for Load {
     fn drop(&mut self) {
         self.0.store(false, std::sync::atomic::Ordering::Relaxed);
     }
+}
+
+/// What `keep` finds in every snapshot the engine publishes, from now until the returned
+/// sender is used (or the engine stops); the task hands back all of it.
+pub fn record_snapshots<T, I>(
+    engine: &rwtop::engine::Engine,
+    keep: impl Fn(&rwtop::store::Snapshot) -> I + Send + 'static,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Vec<T>>,
+)
+where
+    T: Send + 'static,
+    I: IntoIterator<Item = T>,
+{
+    let mut rx = engine.snapshots();
+    let (stop, mut stopped) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(async move {
+        let mut out = Vec::new();
+        loop {
+            tokio::select! {
+                _ = &mut stopped => return out,
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        return out;
+                    }
+                    let s = rx.borrow_and_update().clone();
+                    out.extend(keep(&s));
+                }
+            }
+        }
+    });
+    (stop, task)
 }
