@@ -55,6 +55,10 @@ const WINDOW_MINUTES: u64 = 16;
 const HOUR_MINUTES: u64 = 61;
 const SNAPSHOT_ROUNDS: u32 = 20;
 
+/// The allocator the `rwtop` binary runs on (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,

@@ -66,6 +66,10 @@ struct Options {
     read_interval: Option<Duration>,
 }
 
+/// The allocator the `rwtop` binary runs on (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,

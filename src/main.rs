@@ -7,6 +7,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use rwtop::config::redact;
 
+/// jemalloc, not glibc's malloc: at 1,000 nodes glibc's allocator was a third of rwtop's CPU
+/// (docs/benchmarks.md, "Allocator").
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let args = cli::Cli::try_parse().unwrap_or_else(|err| usage_error(&err));
     match cli::run(args) {

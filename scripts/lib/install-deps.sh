@@ -7,7 +7,8 @@
 #   REASON  what the packages are needed by, for the message
 #   EXTRA   more packages the caller needs: percona-toolkit (checked by pt-heartbeat), tmux,
 #           haproxy, openssl, prometheus (promtool and the server, for the rules and
-#           dashboard tests), chromium (headless, for the DDL-window report's rendered charts)
+#           dashboard tests), chromium (headless, for the DDL-window report's rendered charts),
+#           make (jemalloc, rwtop's allocator, is built from C with configure and make)
 
 # Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
@@ -27,6 +28,7 @@ install_deps() {
       openssl) have openssl || missing+=(openssl) ;;
       prometheus) { have promtool && have prometheus; } || missing+=(prometheus) ;;
       chromium) have chromium || missing+=(chromium) ;;
+      make) have make || missing+=(make) ;;
       *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
     esac
   done
