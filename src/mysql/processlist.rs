@@ -47,17 +47,18 @@ pub const STATEMENT_CHARS: usize = 120;
 const MARKER: &str = "/* rwtop processlist */";
 
 /// One row per thread with the columns `from_rows` reads (`STATE` for the appliers' workers).
-/// `PROGRESS` is MariaDB's own column; MySQL reports ALTER progress as `InnoDB` stage events
+/// On `MariaDB`, `SHOW PROCESSLIST` (not `information_schema.PROCESSLIST`): the same threads and
+/// columns (`Progress` included) for a ninth of the server's CPU at 100 connections, because the
+/// server sends the rows as it walks its threads instead of filling a temporary table first
+/// (docs/benchmarks.md); its `Info` is cut at 100 characters, enough to tell a DDL and show it.
+/// `MySQL` reports ALTER progress as `InnoDB` stage events
 /// (`stage/innodb/alter%`, work completed and estimated) in `performance_schema`, joined to the
 /// thread here (needs the `SELECT ON performance_schema.*` grant README lists, and the stage
 /// instruments and consumer enabled, as they are by default for ALTER since MySQL 8.0).
 #[must_use]
 pub fn processlist_sql(flavor: &Flavor) -> String {
     match flavor.family {
-        Family::Mariadb => format!(
-            "SELECT {MARKER} ID, USER, COMMAND, STATE, TIME, LEFT(INFO, {STATEMENT_CHARS}) AS INFO, \
-             PROGRESS FROM information_schema.PROCESSLIST"
-        ),
+        Family::Mariadb => format!("{MARKER} SHOW PROCESSLIST"),
         Family::Mysql => format!(
             "SELECT {MARKER} p.ID, p.USER, p.COMMAND, p.STATE, p.TIME, \
              LEFT(p.INFO, {STATEMENT_CHARS}) AS INFO, \
