@@ -11,9 +11,23 @@ use crate::poll::PollEvent;
 use crate::probe::ProbeEvent;
 use crate::store::{Discovered, Event, Snapshot, Store};
 
-/// How often a changed store publishes a snapshot: fast enough for a live display, rare enough
-/// that a thousand nodes cost little.
+/// How often a changed store publishes a snapshot in a small topology: fast enough for a live
+/// display.
 pub const PUBLISH_EVERY: Duration = Duration::from_millis(250);
+
+/// The slowest publication, for the largest topologies: one snapshot per status poll.
+const PUBLISH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
+
+/// A snapshot rebuilds every node's view, so past 250 nodes the store publishes about a
+/// thousand node views a second rather than four snapshots: every 250 ms up to 250 nodes, then
+/// 1 ms per node up to once a second at 1,000 nodes (docs/benchmarks.md, "Publication"). A
+/// thousand nodes are polled once a second and their heartbeats read about as often (the read
+/// budget), so a faster snapshot would mostly repeat the last one.
+#[must_use]
+pub fn publish_every(nodes: usize) -> Duration {
+    let per_node = Duration::from_millis(u64::try_from(nodes).unwrap_or(u64::MAX));
+    per_node.clamp(PUBLISH_EVERY, PUBLISH_AT_MOST_EVERY)
+}
 
 /// The channels events arrive on, one per kind of task.
 pub struct Inbox {
@@ -33,7 +47,8 @@ pub async fn run(
     discovered: mpsc::UnboundedSender<Discovered>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut publish = tokio::time::interval(PUBLISH_EVERY);
+    let mut every = publish_every(store.node_count());
+    let mut publish = tokio::time::interval(every);
     publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut dirty = true;
     loop {
@@ -47,6 +62,13 @@ pub async fn run(
                     snapshot.alerts = alerts.evaluate(&snapshot);
                     snapshots.send_replace(Arc::new(snapshot));
                     dirty = false;
+                }
+                // Discovery adds nodes as it goes: the cadence follows the count.
+                let now_every = publish_every(store.node_count());
+                if now_every != every {
+                    every = now_every;
+                    publish = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                    publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 }
                 continue;
             }
@@ -62,5 +84,22 @@ pub async fn run(
             let _ = discovered.send(node);
         }
         dirty = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::publish_every;
+    use std::time::Duration;
+
+    #[test]
+    fn publication_slows_with_the_node_count_between_a_quarter_second_and_a_second() {
+        let ms = Duration::from_millis;
+        assert_eq!(publish_every(0), ms(250));
+        assert_eq!(publish_every(3), ms(250));
+        assert_eq!(publish_every(250), ms(250));
+        assert_eq!(publish_every(500), ms(500));
+        assert_eq!(publish_every(1_000), ms(1_000));
+        assert_eq!(publish_every(100_000), ms(1_000));
     }
 }
