@@ -13,8 +13,8 @@ use super::windows::{LagWindows, Window};
 use crate::mysql::{BinlogFile, Flavor, Identity, NodeState, Processlist, ReplicaStatus, Settings};
 use crate::poll::{ConnState, NodeSample};
 
-/// Charts look back at most this far; the rest of the hour stays in the store.
-const CHART_SPAN_MS: u64 = 15 * 60 * 1000;
+/// Charts look back at most this far, and the store keeps no more points than that.
+pub(super) const CHART_SPAN_MS: u64 = 15 * 60 * 1000;
 
 pub struct NodeEntry {
     pub name: String,

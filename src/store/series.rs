@@ -1,8 +1,9 @@
-//! The last hour of one replica's lag readings, one point per poll, for the lag charts.
+//! The last 15 minutes of one replica's lag readings, one point per poll, for the lag charts
+//! (the longest window a chart shows).
 //!
-//! A thousand replicas polled every second hold 3.6 million points, so each is stored in 16
-//! bytes: the public [`Point`] spells "unknown" as `Option`, which would take 24, and the ring
-//! keeps an in-band marker instead. Points are therefore handed out by value.
+//! A thousand replicas polled every second hold 900,000 points, so each is stored in 16 bytes:
+//! the public [`Point`] spells "unknown" as `Option`, which would take 24, and the ring keeps an
+//! in-band marker instead. Points are therefore handed out by value.
 
 use std::collections::VecDeque;
 

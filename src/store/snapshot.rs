@@ -215,7 +215,8 @@ pub struct ReplicaView {
     pub sql_remaining_delay: Option<u64>,
     pub last_io_error: Option<ThreadError>,
     pub last_sql_error: Option<ThreadError>,
-    /// The last hour at the poll interval, for charts; `at_ms` counts from the store's start.
+    /// The last 15 minutes at the poll interval, for charts; `at_ms` counts from the store's
+    /// start.
     /// Saved as a plain list, so a recorded snapshot still draws its chart.
     pub series: Arc<[Point]>,
     /// Every exact heartbeat lag since rwtop started, in fixed buckets (Prometheus).
