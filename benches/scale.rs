@@ -64,6 +64,8 @@ struct Options {
     sizes: Vec<usize>,
     /// Heartbeat read interval; the shipped default unless `RWTOP_BENCH_READ_MS` says otherwise.
     read_interval: Option<Duration>,
+    /// The runtime's worker threads: the binary's (2) unless `RWTOP_BENCH_WORKERS` says otherwise.
+    workers: usize,
 }
 
 /// The allocator the `rwtop` binary runs on (src/main.rs), so the figures are the binary's.
@@ -97,6 +99,7 @@ fn options() -> Result<Options> {
         sizes,
         read_interval: env_or("RWTOP_BENCH_READ_MS", 0u64)
             .map(|ms| (ms > 0).then(|| Duration::from_millis(ms)))?,
+        workers: env_or("RWTOP_BENCH_WORKERS", 2)?,
     })
 }
 
@@ -134,7 +137,7 @@ fn run() -> Result<()> {
 
     // The binary's runtime (`cli::runtime`): multi-thread, two workers.
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(opts.workers.max(1))
         .enable_all()
         .build()
         .context("building the tokio runtime")?;
