@@ -6,7 +6,6 @@
 #[path = "support/frames.rs"]
 mod frames;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use rwtop::store::lag::Lag;
@@ -35,7 +34,7 @@ fn vary(i: u64, r: &mut ReplicaView) {
     r.windows = Window::ALL.iter().map(|w| (*w, Some(stats))).collect();
     r.gtid_backlog.not_applied = Some(i % 50);
     r.bytes_behind.sql = Some(i * 100);
-    r.series = Arc::from(series);
+    r.series = series.into();
 }
 
 /// The test kit's healthy topology (`db1`, `r1`, `r2`) grown to `replicas` replicas.

@@ -1,4 +1,4 @@
-//! Memory and time of one replica's lag windows and series, scaled to the 1,000 replicas rwtop
+//! Memory and time of one replica's lag windows and chart, scaled to the 1,000 replicas rwtop
 //! must watch within ~300 MB, with a snapshot of every replica taken each second.
 //!
 //! Run with `cargo bench --bench windows_memory`; prints `name value unit` lines.
@@ -17,7 +17,7 @@ use std::alloc::System;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use rwtop::store::series::{Point, Series};
+use rwtop::store::series::{ChartRing, Point};
 use rwtop::store::windows::{LagWindows, Window};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -29,8 +29,8 @@ const REPLICAS: usize = 1_000;
 const HEARTBEAT_MS: u64 = 250;
 /// A full ring (15 complete minutes) plus a half-filled current minute.
 const WINDOW_FILL_MS: u64 = 16 * 60_000 + 30_000;
-/// One hour of points at a 1 s poll.
-const SERIES_POINTS: usize = 3_600;
+/// The chart: 15 minutes of points at a 1 s poll.
+const CHART_SPAN_MS: u64 = 15 * 60_000;
 
 /// Distributions this bench draws from the shared generator.
 impl Rng {
@@ -52,17 +52,19 @@ fn filled_windows(start: Instant, rng: &mut Rng) -> (LagWindows, Instant) {
     (windows, at)
 }
 
-fn filled_series(rng: &mut Rng) -> Series {
-    let mut series = Series::with_capacity(SERIES_POINTS);
-    for second in 0..2 * SERIES_POINTS as u64 {
+/// One replica's chart after twice its span of 1 s polls.
+fn filled_chart(rng: &mut Rng) -> ChartRing {
+    let mut chart = ChartRing::default();
+    for second in 0..2 * CHART_SPAN_MS / 1_000 {
         let lag = rng.lag();
-        series.push(Point {
+        let point = Point {
             at_ms: second * 1_000,
             heartbeat_lag_ms: u32::try_from(lag.as_millis()).ok(),
             sbm_s: (second % 7 != 0).then(|| u32::try_from(lag.as_secs()).unwrap_or(u32::MAX)),
-        });
+        };
+        chart.push(point, CHART_SPAN_MS);
     }
-    series
+    chart
 }
 
 fn kib(bytes: usize) -> f64 {
@@ -88,16 +90,16 @@ fn main() {
 
     // Memory of one replica, as the structures account for it.
     let (windows, last) = filled_windows(start, &mut rng);
-    let series = filled_series(&mut rng);
+    let chart = filled_chart(&mut rng);
     row("windows_per_replica", kib(windows.memory_bytes()), "KiB");
-    row("series_per_replica", kib(series.memory_bytes()), "KiB");
-    let total = windows.memory_bytes() + series.memory_bytes();
+    row("chart_per_replica", kib(chart.memory_bytes()), "KiB");
+    let total = windows.memory_bytes() + chart.memory_bytes();
     row("total_per_replica", kib(total), "KiB");
 
     // Memory of 1,000 replicas, as the allocator sees it.
     let region = Region::new(GLOBAL);
-    let replicas: Vec<(LagWindows, Series)> = (0..REPLICAS)
-        .map(|_| (filled_windows(start, &mut rng).0, filled_series(&mut rng)))
+    let replicas: Vec<(LagWindows, ChartRing)> = (0..REPLICAS)
+        .map(|_| (filled_windows(start, &mut rng).0, filled_chart(&mut rng)))
         .collect();
     let change = region.change();
     // stats_alloc already adds a growing realloc's difference to `bytes_allocated` (and a

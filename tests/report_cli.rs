@@ -49,7 +49,7 @@ fn recording(path: &Path) {
                 c.heartbeat_lag = Lag::Exact {
                     lag: Duration::from_millis(lag.into()),
                 };
-                c.series = series;
+                c.series = series.into();
             });
             if (16..=22).contains(&step) {
                 topo.node_mut(name, |n| n.ddl = vec![ddl(ALTER, step - 16, true)]);

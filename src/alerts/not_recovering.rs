@@ -141,7 +141,7 @@ mod tests {
         let mut topo = Topo::new();
         topo.replica_mut("r1", |r| {
             r.sql_running = false;
-            r.series = chart(|t| u32::try_from(t.saturating_sub(12) * 1_000).ok());
+            r.series = chart(|t| u32::try_from(t.saturating_sub(12) * 1_000).ok()).into();
             r.heartbeat_lag = Lag::Exact { lag: secs(90.0) };
             r.catch_up = falling_behind(0.0, 1.0);
         });
@@ -207,7 +207,7 @@ mod tests {
         // Falling over the minute although the last 20 s look flat to the catch-up.
         let mut topo = Topo::new();
         topo.replica_mut("r1", |r| {
-            r.series = chart(|t| u32::try_from(200_000 - t * 1_000).ok());
+            r.series = chart(|t| u32::try_from(200_000 - t * 1_000).ok()).into();
             r.heartbeat_lag = Lag::Exact { lag: secs(90.0) };
             r.catch_up = falling_behind(49.0, 0.0);
         });
@@ -215,13 +215,13 @@ mod tests {
         // Up for the last 30 s only: a new episode, not yet a minute old.
         let mut topo = stopped();
         topo.replica_mut("r1", |r| {
-            r.series = chart(|t| Some(if t < 70 { 200 } else { 40_000 }));
+            r.series = chart(|t| Some(if t < 70 { 200 } else { 40_000 })).into();
         });
         assert!(judge(&topo, settings()).is_none());
         // A flat lag all minute long is not shrinking.
         let mut topo = stopped();
         topo.replica_mut("r1", |r| {
-            r.series = chart(|_| Some(90_000));
+            r.series = chart(|_| Some(90_000)).into();
         });
         assert!(judge(&topo, settings()).is_some());
     }
@@ -232,14 +232,14 @@ mod tests {
         let mut topo = stopped();
         topo.replica_mut("r1", |r| {
             r.sql_delay = Some(100);
-            r.series = chart(|_| Some(101_000));
+            r.series = chart(|_| Some(101_000)).into();
             r.heartbeat_lag = Lag::Exact { lag: secs(101.0) };
         });
         assert!(judge(&topo, settings()).is_none());
         // Under a delayed source: its catch-up says caught up beyond that delay.
         let mut topo = stopped();
         topo.replica_mut("r1", |r| {
-            r.series = chart(|_| Some(5_200));
+            r.series = chart(|_| Some(5_200)).into();
             r.heartbeat_lag = Lag::Exact { lag: secs(5.2) };
             r.catch_up.state = crate::store::apply_rate::CatchUpState::CaughtUp;
         });

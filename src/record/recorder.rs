@@ -145,18 +145,23 @@ impl Recorder {
             for (index, (channel, live_channel)) in
                 node.channels.iter_mut().zip(&live.channels).enumerate()
             {
-                channel.series = Arc::from([]);
+                channel.series = crate::store::series::Chart::default();
                 let key = super::chart_key(live, index).into_owned();
-                let series = &live_channel.series;
                 let cursor = self.cursors.get(&key).copied();
-                if let Some(next) = Cursor::of(series) {
+                // Only what the last frame may not have carried: its newest time on.
+                let series: Vec<Point> = live_channel
+                    .series
+                    .since(cursor.map_or(0, |c| c.last_at))
+                    .copied()
+                    .collect();
+                if let Some(next) = Cursor::of(&series) {
                     cursors.push((key.clone(), next));
                 }
                 charts.insert(
                     key,
                     Chart {
-                        len: series.len(),
-                        new_points: fresh(series, cursor),
+                        len: live_channel.series.len(),
+                        new_points: fresh(&series, cursor).to_vec(),
                     },
                 );
             }

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::{FORMAT_VERSION, Header, ReadFrame};
@@ -235,7 +234,7 @@ impl Recording {
                     channels.push(None);
                     continue;
                 };
-                node.channels[index].series = Arc::from([]);
+                node.channels[index].series = crate::store::series::Chart::default();
                 let log = self.logs.entry(key.clone()).or_default();
                 log.extend(chart.new_points);
                 if chart.len > log.len() {
@@ -348,7 +347,7 @@ impl Recording {
                     .and_then(|log| log.get(end - len..*end))
                     .unwrap_or_default();
                 if let Some(channel) = node.channels.get_mut(index) {
-                    channel.series = Arc::from(points);
+                    channel.series = crate::store::series::Chart::from(points);
                 }
             }
         }

@@ -152,13 +152,9 @@ impl Store {
     }
 
     fn add(&mut self, name: &str, address: String, role: Option<Role>, configured: bool) {
-        // As many points as the longest chart shows, one per poll (and one spare, since polls
-        // drift): nothing reads further back, so nothing older is kept.
-        let poll_ms = u64::try_from(self.settings.poll_interval.as_millis()).unwrap_or(u64::MAX);
-        let points = usize::try_from(node::CHART_SPAN_MS / poll_ms.max(1) + 1).unwrap_or(901);
         self.nodes.insert(
             name.to_owned(),
-            NodeEntry::new(name, address, role, configured, points),
+            NodeEntry::new(name, address, role, configured),
         );
         self.order.push(name.to_owned());
         self.routes_dirty = true;

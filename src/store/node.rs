@@ -1,20 +1,19 @@
 //! What the store keeps per node, and how one node becomes a [`NodeView`].
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::apply_rate::{self, ApplyHistory, SourceInput, WriteHistory};
 use super::backlog::{SourceHistory, bytes_behind, gtid_backlog};
 use super::delay::BeyondDelay;
 use super::lag::Lag;
-use super::series::{Point, Series};
+use super::series::{ChartRing, Point};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
 use crate::mysql::{BinlogFile, Flavor, Identity, NodeState, Processlist, ReplicaStatus, Settings};
 use crate::poll::{ConnState, NodeSample};
 
 /// Charts look back at most this far, and the store keeps no more points than that.
-pub(super) const CHART_SPAN_MS: u64 = 15 * 60 * 1000;
+const CHART_SPAN_MS: u64 = 15 * 60 * 1000;
 
 pub struct NodeEntry {
     pub name: String,
@@ -43,7 +42,6 @@ pub struct NodeEntry {
     pub channels: Vec<ChannelEntry>,
     /// Best clock-offset estimate (server minus this host, ms), its round trip and age.
     pub clock: Option<(i64, std::time::Duration, Instant)>,
-    points: usize,
 }
 
 /// What the store keeps per replication channel: its lag, the lag's windows and chart.
@@ -59,16 +57,15 @@ pub struct ChannelEntry {
     /// Lag less `SQL_Delay`, only while the channel is delayed.
     beyond_delay: Option<Box<BeyondDelay>>,
     histogram: super::histogram::LagHistogram,
-    series: Series,
     /// The last seconds of polls, for the apply rate and the catch-up.
     rate: ApplyHistory,
-    /// The chart's points, rebuilt once per new point rather than per snapshot.
-    chart: Arc<[Point]>,
+    /// One point per poll over the last [`CHART_SPAN_MS`]; views share its blocks.
+    chart: ChartRing,
     applier: super::applier::ApplierTrack,
 }
 
 impl ChannelEntry {
-    fn new(name: &str, points: usize) -> Self {
+    fn new(name: &str) -> Self {
         Self {
             name: name.to_owned(),
             lag: Lag::Unknown {
@@ -79,9 +76,8 @@ impl ChannelEntry {
             windows: LagWindows::new(),
             beyond_delay: None,
             histogram: super::histogram::LagHistogram::default(),
-            series: Series::with_capacity(points),
             rate: ApplyHistory::default(),
-            chart: Arc::from(Vec::new()),
+            chart: ChartRing::default(),
             applier: super::applier::ApplierTrack::default(),
         }
     }
@@ -98,13 +94,12 @@ impl ChannelEntry {
         let sbm = status
             .seconds_behind_source
             .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
-        self.series.push(Point {
+        let point = Point {
             at_ms,
             heartbeat_lag_ms: lag_ms,
             sbm_s: sbm,
-        });
-        let from = at_ms.saturating_sub(CHART_SPAN_MS);
-        self.chart = self.series.since(from).collect();
+        };
+        self.chart.push(point, CHART_SPAN_MS);
     }
 
     /// Records a lag reading; `delay` is the channel's `SQL_Delay` now.
@@ -151,13 +146,7 @@ pub struct ChannelSource<'a> {
 }
 
 impl NodeEntry {
-    pub fn new(
-        name: &str,
-        address: String,
-        role: Option<Role>,
-        configured: bool,
-        points: usize,
-    ) -> Self {
+    pub fn new(name: &str, address: String, role: Option<Role>, configured: bool) -> Self {
         Self {
             name: name.to_owned(),
             address,
@@ -176,7 +165,6 @@ impl NodeEntry {
             samples: 0,
             channels: Vec::new(),
             clock: None,
-            points,
         }
     }
 
@@ -204,7 +192,7 @@ impl NodeEntry {
         for status in &sample.replication {
             let mut channel = match old.iter().position(|c| c.name == status.channel) {
                 Some(i) => old.swap_remove(i),
-                None => ChannelEntry::new(&status.channel, self.points),
+                None => ChannelEntry::new(&status.channel),
             };
             channel.push_point(status, &sample.state, sample.at, at_ms);
             let scan = if scanned {
@@ -376,7 +364,7 @@ impl NodeEntry {
             sql_remaining_delay: status.sql_remaining_delay,
             last_io_error: status.last_io_error.clone(),
             last_sql_error: status.last_sql_error.clone(),
-            series: Arc::clone(&channel.chart),
+            series: channel.chart.chart().clone(),
             lag_histogram: channel.histogram.clone(),
             beyond_delay: channel.beyond_delay.as_ref().map(|b| b.view(now)),
             appliers: super::ApplierView::default(),
@@ -409,7 +397,7 @@ mod tests {
         let ms = Duration::from_millis;
         let t0 = Instant::now();
         let exact = |lag| Lag::Exact { lag };
-        let mut channel = ChannelEntry::new("", 10);
+        let mut channel = ChannelEntry::new("");
         // Missing work since t0, read at 1 s: one reading is not yet a stall.
         channel.apply_lag(t0 + ms(1000), exact(ms(1000)), 0);
         assert_eq!(channel.lag_at(t0 + ms(1300)), exact(ms(1000)));

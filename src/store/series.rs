@@ -1,11 +1,13 @@
-//! The last 15 minutes of one replica's lag readings, one point per poll, for the lag charts
-//! (the longest window a chart shows).
+//! One replica channel's chart: a point per poll over the last 15 minutes (the longest window a
+//! chart shows), in time order.
 //!
-//! A thousand replicas polled every second hold 900,000 points, so each is stored in 16 bytes:
-//! the public [`Point`] spells "unknown" as `Option`, which would take 24, and the ring keeps an
-//! in-band marker instead. Points are therefore handed out by value.
+//! The store appends to a [`ChartRing`]; views hold a [`Chart`], which shares the ring's full
+//! blocks and copies only the newest, unfinished one. So a poll allocates about 2 KiB rather
+//! than a fresh copy of 15 minutes (21 KiB, a thousand times a second at 1,000 replicas), and a
+//! snapshot held by a reader keeps no second copy of the chart alive.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// One poll of one replica.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -18,103 +20,175 @@ pub struct Point {
     pub sbm_s: Option<u32>,
 }
 
-/// The stored form of a [`Point`].
-#[derive(Clone, Copy, Debug)]
-struct Packed {
-    at_ms: u64,
-    heartbeat_lag_ms: u32,
-    sbm_s: u32,
+/// Points per shared block: about a minute of 1 s polls.
+const BLOCK: usize = 64;
+
+/// A full block, shared by the store and every view.
+type Block = Arc<[Point]>;
+
+/// A chart as a snapshot holds it: points from `from_ms` on, oldest first. Cheap to clone;
+/// serialised as the plain list of its points, so recordings read the same as before.
+#[derive(Clone, Debug, Default)]
+pub struct Chart {
+    blocks: Arc<[Block]>,
+    tail: Arc<[Point]>,
+    /// Points before this are left out (the oldest block may start earlier).
+    from_ms: u64,
 }
 
-/// Marks an unknown value. A real `u32::MAX` (49 days of lag, 136 years behind) is stored one
-/// lower, which no chart can tell apart.
-const UNKNOWN: u32 = u32::MAX;
-
-impl Packed {
-    fn pack(point: Point) -> Self {
-        let known = |value: Option<u32>| value.map_or(UNKNOWN, |v| v.min(UNKNOWN - 1));
-        Self {
-            at_ms: point.at_ms,
-            heartbeat_lag_ms: known(point.heartbeat_lag_ms),
-            sbm_s: known(point.sbm_s),
-        }
+impl Chart {
+    fn all(&self) -> impl DoubleEndedIterator<Item = &Point> {
+        self.blocks
+            .iter()
+            .flat_map(|b| b.iter())
+            .chain(self.tail.iter())
     }
 
-    fn unpack(self) -> Point {
-        let value = |v: u32| (v != UNKNOWN).then_some(v);
-        Point {
-            at_ms: self.at_ms,
-            heartbeat_lag_ms: value(self.heartbeat_lag_ms),
-            sbm_s: value(self.sbm_s),
-        }
-    }
-}
-
-/// A fixed-capacity ring of points in time order; the oldest go first when it is full.
-#[derive(Debug, Clone)]
-pub struct Series {
-    points: VecDeque<Packed>,
-    capacity: usize,
-}
-
-impl Series {
-    /// A series that holds at most `points` points, all allocated up front so that a full
-    /// series never reallocates.
+    /// Every point, oldest first.
     #[must_use]
-    pub fn with_capacity(points: usize) -> Self {
-        Self {
-            points: VecDeque::with_capacity(points),
-            capacity: points,
-        }
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Point> {
+        self.since(0)
     }
 
-    /// Appends a point, dropping the oldest when full.
-    ///
-    /// Times must not go backwards (they come from a monotonic clock); one that does is moved up
-    /// to the latest time, which keeps [`Series::since`] a binary search.
-    pub fn push(&mut self, point: Point) {
-        if self.capacity == 0 {
-            return;
-        }
-        if self.points.len() == self.capacity {
-            self.points.pop_front();
-        }
-        let mut packed = Packed::pack(point);
-        if let Some(last) = self.points.back() {
-            packed.at_ms = packed.at_ms.max(last.at_ms);
-        }
-        self.points.push_back(packed);
+    /// Points at or after `at_ms`, oldest first.
+    #[must_use]
+    pub fn since(&self, at_ms: u64) -> impl DoubleEndedIterator<Item = &Point> {
+        let from = at_ms.max(self.from_ms);
+        // Whole blocks that end before `from` are skipped without reading them.
+        let skip = self
+            .blocks
+            .partition_point(|b| b.last().is_some_and(|p| p.at_ms < from));
+        let (head, middle, tail): (&[Point], &[Block], &[Point]) = match self.blocks.get(skip) {
+            Some(first) => (
+                &first[first.partition_point(|p| p.at_ms < from)..],
+                &self.blocks[skip + 1..],
+                &self.tail,
+            ),
+            None => (
+                &[],
+                &[],
+                &self.tail[self.tail.partition_point(|p| p.at_ms < from)..],
+            ),
+        };
+        head.iter()
+            .chain(middle.iter().flat_map(|b| b.iter()))
+            .chain(tail.iter())
+    }
+
+    #[must_use]
+    pub fn last(&self) -> Option<&Point> {
+        self.iter().next_back()
     }
 
     #[must_use]
     pub fn len(&self) -> usize {
-        self.points.len()
+        self.iter().count()
     }
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
-    }
-
-    /// Points at or after `at_ms`, oldest first (reversible, for charts drawn from the right).
-    #[must_use]
-    pub fn since(
-        &self,
-        at_ms: u64,
-    ) -> impl DoubleEndedIterator<Item = Point> + ExactSizeIterator + '_ {
-        let first = self.points.partition_point(|p| p.at_ms < at_ms);
-        self.points.range(first..).map(|p| p.unpack())
+        self.last().is_none()
     }
 
     #[must_use]
-    pub fn last(&self) -> Option<Point> {
-        self.points.back().map(|p| p.unpack())
+    pub fn to_vec(&self) -> Vec<Point> {
+        self.iter().copied().collect()
+    }
+}
+
+impl PartialEq for Chart {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl From<Vec<Point>> for Chart {
+    fn from(points: Vec<Point>) -> Self {
+        Self {
+            blocks: Arc::from([]),
+            tail: Arc::from(points),
+            from_ms: 0,
+        }
+    }
+}
+
+impl From<Arc<[Point]>> for Chart {
+    fn from(points: Arc<[Point]>) -> Self {
+        Self {
+            blocks: Arc::from([]),
+            tail: points,
+            from_ms: 0,
+        }
+    }
+}
+
+impl From<&[Point]> for Chart {
+    fn from(points: &[Point]) -> Self {
+        Self::from(points.to_vec())
+    }
+}
+
+impl serde::Serialize for Chart {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Chart {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<Point>::deserialize(deserializer).map(Self::from)
+    }
+}
+
+/// The store's side: full blocks, the block being filled, and the view handed out.
+#[derive(Debug, Default)]
+pub struct ChartRing {
+    full: VecDeque<Block>,
+    open: Vec<Point>,
+    view: Chart,
+}
+
+impl ChartRing {
+    /// Appends a point and forgets what is older than `span_ms` before it.
+    ///
+    /// Times must not go backwards (they come from a monotonic clock); a point that does is
+    /// moved up to the latest time, which keeps the chart in time order.
+    pub fn push(&mut self, mut point: Point, span_ms: u64) {
+        if let Some(last) = self.view.all().next_back() {
+            point.at_ms = point.at_ms.max(last.at_ms);
+        }
+        self.open.push(point);
+        if self.open.len() == BLOCK {
+            let full = std::mem::replace(&mut self.open, Vec::with_capacity(BLOCK));
+            self.full.push_back(Arc::from(full));
+        }
+        let from_ms = point.at_ms.saturating_sub(span_ms);
+        while self
+            .full
+            .front()
+            .and_then(|b| b.last())
+            .is_some_and(|p| p.at_ms < from_ms)
+        {
+            self.full.pop_front();
+        }
+        self.view = Chart {
+            blocks: self.full.iter().cloned().collect(),
+            tail: Arc::from(&self.open[..]),
+            from_ms,
+        };
     }
 
-    /// Approximate bytes held, inline and on the heap, for the memory benchmark.
+    /// The chart as it stands, for a view.
+    #[must_use]
+    pub fn chart(&self) -> &Chart {
+        &self.view
+    }
+
+    /// Approximate bytes held, for the memory benchmark: the points once (views share them).
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        size_of::<Self>() + self.points.capacity() * size_of::<Packed>()
+        let points: usize = self.full.iter().map(|b| b.len()).sum::<usize>() + self.open.capacity();
+        size_of::<Self>() + points * size_of::<Point>()
     }
 }
 
@@ -132,91 +206,89 @@ mod tests {
     }
 
     #[test]
-    fn stored_points_take_16_bytes() {
-        assert_eq!(size_of::<Packed>(), 16);
-        let full = Series::with_capacity(3_600);
-        assert!(
-            full.memory_bytes() <= 3_600 * 16 + 64,
-            "{}",
-            full.memory_bytes()
-        );
-    }
-
-    #[test]
-    fn unknown_and_extreme_values_round_trip() {
-        let mut series = Series::with_capacity(4);
-        let points = [
-            point(0, None, None),
-            point(1, Some(0), Some(u32::MAX - 1)),
-            point(2, Some(7), None),
-        ];
-        for p in points {
-            series.push(p);
+    fn points_older_than_the_span_are_left_out() {
+        let mut ring = ChartRing::default();
+        for t in 0..5 {
+            ring.push(point(t * 1_000, Some(1), None), 2_000);
         }
-        assert!(series.since(0).eq(points));
-        series.push(point(3, Some(u32::MAX), Some(u32::MAX)));
-        let clamped = Some(u32::MAX - 1);
-        assert_eq!(series.last(), Some(point(3, clamped, clamped)));
-    }
-
-    #[test]
-    fn full_series_drops_the_oldest() {
-        let mut series = Series::with_capacity(3);
-        assert!(series.is_empty() && series.last().is_none());
-        (0..5).for_each(|t| series.push(point(t * 1_000, Some(1), None)));
-        assert_eq!(series.len(), 3);
-        let times: Vec<u64> = series.since(0).map(|p| p.at_ms).collect();
-        assert_eq!(times, [2_000, 3_000, 4_000]);
-        let capacity = series.points.capacity();
-        (5..100).for_each(|t| series.push(point(t, None, None)));
-        assert_eq!(
-            series.points.capacity(),
-            capacity,
-            "a full ring never grows"
-        );
-    }
-
-    #[test]
-    fn zero_capacity_holds_nothing() {
-        let mut series = Series::with_capacity(0);
-        series.push(point(1, None, None));
-        assert!(series.is_empty() && series.since(0).next().is_none());
+        let times: Vec<u64> = ring.chart().iter().map(|p| p.at_ms).collect();
+        assert_eq!(times, [2_000, 3_000, 4_000], "2 s back from 4 s, inclusive");
+        assert_eq!(ring.chart().len(), 3);
+        assert_eq!(ring.chart().last().map(|p| p.at_ms), Some(4_000));
     }
 
     #[test]
     fn times_going_backwards_are_moved_up() {
-        let mut series = Series::with_capacity(8);
-        series.push(point(5_000, Some(1), None));
-        series.push(point(4_000, Some(2), None));
-        let got: Vec<Point> = series.since(5_000).collect();
+        let mut ring = ChartRing::default();
+        ring.push(point(5_000, Some(1), None), 60_000);
+        ring.push(point(4_000, Some(2), None), 60_000);
         assert_eq!(
-            got,
+            ring.chart().to_vec(),
             [point(5_000, Some(1), None), point(5_000, Some(2), None)]
         );
     }
 
+    #[test]
+    fn a_view_keeps_its_points_while_the_ring_moves_on_and_shares_full_blocks() {
+        let mut ring = ChartRing::default();
+        for t in 0..200 {
+            ring.push(point(t * 1_000, Some(1), None), 900_000);
+        }
+        let held = ring.chart().clone();
+        for t in 200..2_000 {
+            ring.push(point(t * 1_000, None, Some(2)), 900_000);
+        }
+        assert_eq!(held.len(), 200);
+        assert!(held.iter().all(|p| p.heartbeat_lag_ms == Some(1)));
+        let now = ring.chart();
+        assert_eq!(now.len(), 901, "15 minutes back from the newest, inclusive");
+        assert!(
+            Arc::ptr_eq(&now.blocks[0], &ring.full[0]),
+            "views share the blocks"
+        );
+        // The store keeps whole blocks: at most one block beyond the span.
+        assert!(ring.memory_bytes() < (901 + 2 * BLOCK) * size_of::<Point>() + 256);
+    }
+
+    #[test]
+    fn serialised_as_the_list_of_its_points() {
+        let mut ring = ChartRing::default();
+        for t in 0..100 {
+            ring.push(point(t * 1_000, Some(3), None), 30_000);
+        }
+        let json = serde_json::to_string(ring.chart()).unwrap();
+        let list: Vec<Point> = serde_json::from_str(&json).unwrap();
+        assert_eq!(list, ring.chart().to_vec());
+        assert_eq!(list.len(), 31);
+        let back: Chart = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, ring.chart());
+    }
+
     proptest! {
         #[test]
-        fn since_matches_a_filter_over_the_newest_points(
-            gaps in prop::collection::vec(0..3_000_u64, 0..400),
-            capacity in 0..300_usize,
-            from in 0..1_300_000_u64,
+        fn the_chart_is_the_points_within_the_span_of_the_newest(
+            gaps in prop::collection::vec(0..3_000_u64, 1..400),
+            span_ms in 0..600_000_u64,
+            since in 0..1_300_000_u64,
         ) {
-            let mut series = Series::with_capacity(capacity);
+            let mut ring = ChartRing::default();
             let mut all = Vec::new();
             let mut at_ms = 0;
             for (i, gap) in gaps.into_iter().enumerate() {
                 at_ms += gap;
                 let p = point(at_ms, u32::try_from(i).ok().filter(|i| i % 3 > 0), None);
-                series.push(p);
+                ring.push(p, span_ms);
                 all.push(p);
             }
-            let kept = &all[all.len().saturating_sub(capacity)..];
-            let want: Vec<Point> = kept.iter().copied().filter(|p| p.at_ms >= from).collect();
-            prop_assert_eq!(series.since(from).len(), want.len());
-            prop_assert_eq!(series.since(from).rev().collect::<Vec<_>>(),
-                want.into_iter().rev().collect::<Vec<_>>());
-            prop_assert_eq!(series.last(), kept.last().copied());
+            let from = at_ms.saturating_sub(span_ms);
+            let want: Vec<Point> = all.into_iter().filter(|p| p.at_ms >= from).collect();
+            prop_assert_eq!(ring.chart().to_vec(), want.clone());
+            let later: Vec<Point> = want.iter().copied().filter(|p| p.at_ms >= since).collect();
+            prop_assert_eq!(ring.chart().since(since).copied().collect::<Vec<_>>(), later.clone());
+            prop_assert_eq!(
+                ring.chart().since(since).rev().copied().collect::<Vec<_>>(),
+                later.into_iter().rev().collect::<Vec<_>>()
+            );
         }
     }
 }

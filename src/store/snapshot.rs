@@ -1,14 +1,12 @@
 //! Immutable pictures of the store. The TUI, JSON, recordings and metrics all read these, so they
 //! show the same truth.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::backlog::{BytesBehind, GtidBacklog};
 use super::lag::Lag;
-use super::series::Point;
 use super::windows::{Window, WindowStats};
 use crate::mysql::{BinlogPos, IoRunning, ThreadError};
 use crate::poll::{ConnState, WriterState};
@@ -218,7 +216,7 @@ pub struct ReplicaView {
     /// The last 15 minutes at the poll interval, for charts; `at_ms` counts from the store's
     /// start.
     /// Saved as a plain list, so a recorded snapshot still draws its chart.
-    pub series: Arc<[Point]>,
+    pub series: super::series::Chart,
     /// Every exact heartbeat lag since rwtop started, in fixed buckets (Prometheus).
     #[serde(default)]
     pub lag_histogram: super::histogram::LagHistogram,

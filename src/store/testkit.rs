@@ -1,7 +1,6 @@
 //! Synthetic topologies for the rule, panel and export tests and the render bench: a healthy primary `db1` with replicas `r1` and `r2`
 //! (MariaDB GTIDs, or MySQL with [`Topo::mysql`]); each test varies one field and steps samples.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::alert_view::{Alert, AlertKind, AlertsView};
@@ -160,7 +159,7 @@ fn healthy_replica(source: &str) -> ReplicaView {
         sql_remaining_delay: None,
         last_io_error: None,
         last_sql_error: None,
-        series: Arc::from(Vec::new()),
+        series: crate::store::series::Chart::default(),
         lag_histogram: crate::store::histogram::LagHistogram::default(),
         beyond_delay: None,
         appliers: super::ApplierView::default(),

@@ -164,7 +164,6 @@ fn row_view(row: &Row, recommended: Option<&Setting>) -> RowView {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::time::Duration;
 
     use super::{REFRESH, WhatifView, refresh};
@@ -189,8 +188,8 @@ mod tests {
             })
             .collect();
         let r2: Vec<Point> = (0..100).map(|s| point(s, 0)).collect();
-        topo.replica_mut("r1", |r| r.series = Arc::from(r1));
-        topo.replica_mut("r2", |r| r.series = Arc::from(r2));
+        topo.replica_mut("r1", |r| r.series = r1.into());
+        topo.replica_mut("r2", |r| r.series = r2.into());
         let mut s = topo.at(100);
         s.uptime = Duration::from_secs(100);
         s

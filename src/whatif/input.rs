@@ -53,10 +53,10 @@ impl Collector {
                     .entry((node.name.clone(), channel.channel.clone()))
                     .or_default();
                 let last = held.last().map(|p| p.at_ms);
-                let first_new = last.map_or(0, |last| {
-                    channel.series.partition_point(|p| p.at_ms <= last)
-                });
-                held.extend_from_slice(&channel.series[first_new..]);
+                let new = channel
+                    .series
+                    .since(last.map_or(0, |l| l.saturating_add(1)));
+                held.extend(new.copied());
             }
         }
     }

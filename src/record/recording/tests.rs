@@ -29,9 +29,9 @@ pub(crate) fn frames(n: u64) -> Vec<Snapshot> {
                 let is_r1 = node.name == "r1";
                 if let Some(r) = node.replica_mut() {
                     r.series = if is_r1 {
-                        Arc::from(&all[window..])
+                        (&all[window..]).into()
                     } else {
-                        Arc::from(all.as_slice())
+                        all.as_slice().into()
                     };
                 }
             }
@@ -98,7 +98,7 @@ fn two_channel_frames(n: u64) -> Vec<Snapshot> {
                 .iter()
                 .map(|p| point(p.at_ms, 2 * p.heartbeat_lag_ms.unwrap()))
                 .collect();
-            second.series = Arc::from(doubled);
+            second.series = doubled.into();
             r2.channels.push(second);
             s
         })

@@ -16,7 +16,6 @@ use ratatui::text::Span;
 use ratatui::widgets::{Axis, Chart, Dataset, GraphType, LegendPosition};
 
 use crate::store::ReplicaView;
-use crate::store::series::Point;
 use crate::store::windows::Window;
 use crate::ui::Theme;
 
@@ -61,14 +60,13 @@ fn millis_u64(d: Duration) -> u64 {
 /// Cuts the series to the last `window` before `now` (the snapshot's uptime, on the series'
 /// clock) and splits each reading into segments at its unknown values.
 #[must_use]
-pub(super) fn plot(series: &[Point], now: Duration, window: Window) -> Plot {
+pub(super) fn plot(series: &crate::store::series::Chart, now: Duration, window: Window) -> Plot {
     let now_ms = millis_u64(now);
     let from_ms = now_ms.saturating_sub(millis_u64(window.duration()));
-    let first = series.partition_point(|p| p.at_ms < from_ms);
     let mut out = Plot::default();
     let mut lag_open = false;
     let mut sbm_open = false;
-    for point in series.get(first..).unwrap_or_default() {
+    for point in series.since(from_ms) {
         // The window is at most 15 minutes, so the age always fits; a point stamped after the
         // snapshot counts as "now".
         let ago_ms = u32::try_from(now_ms.saturating_sub(point.at_ms)).unwrap_or(u32::MAX);
@@ -186,6 +184,7 @@ pub(super) fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::series::{Chart, Point};
 
     fn point(at_ms: u64, lag_ms: Option<u32>, sbm_s: Option<u32>) -> Point {
         Point {
@@ -205,7 +204,11 @@ mod tests {
             point(53_000, Some(4_500), Some(2)),
             point(54_000, Some(5_000), Some(3)),
         ];
-        let got = plot(&series, Duration::from_secs(70), Window::OneMinute);
+        let got = plot(
+            &series[..].into(),
+            Duration::from_secs(70),
+            Window::OneMinute,
+        );
         assert_eq!(
             got.lag,
             vec![
@@ -222,10 +225,10 @@ mod tests {
 
     #[test]
     fn plot_of_nothing_or_all_null_has_no_segments() {
-        let empty = plot(&[], Duration::ZERO, Window::FifteenMinutes);
+        let empty = plot(&Chart::default(), Duration::ZERO, Window::FifteenMinutes);
         assert_eq!(empty, Plot::default());
         let null = [point(1_000, None, None), point(2_000, None, None)];
-        let got = plot(&null, Duration::from_secs(3), Window::OneMinute);
+        let got = plot(&null[..].into(), Duration::from_secs(3), Window::OneMinute);
         assert!(got.lag.is_empty() && got.sbm.is_empty());
     }
 

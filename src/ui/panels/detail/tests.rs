@@ -50,7 +50,7 @@ fn fill(topo: &mut Topo, n: u64, at: impl Fn(u64) -> (Option<u32>, Option<u32>))
         .collect();
     let series: Arc<[Point]> = Arc::from(points);
     let shared = Arc::clone(&series);
-    topo.replica_mut("r1", move |r| r.series = shared);
+    topo.replica_mut("r1", move |r| r.series = shared.into());
     series
 }
 
@@ -452,8 +452,8 @@ fn a_multi_source_replica_shows_the_selected_channel_and_a_line_per_other() {
             })
             .collect()
     };
-    topo.channel_mut("agg", "", |r| r.series = series(100));
-    topo.channel_mut("agg", "p2", |r| r.series = series(40_000));
+    topo.channel_mut("agg", "", |r| r.series = series(100).into());
+    topo.channel_mut("agg", "p2", |r| r.series = series(40_000).into());
     // Rows: r1, r2, agg, agg/p2.
     let on = |selected| UiState {
         selected,
