@@ -48,7 +48,7 @@ const MARKER: &str = "/* rwtop processlist */";
 
 /// One row per thread with the columns `from_rows` reads (`STATE` for the appliers' workers).
 /// On `MariaDB`, `SHOW PROCESSLIST` (not `information_schema.PROCESSLIST`): the same threads and
-/// columns (`Progress` included) for a ninth of the server's CPU at 100 connections, because the
+/// columns (`Progress` included) for 7 to 12 times less server CPU at 100 connections, because the
 /// server sends the rows as it walks its threads instead of filling a temporary table first
 /// (docs/benchmarks.md); its `Info` is cut at 100 characters, enough to tell a DDL and show it.
 /// `MySQL` reports ALTER progress as `InnoDB` stage events
