@@ -14,6 +14,8 @@
     reason = "counts, ticks and nanoseconds here are far below 2^52"
 )]
 
+#[path = "support/alloc.rs"]
+mod alloc;
 #[path = "support/procfs.rs"]
 mod procfs;
 #[path = "support/rng.rs"]
@@ -54,10 +56,6 @@ const WINDOW_MINUTES: u64 = 16;
 /// Then on to a full hour of series points.
 const HOUR_MINUTES: u64 = 61;
 const SNAPSHOT_ROUNDS: u32 = 20;
-
-/// The allocator the `rwtop` binary runs on (src/main.rs), so the figures are the binary's.
-#[global_allocator]
-static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     match run() {

@@ -12,12 +12,16 @@
 //! installed, as the sandbox does; exits non-zero when the sandbox cannot start or the nodes are
 //! not all polled in time. Environment: `RWTOP_BENCH_SECS` (default 60) is the measured window,
 //! `RWTOP_BENCH_WARMUP_SECS` (10) the warm-up, `RWTOP_BENCH_NODES` (`10,100,1000`) the sizes.
+//! `RWTOP_BENCH_READ_MS` sets every heartbeat read interval, `RWTOP_BENCH_WORKERS` (2, the
+//! binary's) the runtime's worker threads.
 
 #![allow(
     clippy::cast_precision_loss,
     reason = "counts, ticks and microseconds here are far below 2^52"
 )]
 
+#[path = "support/alloc.rs"]
+mod alloc;
 #[path = "support/env.rs"]
 mod env;
 #[path = "support/frames.rs"]
@@ -67,10 +71,6 @@ struct Options {
     /// The runtime's worker threads: the binary's (2) unless `RWTOP_BENCH_WORKERS` says otherwise.
     workers: usize,
 }
-
-/// The allocator the `rwtop` binary runs on (src/main.rs), so the figures are the binary's.
-#[global_allocator]
-static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     match run() {
