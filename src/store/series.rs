@@ -37,13 +37,6 @@ pub struct Chart {
 }
 
 impl Chart {
-    fn all(&self) -> impl DoubleEndedIterator<Item = &Point> {
-        self.blocks
-            .iter()
-            .flat_map(|b| b.iter())
-            .chain(self.tail.iter())
-    }
-
     /// Every point, oldest first.
     #[must_use]
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Point> {
@@ -154,7 +147,8 @@ impl ChartRing {
     /// Times must not go backwards (they come from a monotonic clock); a point that does is
     /// moved up to the latest time, which keeps the chart in time order.
     pub fn push(&mut self, mut point: Point, span_ms: u64) {
-        if let Some(last) = self.view.all().next_back() {
+        let newest = self.open.last().or_else(|| self.full.back()?.last());
+        if let Some(last) = newest {
             point.at_ms = point.at_ms.max(last.at_ms);
         }
         self.open.push(point);
