@@ -1,8 +1,9 @@
 //! What a node is busy with, from one scan of its processlist: a summary, and the DDL statements
 //! in flight — on a primary from clients, on a replica from the replication SQL thread.
 //!
-//! The scan costs the server several times a status read (docs/benchmarks.md), so pollers take it
-//! only every few polls, and every poll while a DDL runs.
+//! The scan answers a row per thread (MySQL's query also costs the server several times a status
+//! read; MariaDB's `SHOW PROCESSLIST` about one, docs/benchmarks.md), so pollers take it only
+//! every few polls, and every poll while a DDL runs.
 
 use serde::{Deserialize, Serialize};
 

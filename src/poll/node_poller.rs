@@ -28,9 +28,9 @@ pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
 pub const DDL_SCAN_LINGER: u64 = 5;
 
 /// Which of the occasional statements a status poll adds. The binlog list and discovery change
-/// rarely (every 5th poll). The processlist scan costs the server 0.3-0.7 ms, more than the rest
-/// of a poll together (docs/benchmarks.md), but it is how a DDL in flight is seen: every 3rd poll, so a
-/// short ALTER is not missed, and every poll while one runs and for [`DDL_SCAN_LINGER`] polls
+/// rarely (every 5th poll). The processlist scan answers a row per thread (on MySQL its query
+/// also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how a DDL in
+/// flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while one runs and for [`DDL_SCAN_LINGER`] polls
 /// after ([`PollParts::after_ddl`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[expect(
