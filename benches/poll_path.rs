@@ -35,6 +35,7 @@ use rwtop::mysql::{
     BinlogFile, BinlogStatus, Family, NodeConn, NodeState, Processlist, RawRow, ReplicaStatus,
     Timeouts, parse_vertical,
 };
+use rwtop::poll::heartbeat::heartbeat_read_sql;
 use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
 use rwtop::poll::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent};
 use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
@@ -366,6 +367,8 @@ enum Stmt {
 #[derive(Clone, Copy)]
 enum Op {
     Poll(Mix),
+    /// The poller's status poll with the heartbeat read in front of it (one round trip).
+    PollWithHeartbeat,
     Heartbeat,
     Stmt(Stmt),
 }
@@ -379,7 +382,16 @@ impl Op {
                     Mix::Fast => PollParts::default(),
                     Mix::Slow => PollParts::ALL,
                 };
-                black_box(poll_status(conn, parts).await?);
+                black_box(poll_status(conn, parts, None).await?);
+            }
+            Self::PollWithHeartbeat => {
+                let parts = PollParts::for_poll(u64::from(i), true);
+                let read = heartbeat_read_sql(&[WRITER_ID.to_owned()]);
+                let (sample, lead) = poll_status(conn, parts, Some(&read)).await?;
+                black_box(sample);
+                if lead.is_none_or(|l| l.rows.is_empty()) {
+                    bail!("the heartbeat row vanished from {}", conn.address());
+                }
             }
             Self::Heartbeat => {
                 let read = read_heartbeat(conn, &[WRITER_ID.to_owned()]).await?;
@@ -545,6 +557,7 @@ fn live_poll_path() -> Result<()> {
             ("poll_primary_fast", Op::Poll(Mix::Fast), false),
             ("poll_primary_slow", Op::Poll(Mix::Slow), false),
             ("heartbeat_read_replica", Op::Heartbeat, true),
+            ("poll_replica_with_heartbeat", Op::PollWithHeartbeat, true),
             ("stmt_replica_status", Op::Stmt(Stmt::ReplicaStatus), true),
             ("stmt_node_state", Op::Stmt(Stmt::NodeState), true),
             ("stmt_binlog_status", Op::Stmt(Stmt::BinlogStatus), true),

@@ -214,6 +214,7 @@ async fn live_the_status_batch_reads_what_the_statements_read_alone() {
         binlog_files: true,
         replica_hosts: true,
         processes: true,
+        ..Ask::default()
     };
     let t = TestSandbox::start(1, false);
     for node in ["primary", "r1"] {
@@ -285,6 +286,7 @@ async fn live_a_refused_optional_part_leaves_only_itself_out_of_the_status_poll(
             binlog_files: true,
             replica_hosts: true,
             processes: true,
+            ..Ask::default()
         })
         .await
         .unwrap();
@@ -294,5 +296,62 @@ async fn live_a_refused_optional_part_leaves_only_itself_out_of_the_status_poll(
     assert!(
         status.replication.is_empty(),
         "the primary replicates from nobody"
+    );
+}
+
+/// The heartbeat read sent in front of the status poll answers what it answers alone: no rows
+/// while the table is missing (the rest of the poll still comes back), the row once it
+/// replicated; any other refusal fails the poll and names the read.
+#[tokio::test]
+async fn live_a_heartbeat_read_in_front_of_the_status_poll_reads_what_it_reads_alone() {
+    let t = TestSandbox::start(1, false);
+    let mut conn = t.connect("r1").await;
+    let read = rwtop::poll::heartbeat::heartbeat_read_sql(&["led-test".to_owned()]);
+    let asking = |lead| Ask {
+        lead: Some(lead),
+        ..Ask::default()
+    };
+    let before = conn.status(asking(&read)).await.unwrap();
+    let lead = before.lead.expect("the read was asked");
+    assert!(lead.rows.is_empty(), "no table yet: {:?}", lead.rows);
+    assert_eq!(before.replication.len(), 1, "the poll came back after it");
+    assert!(conn.is_open());
+
+    t.admin(
+        "primary",
+        "CREATE TABLE rwtop.heartbeat (writer_id VARCHAR(64) NOT NULL PRIMARY KEY, \
+         seq BIGINT UNSIGNED NOT NULL, ts DATETIME(6) NOT NULL); \
+         INSERT INTO rwtop.heartbeat VALUES ('led-test', 41, UTC_TIMESTAMP(6))",
+    );
+    let seq = |rows: &[rwtop::mysql::RawRow]| {
+        rows.first()
+            .and_then(|r| r.optional_u64(&["seq"]).ok().flatten())
+    };
+    let lead = common::eventually("the row on r1", Duration::from_secs(30), async || {
+        let status = conn.status(asking(&read)).await.unwrap();
+        assert_eq!(status.replication.len(), 1);
+        status.lead.filter(|l| !l.rows.is_empty())
+    })
+    .await;
+    assert_eq!(seq(&lead.rows), Some(41));
+    let alone = conn.query_rows(&read).await.unwrap();
+    assert_eq!(seq(&alone), seq(&lead.rows), "{alone:?}");
+    assert!(
+        lead.rtt > Duration::ZERO && lead.rtt < Duration::from_secs(5),
+        "{:?}",
+        lead.rtt
+    );
+
+    let refused = "SELECT * FROM mysql.user";
+    match conn.status(asking(refused)).await.unwrap_err() {
+        SqlError::Server { code, sql, .. } => {
+            assert_eq!(code, 1142);
+            assert_eq!(sql, refused, "the read is named");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        conn.is_open(),
+        "a server error leaves the connection usable"
     );
 }

@@ -10,7 +10,11 @@
 //! whole batch (a timeout names the whole batch: the server sends a batch's answers once it ran
 //! all of it), and a timed-out or broken batch drops the connection as a single query does.
 //! Discovery and the processlist ride in the same batch; should one be refused (a missing
-//! grant), the ones after it are asked again alone.
+//! grant), the ones after it are asked again alone. The heartbeat read rides in front of it when
+//! both are due ([`Ask::lead`]): one round trip instead of two, the read still the first thing
+//! the server runs after the batch was sent.
+
+use std::time::{Duration, Instant};
 
 use mysql_async::Row;
 use mysql_async::prelude::Queryable;
@@ -25,7 +29,11 @@ use super::row::RawRow;
 
 /// What a status poll asks for beyond what every poll reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Ask {
+pub struct Ask<'a> {
+    /// A read of a table that may not be there yet (the heartbeat row), sent ahead of the
+    /// status: its rows come back in [`Status::lead`]; a missing schema or table reads as no
+    /// rows, as [`NodeConn::query_rows_if_table`] does.
+    pub lead: Option<&'a str>,
     pub binlog_files: bool,
     /// `SHOW SLAVE HOSTS` (discovery); a missing grant leaves it `None`, never fails the poll.
     pub replica_hosts: bool,
@@ -45,6 +53,15 @@ pub struct Status {
     pub binlog_files: Option<Vec<BinlogFile>>,
     pub replica_hosts: Option<Vec<ReplicaHost>>,
     pub processes: Option<Processlist>,
+    /// The lead statement's answer, when one was asked.
+    pub lead: Option<Lead>,
+}
+
+/// The rows of [`Ask::lead`] and how long after the batch was sent they came back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lead {
+    pub rows: Vec<RawRow>,
+    pub rtt: Duration,
 }
 
 /// The statements of one status poll, in the order they are sent: replication status first,
@@ -52,6 +69,7 @@ pub struct Status {
 /// status can only be newer), then the optional parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {
+    Lead,
     Replication,
     State,
     Binlog,
@@ -63,9 +81,14 @@ enum Part {
 }
 
 impl Part {
-    /// A part whose server error (a missing grant) leaves it out instead of failing the poll.
-    fn optional(self) -> bool {
-        matches!(self, Self::ReplicaHosts | Self::Processes | Self::Workers)
+    /// Whether this server error leaves the part out instead of failing the poll: any refusal
+    /// of an optional part (a missing grant), a missing table for the lead.
+    fn skips(self, code: u16) -> bool {
+        match self {
+            Self::ReplicaHosts | Self::Processes | Self::Workers => true,
+            Self::Lead => super::conn::MISSING_TABLE.contains(&code),
+            _ => false,
+        }
     }
 }
 
@@ -73,17 +96,28 @@ impl NodeConn {
     /// Runs `sqls` as one query and returns each statement's rows, in order.
     pub async fn query_sets(&mut self, sqls: &[&str]) -> Result<Vec<Vec<RawRow>>, SqlError> {
         match self.query_sets_partly(sqls).await {
-            (sets, None) => Ok(sets),
-            (_, Some(err)) => Err(err),
+            Answered {
+                sets, error: None, ..
+            } => Ok(sets),
+            Answered {
+                error: Some(err), ..
+            } => Err(err),
         }
     }
 
     /// [`Self::query_sets`], keeping the sets of the statements before a failing one.
-    async fn query_sets_partly(&mut self, sqls: &[&str]) -> (Vec<Vec<RawRow>>, Option<SqlError>) {
+    async fn query_sets_partly(&mut self, sqls: &[&str]) -> Answered {
         let addr = self.addr.clone();
         let timeout = self.query_timeout;
+        let sent = Instant::now();
+        let mut first = None;
         let Some(conn) = self.conn.as_mut() else {
-            return (Vec::new(), Some(SqlError::Closed { addr }));
+            let error = Some(SqlError::Closed { addr });
+            return Answered {
+                sets: Vec::new(),
+                error,
+                first,
+            };
         };
         let joined = sqls.join(";\n");
         // What the batch had answered, for an error to name the statement it reached.
@@ -92,6 +126,7 @@ impl NodeConn {
             let mut result = conn.query_iter(joined.as_str()).await?;
             while sets.len() < sqls.len() {
                 let rows: Vec<Row> = result.collect().await?;
+                first.get_or_insert_with(|| sent.elapsed());
                 sets.push(raw_rows(rows));
             }
             // Anything past the statements sent (there is none) must not reach the next query.
@@ -106,13 +141,13 @@ impl NodeConn {
             Err(_) => joined.as_str(),
         };
         let error = judged(&mut self.conn, addr, timeout, failed, outcome).err();
-        (sets, error)
+        Answered { sets, error, first }
     }
 
     /// A status poll's statements in one round trip. Should an optional part fail with a
     /// server error, the optional parts after it (which the server did not run) are asked
     /// alone.
-    pub async fn status(&mut self, ask: Ask) -> Result<Status, SqlError> {
+    pub async fn status(&mut self, ask: Ask<'_>) -> Result<Status, SqlError> {
         let flavor = self.flavor();
         let family = flavor.family;
         let log_bin = self.identity().log_bin;
@@ -125,6 +160,7 @@ impl NodeConn {
         let workers_sql = super::appliers::workers_sql(flavor);
         let sql = |part: Part| -> &str {
             match part {
+                Part::Lead => ask.lead.unwrap_or_default(),
                 Part::Replication => flavor.replica_status_sql(),
                 Part::State => flavor.state_sql(),
                 Part::Binlog => flavor.binlog_status_sql(),
@@ -135,6 +171,7 @@ impl NodeConn {
             }
         };
         let parts: Vec<Part> = [
+            (Part::Lead, ask.lead.is_some()),
             (Part::Replication, true),
             (Part::State, true),
             (Part::Binlog, log_bin),
@@ -151,7 +188,10 @@ impl NodeConn {
         let mut from = 0;
         while from < parts.len() {
             let batch: Vec<&str> = sqls[from..].iter().map(String::as_str).collect();
-            let (sets, error) = self.query_sets_partly(&batch).await;
+            let Answered { sets, error, first } = self.query_sets_partly(&batch).await;
+            if from == 0 {
+                answers.first = first;
+            }
             let answered = sets.len();
             for (part, rows) in parts[from..].iter().zip(sets) {
                 answers.keep(*part, rows);
@@ -159,7 +199,13 @@ impl NodeConn {
             from += answered;
             match error {
                 None => break,
-                Some(SqlError::Server { .. }) if parts[from].optional() => from += 1,
+                Some(SqlError::Server { code, .. }) if parts[from].skips(code) => {
+                    // A missing heartbeat table is a read of no rows; a refused part is unread.
+                    if parts[from] == Part::Lead {
+                        answers.keep(Part::Lead, Vec::new());
+                    }
+                    from += 1;
+                }
                 Some(err) => return Err(err),
             }
         }
@@ -168,9 +214,20 @@ impl NodeConn {
     }
 }
 
+/// A batch's answers: each statement's rows up to a failing one, the error, and how long after
+/// sending the first set came back.
+struct Answered {
+    sets: Vec<Vec<RawRow>>,
+    error: Option<SqlError>,
+    first: Option<Duration>,
+}
+
 /// Each part's rows as they came back; `None`: not asked, or left out.
 #[derive(Default)]
 struct Answers {
+    lead: Option<Vec<RawRow>>,
+    /// When the first batch's first set came back (the lead's, when one was asked).
+    first: Option<Duration>,
     replication: Vec<RawRow>,
     state: Vec<RawRow>,
     binlog: Option<Vec<RawRow>>,
@@ -235,6 +292,10 @@ impl Answers {
             let sql = sql_of(Part::Workers);
             list.workers = parse_answer(addr, sql, super::appliers::workers_from_table(&rows))?;
         }
+        let lead = self.lead.map(|rows| Lead {
+            rows,
+            rtt: self.first.unwrap_or_default(),
+        });
         Ok(Status {
             replication,
             state,
@@ -242,11 +303,13 @@ impl Answers {
             binlog_files,
             replica_hosts,
             processes,
+            lead,
         })
     }
 
     fn keep(&mut self, part: Part, rows: Vec<RawRow>) {
         match part {
+            Part::Lead => self.lead = Some(rows),
             Part::Replication => self.replication = rows,
             Part::State => self.state = rows,
             Part::Binlog => self.binlog = Some(rows),

@@ -168,6 +168,9 @@ fn connect_hint(code: Option<u16>, message: &str) -> &'static str {
 }
 
 /// The hint a refused login (server error 1045) carries.
+/// `ER_NO_SUCH_TABLE` and `ER_BAD_DB_ERROR`: a table or schema that is not there (yet).
+pub const MISSING_TABLE: [u16; 2] = [1146, 1049];
+
 const LOGIN_REFUSED_HINT: &str =
     " (wrong user or password: check the DSN user and RWTOP_PASSWORD / password file)";
 
@@ -343,9 +346,7 @@ impl NodeConn {
     /// error of the node.
     pub async fn query_rows_if_table(&mut self, sql: &str) -> Result<Vec<RawRow>, SqlError> {
         match self.query_rows(sql).await {
-            Err(SqlError::Server {
-                code: 1146 | 1049, ..
-            }) => Ok(Vec::new()),
+            Err(SqlError::Server { code, .. }) if MISSING_TABLE.contains(&code) => Ok(Vec::new()),
             other => other,
         }
     }

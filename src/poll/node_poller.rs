@@ -1,5 +1,6 @@
 //! One task per node: connect, poll replication state every `interval`, read the heartbeat row
-//! every `read_interval`, and report everything — failures included — to the store.
+//! every `read_interval`, and report everything — failures included — to the store. A read due
+//! with a status poll rides in front of the poll's batch: one round trip for both.
 //!
 //! A hung or dead node only ever delays its own task: every statement runs under a timeout, and a
 //! connection whose statement timed out is dropped and reopened with capped back-off.
@@ -12,7 +13,8 @@ use tokio::sync::{mpsc, watch};
 use super::events::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, ReportedReplica};
 use super::heartbeat::heartbeat_read_sql;
 use super::pt_heartbeat;
-use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts};
+use crate::mysql::batch::Lead;
+use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
 
 /// First retry after this, doubling per consecutive failure up to [`BACKOFF_CAP`].
 const BACKOFF_START: Duration = Duration::from_millis(250);
@@ -194,6 +196,7 @@ async fn poll_connected(
     let mut resolved: HashMap<String, bool> = HashMap::new();
     // The poll whose scan last showed a DDL: its progress and its end are read every poll.
     let mut ddl_seen: Option<u64> = None;
+    let beat_sql = heartbeat_sql(&spec.heartbeat);
     loop {
         let mut nudged = false;
         let due_at = tokio::select! {
@@ -211,14 +214,23 @@ async fn poll_connected(
             ticker = self::ticker(due_at + period(), period());
         }
         let status_due = nudged || due(last_status, due_at, spec.interval);
+        // Spread past the read budget: this tick may be one to skip.
+        let mut read_due = nudged || due(last_read, due_at, spec.pace.every());
+        if read_due {
+            last_read = Some(due_at);
+        }
         if status_due {
             last_status = Some(due_at);
             let poll = polls;
             let parts = PollParts::for_poll(poll, spec.discovery)
                 .after_ddl(ddl_seen.map(|seen| poll - seen));
             polls += 1;
-            match poll_status(&mut conn, parts).await {
-                Ok(mut sample) => {
+            // Whether this node reads a row is known from its last poll; on the first, and
+            // when it just became a replica, the read follows the poll alone.
+            let lead = (read_due && reads_heartbeat(&spec.heartbeat, is_replica))
+                .then_some(beat_sql.as_str());
+            match poll_status(&mut conn, parts, lead).await {
+                Ok((mut sample, lead)) => {
                     resolve(&mut sample, &mut resolved).await;
                     statuses = statuses.saturating_add(1);
                     if statuses == 1 {
@@ -234,12 +246,20 @@ async fn poll_connected(
                     if sample.processes.as_ref().is_some_and(|l| !l.ddl.is_empty()) {
                         ddl_seen = Some(poll);
                     }
+                    let sent_at = sample.at;
                     let event = PollEvent::Sample {
                         node: name.clone(),
                         sample: Box::new(sample),
                     };
                     if send(event).await.is_err() {
                         return None;
+                    }
+                    if let Some(Lead { rows, rtt }) = lead {
+                        read_due = false;
+                        let event = heartbeat_event(spec, &rows, sent_at, rtt);
+                        if send(event).await.is_err() {
+                            return None;
+                        }
                     }
                 }
                 Err(err) => return Some(err),
@@ -263,17 +283,18 @@ async fn poll_connected(
                 }
             }
         }
-        // Spread past the read budget: this tick may be one to skip.
-        if !(nudged || due(last_read, due_at, spec.pace.every())) {
+        if !(read_due && reads_heartbeat(&spec.heartbeat, is_replica)) {
             continue;
         }
-        last_read = Some(due_at);
-        let event = match heartbeat(spec, &mut conn, is_replica).await {
-            Ok(Some(event)) => event,
-            Ok(None) => continue,
+        let sent_at = Instant::now();
+        let rows = match conn.query_rows_if_table(&beat_sql).await {
+            Ok(rows) => rows,
             Err(err) => return Some(err),
         };
-        if send(event).await.is_err() {
+        if send(heartbeat_event(spec, &rows, sent_at, sent_at.elapsed()))
+            .await
+            .is_err()
+        {
             return None;
         }
     }
@@ -319,25 +340,38 @@ fn ticker(start: tokio::time::Instant, period: Duration) -> tokio::time::Interva
     ticker
 }
 
-/// This tick's heartbeat reading: rwtop's own row on a replica, pt-heartbeat's on every node in
-/// read-only mode; `None` when there is nothing to read (a primary's own row).
-async fn heartbeat(
+/// The statement a heartbeat reading runs, the same on every read of a connection.
+fn heartbeat_sql(table: &HeartbeatTable) -> String {
+    match table {
+        HeartbeatTable::Own { writer_ids } => heartbeat_read_sql(writer_ids),
+        HeartbeatTable::Pt { table } => pt_heartbeat::read_sql(table),
+    }
+}
+
+/// Whether a node reads a heartbeat row: rwtop's own on a replica, pt-heartbeat's on every node
+/// in read-only mode (a primary's own row is nothing to read).
+fn reads_heartbeat(table: &HeartbeatTable, is_replica: bool) -> bool {
+    is_replica || matches!(table, HeartbeatTable::Pt { .. })
+}
+
+/// The reading `rows` (of [`heartbeat_sql`], sent at `sent_at`) make.
+fn heartbeat_event(
     spec: &PollerSpec,
-    conn: &mut NodeConn,
-    is_replica: bool,
-) -> Result<Option<PollEvent>, SqlError> {
+    rows: &[RawRow],
+    sent_at: Instant,
+    rtt: Duration,
+) -> PollEvent {
     let node = spec.name.clone();
-    Ok(match &spec.heartbeat {
-        HeartbeatTable::Own { writer_ids } if is_replica => Some(PollEvent::Heartbeat {
+    match &spec.heartbeat {
+        HeartbeatTable::Own { writer_ids } => PollEvent::Heartbeat {
             node,
-            read: read_heartbeat(conn, writer_ids).await?,
-        }),
-        HeartbeatTable::Pt { table } => Some(PollEvent::PtHeartbeat {
+            read: beat_rows(writer_ids, rows, sent_at, rtt),
+        },
+        HeartbeatTable::Pt { .. } => PollEvent::PtHeartbeat {
             node,
-            read: pt_heartbeat::read(conn, table).await?,
-        }),
-        HeartbeatTable::Own { .. } => None,
-    })
+            read: pt_heartbeat::from_rows(rows, sent_at),
+        },
+    }
 }
 
 /// How long a reported host name may take to resolve before it counts as not resolving.
@@ -368,7 +402,13 @@ async fn resolve(sample: &mut NodeSample, known: &mut HashMap<String, bool>) {
 /// Replica first, then the node's own state and binlog, in one round trip: a replica's GTID
 /// state read after its replication status can only be newer, never make it look behind what
 /// it reported. Discovery and the processlist are optional: a missing grant leaves them out.
-pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSample, SqlError> {
+/// `lead` (a heartbeat read) goes first in the same round trip; its rows come back beside the
+/// sample, which was sent at the sample's `at`.
+pub async fn poll_status(
+    conn: &mut NodeConn,
+    parts: PollParts,
+    lead: Option<&str>,
+) -> Result<(NodeSample, Option<Lead>), SqlError> {
     let at = Instant::now();
     // One round trip (src/mysql/batch.rs).
     let crate::mysql::batch::Status {
@@ -378,8 +418,10 @@ pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSa
         binlog_files,
         replica_hosts,
         processes,
+        lead,
     } = conn
         .status(crate::mysql::batch::Ask {
+            lead,
             binlog_files: parts.binlog_files,
             replica_hosts: parts.replica_hosts,
             processes: parts.processes,
@@ -394,7 +436,7 @@ pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSa
             })
             .collect()
     });
-    Ok(NodeSample {
+    let sample = NodeSample {
         at,
         processes,
         replication,
@@ -403,7 +445,8 @@ pub async fn poll_status(conn: &mut NodeConn, parts: PollParts) -> Result<NodeSa
         binlog_files,
         replica_hosts,
         took: at.elapsed(),
-    })
+    };
+    Ok((sample, lead))
 }
 
 /// Reads every root's heartbeat row; `rows` come back in the order of `writer_ids`.
@@ -415,7 +458,16 @@ pub async fn read_heartbeat(
     let found = conn
         .query_rows_if_table(&heartbeat_read_sql(writer_ids))
         .await?;
-    let rtt = sent_at.elapsed();
+    Ok(beat_rows(writer_ids, &found, sent_at, sent_at.elapsed()))
+}
+
+/// The reading the rows of [`heartbeat_read_sql`] make, in the order of `writer_ids`.
+fn beat_rows(
+    writer_ids: &[String],
+    found: &[RawRow],
+    sent_at: Instant,
+    rtt: Duration,
+) -> HeartbeatRead {
     let rows = writer_ids
         .iter()
         .map(|id| {
@@ -431,7 +483,7 @@ pub async fn read_heartbeat(
             }
         })
         .collect();
-    Ok(HeartbeatRead { sent_at, rtt, rows })
+    HeartbeatRead { sent_at, rtt, rows }
 }
 
 #[cfg(test)]

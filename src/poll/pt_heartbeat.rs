@@ -35,9 +35,9 @@ fn millis_between(row: &RawRow, now: &str, ts: NaiveDateTime) -> Option<i64> {
     Some((now - ts).num_milliseconds())
 }
 
-pub async fn read(conn: &mut NodeConn, table: &str) -> Result<PtRead, SqlError> {
-    let sent_at = Instant::now();
-    let rows = conn.query_rows_if_table(&read_sql(table)).await?;
+/// The reading the rows of [`read_sql`], sent at `sent_at`, make.
+#[must_use]
+pub fn from_rows(rows: &[RawRow], sent_at: Instant) -> PtRead {
     let row = rows.first();
     let ts = row
         .and_then(|r| r.optional_text(&["ts"]))
@@ -49,12 +49,12 @@ pub async fn read(conn: &mut NodeConn, table: &str) -> Result<PtRead, SqlError> 
         ),
         _ => (None, None),
     };
-    Ok(PtRead {
+    PtRead {
         sent_at,
         local_ms,
         utc_ms,
         ts,
-    })
+    }
 }
 
 /// The server's UTC clock minus this host's, read at the midpoint of the round trip; the error
