@@ -387,9 +387,9 @@ impl Op {
             Self::PollWithHeartbeat => {
                 let parts = PollParts::for_poll(u64::from(i), true);
                 let read = heartbeat_read_sql(&[WRITER_ID.to_owned()]);
-                let (sample, lead) = poll_status(conn, parts, Some(&read)).await?;
+                let (sample, ahead) = poll_status(conn, parts, Some(&read)).await?;
                 black_box(sample);
-                if lead.is_none_or(|l| l.rows.is_empty()) {
+                if ahead.lead.is_none_or(|rows| rows.is_empty()) {
                     bail!("the heartbeat row vanished from {}", conn.address());
                 }
             }

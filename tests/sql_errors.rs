@@ -299,23 +299,41 @@ async fn live_a_refused_optional_part_leaves_only_itself_out_of_the_status_poll(
     );
 }
 
-/// The heartbeat read sent in front of the status poll answers what it answers alone: no rows
-/// while the table is missing (the rest of the poll still comes back), the row once it
-/// replicated; any other refusal fails the poll and names the read.
+/// The clock and the heartbeat read sent in front of the status poll answer what they answer
+/// alone: the server's clock within the round trip, no rows while the heartbeat table is missing
+/// (the rest of the poll still comes back), the row once it replicated; any other refusal fails
+/// the poll and names the read.
 #[tokio::test]
-async fn live_a_heartbeat_read_in_front_of_the_status_poll_reads_what_it_reads_alone() {
+async fn live_reads_in_front_of_the_status_poll_read_what_they_read_alone() {
     let t = TestSandbox::start(1, false);
     let mut conn = t.connect("r1").await;
     let read = rwtop::poll::heartbeat::heartbeat_read_sql(&["led-test".to_owned()]);
     let asking = |lead| Ask {
+        clock: true,
         lead: Some(lead),
         ..Ask::default()
     };
+    let sent = chrono::Utc::now();
     let before = conn.status(asking(&read)).await.unwrap();
     let lead = before.lead.expect("the read was asked");
-    assert!(lead.rows.is_empty(), "no table yet: {:?}", lead.rows);
+    assert!(lead.is_empty(), "no table yet: {lead:?}");
     assert_eq!(before.replication.len(), 1, "the poll came back after it");
     assert!(conn.is_open());
+    let clock = before.clock.expect("the clock was asked");
+    let rtt = before.first_answer;
+    assert!(
+        rtt > Duration::ZERO && rtt < Duration::from_secs(5),
+        "{rtt:?}"
+    );
+    // Same machine: the server's clock is this one's, read inside the round trip.
+    let (offset_ms, bound) = rwtop::poll::pt_heartbeat::clock_offset(&clock, sent, rtt)
+        .unwrap_or_else(|| panic!("no clock in {clock:?}"));
+    assert_eq!(bound, rtt);
+    let slack = i64::try_from(rtt.as_millis()).unwrap() + 2;
+    assert!(
+        offset_ms.abs() <= slack,
+        "offset {offset_ms} ms, rtt {rtt:?}"
+    );
 
     t.admin(
         "primary",
@@ -330,17 +348,12 @@ async fn live_a_heartbeat_read_in_front_of_the_status_poll_reads_what_it_reads_a
     let lead = common::eventually("the row on r1", Duration::from_secs(30), async || {
         let status = conn.status(asking(&read)).await.unwrap();
         assert_eq!(status.replication.len(), 1);
-        status.lead.filter(|l| !l.rows.is_empty())
+        status.lead.filter(|l| !l.is_empty())
     })
     .await;
-    assert_eq!(seq(&lead.rows), Some(41));
+    assert_eq!(seq(&lead), Some(41));
     let alone = conn.query_rows(&read).await.unwrap();
-    assert_eq!(seq(&alone), seq(&lead.rows), "{alone:?}");
-    assert!(
-        lead.rtt > Duration::ZERO && lead.rtt < Duration::from_secs(5),
-        "{:?}",
-        lead.rtt
-    );
+    assert_eq!(seq(&alone), seq(&lead), "{alone:?}");
 
     let refused = "SELECT * FROM mysql.user";
     match conn.status(asking(refused)).await.unwrap_err() {

@@ -10,9 +10,9 @@
 //! whole batch (a timeout names the whole batch: the server sends a batch's answers once it ran
 //! all of it), and a timed-out or broken batch drops the connection as a single query does.
 //! Discovery and the processlist ride in the same batch; should one be refused (a missing
-//! grant), the ones after it are asked again alone. The heartbeat read rides in front of it when
-//! both are due ([`Ask::lead`]): one round trip instead of two, the read still the first thing
-//! the server runs after the batch was sent.
+//! grant), the ones after it are asked again alone. The server's clock and the heartbeat read
+//! ride in front of it when they are due with it ([`Ask::clock`], [`Ask::lead`]): one round trip
+//! instead of three, each still run within microseconds of the batch being sent.
 
 use std::time::{Duration, Instant};
 
@@ -29,7 +29,14 @@ use super::row::RawRow;
 
 /// What a status poll asks for beyond what every poll reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent statements of one batch, each asked or not, not a state machine"
+)]
 pub struct Ask<'a> {
+    /// The server's UTC clock ([`CLOCK_SQL`]), first in the batch: it is read between sending
+    /// and [`Status::first_answer`].
+    pub clock: bool,
     /// A read of a table that may not be there yet (the heartbeat row), sent ahead of the
     /// status: its rows come back in [`Status::lead`]; a missing schema or table reads as no
     /// rows, as [`NodeConn::query_rows_if_table`] does.
@@ -53,22 +60,23 @@ pub struct Status {
     pub binlog_files: Option<Vec<BinlogFile>>,
     pub replica_hosts: Option<Vec<ReplicaHost>>,
     pub processes: Option<Processlist>,
+    /// The row of [`CLOCK_SQL`], when asked.
+    pub clock: Option<Vec<RawRow>>,
     /// The lead statement's answer, when one was asked.
-    pub lead: Option<Lead>,
+    pub lead: Option<Vec<RawRow>>,
+    /// How long after sending the batch its first answer came back.
+    pub first_answer: Duration,
 }
 
-/// The rows of [`Ask::lead`] and how long after the batch was sent they came back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Lead {
-    pub rows: Vec<RawRow>,
-    pub rtt: Duration,
-}
+/// The server's UTC clock to the microsecond.
+pub const CLOCK_SQL: &str = "SELECT UTC_TIMESTAMP(6) AS now_utc";
 
 /// The statements of one status poll, in the order they are sent: replication status first,
 /// then the node's own state and binlog (a replica's GTID state read after its replication
 /// status can only be newer), then the optional parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {
+    Clock,
     Lead,
     Replication,
     State,
@@ -160,6 +168,7 @@ impl NodeConn {
         let workers_sql = super::appliers::workers_sql(flavor);
         let sql = |part: Part| -> &str {
             match part {
+                Part::Clock => CLOCK_SQL,
                 Part::Lead => ask.lead.unwrap_or_default(),
                 Part::Replication => flavor.replica_status_sql(),
                 Part::State => flavor.state_sql(),
@@ -171,6 +180,7 @@ impl NodeConn {
             }
         };
         let parts: Vec<Part> = [
+            (Part::Clock, ask.clock),
             (Part::Lead, ask.lead.is_some()),
             (Part::Replication, true),
             (Part::State, true),
@@ -225,8 +235,9 @@ struct Answered {
 /// Each part's rows as they came back; `None`: not asked, or left out.
 #[derive(Default)]
 struct Answers {
+    clock: Option<Vec<RawRow>>,
     lead: Option<Vec<RawRow>>,
-    /// When the first batch's first set came back (the lead's, when one was asked).
+    /// When the first batch's first set came back.
     first: Option<Duration>,
     replication: Vec<RawRow>,
     state: Vec<RawRow>,
@@ -292,10 +303,6 @@ impl Answers {
             let sql = sql_of(Part::Workers);
             list.workers = parse_answer(addr, sql, super::appliers::workers_from_table(&rows))?;
         }
-        let lead = self.lead.map(|rows| Lead {
-            rows,
-            rtt: self.first.unwrap_or_default(),
-        });
         Ok(Status {
             replication,
             state,
@@ -303,12 +310,15 @@ impl Answers {
             binlog_files,
             replica_hosts,
             processes,
-            lead,
+            clock: self.clock,
+            lead: self.lead,
+            first_answer: self.first.unwrap_or_default(),
         })
     }
 
     fn keep(&mut self, part: Part, rows: Vec<RawRow>) {
         match part {
+            Part::Clock => self.clock = Some(rows),
             Part::Lead => self.lead = Some(rows),
             Part::Replication => self.replication = rows,
             Part::State => self.state = rows,

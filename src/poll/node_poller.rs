@@ -1,6 +1,7 @@
 //! One task per node: connect, poll replication state every `interval`, read the heartbeat row
-//! every `read_interval`, and report everything — failures included — to the store. A read due
-//! with a status poll rides in front of the poll's batch: one round trip for both.
+//! every `read_interval`, and report everything — failures included — to the store. A heartbeat
+//! read and a clock sample due with a status poll ride in front of the poll's batch: one round
+//! trip for all of them.
 //!
 //! A hung or dead node only ever delays its own task: every statement runs under a timeout, and a
 //! connection whose statement timed out is dropped and reopened with capped back-off.
@@ -13,7 +14,6 @@ use tokio::sync::{mpsc, watch};
 use super::events::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, ReportedReplica};
 use super::heartbeat::heartbeat_read_sql;
 use super::pt_heartbeat;
-use crate::mysql::batch::Lead;
 use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
 
 /// First retry after this, doubling per consecutive failure up to [`BACKOFF_CAP`].
@@ -229,8 +229,9 @@ async fn poll_connected(
             // when it just became a replica, the read follows the poll alone.
             let lead = (read_due && reads_heartbeat(&spec.heartbeat, is_replica))
                 .then_some(beat_sql.as_str());
+            let sent_utc = chrono::Utc::now();
             match poll_status(&mut conn, parts, lead).await {
-                Ok((mut sample, lead)) => {
+                Ok((mut sample, ahead)) => {
                     resolve(&mut sample, &mut resolved).await;
                     statuses = statuses.saturating_add(1);
                     if statuses == 1 {
@@ -254,22 +255,17 @@ async fn poll_connected(
                     if send(event).await.is_err() {
                         return None;
                     }
-                    if let Some(Lead { rows, rtt }) = lead {
+                    if let Some(rows) = ahead.lead {
                         read_due = false;
-                        let event = heartbeat_event(spec, &rows, sent_at, rtt);
+                        let event = heartbeat_event(spec, &rows, sent_at, ahead.first_answer);
                         if send(event).await.is_err() {
                             return None;
                         }
                     }
-                }
-                Err(err) => return Some(err),
-            }
-            if let Err(err) = settings_if_due(&name, &mut conn, events, &mut settings_at).await {
-                return Some(err);
-            }
-            if parts.clock {
-                match pt_heartbeat::clock_offset(&mut conn).await {
-                    Ok(Some((offset_ms, rtt))) => {
+                    let clock = ahead.clock.as_deref().and_then(|rows| {
+                        pt_heartbeat::clock_offset(rows, sent_utc, ahead.first_answer)
+                    });
+                    if let Some((offset_ms, rtt)) = clock {
                         let node = name.clone();
                         let _ = send(PollEvent::Clock {
                             node,
@@ -278,9 +274,11 @@ async fn poll_connected(
                         })
                         .await;
                     }
-                    Ok(None) => {}
-                    Err(err) => return Some(err),
                 }
+                Err(err) => return Some(err),
+            }
+            if let Err(err) = settings_if_due(&name, &mut conn, events, &mut settings_at).await {
+                return Some(err);
             }
         }
         if !(read_due && reads_heartbeat(&spec.heartbeat, is_replica)) {
@@ -402,13 +400,13 @@ async fn resolve(sample: &mut NodeSample, known: &mut HashMap<String, bool>) {
 /// Replica first, then the node's own state and binlog, in one round trip: a replica's GTID
 /// state read after its replication status can only be newer, never make it look behind what
 /// it reported. Discovery and the processlist are optional: a missing grant leaves them out.
-/// `lead` (a heartbeat read) goes first in the same round trip; its rows come back beside the
-/// sample, which was sent at the sample's `at`.
+/// The clock sample (when `parts` has it) and `lead` (a heartbeat read) go first in the same
+/// round trip; their rows come back beside the sample, which was sent at the sample's `at`.
 pub async fn poll_status(
     conn: &mut NodeConn,
     parts: PollParts,
     lead: Option<&str>,
-) -> Result<(NodeSample, Option<Lead>), SqlError> {
+) -> Result<(NodeSample, Ahead), SqlError> {
     let at = Instant::now();
     // One round trip (src/mysql/batch.rs).
     let crate::mysql::batch::Status {
@@ -418,9 +416,12 @@ pub async fn poll_status(
         binlog_files,
         replica_hosts,
         processes,
+        clock,
         lead,
+        first_answer,
     } = conn
         .status(crate::mysql::batch::Ask {
+            clock: parts.clock,
             lead,
             binlog_files: parts.binlog_files,
             replica_hosts: parts.replica_hosts,
@@ -446,7 +447,21 @@ pub async fn poll_status(
         replica_hosts,
         took: at.elapsed(),
     };
-    Ok((sample, lead))
+    let ahead = Ahead {
+        clock,
+        lead,
+        first_answer,
+    };
+    Ok((sample, ahead))
+}
+
+/// What a status poll's batch read ahead of the status: the clock row and the heartbeat read,
+/// when asked, and when the first answer came back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ahead {
+    pub clock: Option<Vec<RawRow>>,
+    pub lead: Option<Vec<RawRow>>,
+    pub first_answer: Duration,
 }
 
 /// Reads every root's heartbeat row; `rows` come back in the order of `writer_ids`.

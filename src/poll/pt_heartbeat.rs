@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use chrono::NaiveDateTime;
 
 use super::events::PtRead;
-use crate::mysql::{NodeConn, RawRow, SqlError};
+use crate::mysql::RawRow;
 
 /// `schema.table` was checked to be plain identifiers when the config was loaded.
 #[must_use]
@@ -57,21 +57,21 @@ pub fn from_rows(rows: &[RawRow], sent_at: Instant) -> PtRead {
     }
 }
 
-/// The server's UTC clock minus this host's, read at the midpoint of the round trip; the error
-/// is at most half the round trip, which is returned with it.
-pub async fn clock_offset(conn: &mut NodeConn) -> Result<Option<(i64, Duration)>, SqlError> {
-    let before = chrono::Utc::now();
-    let started = Instant::now();
-    let rows = conn
-        .query_rows("SELECT UTC_TIMESTAMP(6) AS now_utc")
-        .await?;
-    let rtt = started.elapsed();
+/// The server's UTC clock (the rows of [`crate::mysql::batch::CLOCK_SQL`], sent at `before`
+/// and answered `rtt` later) minus this host's, read at the midpoint of the round trip; the
+/// error is at most half the round trip, which is returned with it.
+#[must_use]
+pub fn clock_offset(
+    rows: &[RawRow],
+    before: chrono::DateTime<chrono::Utc>,
+    rtt: Duration,
+) -> Option<(i64, Duration)> {
     let midpoint = before.naive_utc() + chrono::Duration::from_std(rtt / 2).unwrap_or_default();
     let server = rows
         .first()
         .and_then(|r| r.optional_text(&["now_utc"]))
         .and_then(parse_ts);
-    Ok(server.map(|server| ((server - midpoint).num_milliseconds(), rtt)))
+    server.map(|server| ((server - midpoint).num_milliseconds(), rtt))
 }
 
 #[cfg(test)]
