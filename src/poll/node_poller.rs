@@ -185,7 +185,7 @@ async fn poll_connected(
     // One tick per heartbeat read or status poll, whichever comes more often; the read pace
     // slows as nodes are added, and the ticker with it (no wake-up without a query).
     let period = || spec.pace.every().min(spec.interval);
-    let mut ticker = ticker(tokio::time::Instant::now(), period());
+    let mut ticker = ticker(on_slot(tokio::time::Instant::now()), period());
     // When the last status poll was due: a tick's scheduled instant, so that one late tick on
     // a busy machine does not push the next poll a whole tick later.
     let mut last_status: Option<tokio::time::Instant> = None;
@@ -211,7 +211,7 @@ async fn poll_connected(
             }
         };
         if period() != ticker.period() {
-            ticker = self::ticker(due_at + period(), period());
+            ticker = self::ticker(on_slot(due_at + period()), period());
         }
         let status_due = nudged || due(last_status, due_at, spec.interval);
         // Spread past the read budget: this tick may be one to skip.
@@ -328,6 +328,22 @@ async fn settings_if_due(
 /// 5 ms of slack absorbs timer rounding.
 fn due(last: Option<tokio::time::Instant>, now: tokio::time::Instant, every: Duration) -> bool {
     last.is_none_or(|t| now.saturating_duration_since(t) + Duration::from_millis(5) >= every)
+}
+
+/// Pollers start their ticks on a shared grid of this step, so that in a large topology the
+/// ~10 whose ticks fall in one step wake the runtime once between them rather than once each
+/// (every poller shares the period, so ticks that start on one grid point stay together).
+const TICK_SLOT: Duration = Duration::from_millis(10);
+
+/// The first point of the [`TICK_SLOT`] grid at or after `at`.
+fn on_slot(at: tokio::time::Instant) -> tokio::time::Instant {
+    static ORIGIN: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();
+    let origin = *ORIGIN.get_or_init(|| at);
+    let slot = TICK_SLOT.as_nanos();
+    let since = at.saturating_duration_since(origin).as_nanos();
+    let steps = since.div_ceil(slot);
+    let offset = u64::try_from(steps * slot).unwrap_or(u64::MAX);
+    origin + Duration::from_nanos(offset)
 }
 
 /// Ticks every `period` from `start`; a late tick does not shift the ones after it, so polls
@@ -542,6 +558,20 @@ mod tests {
         let after = scans(Some(20));
         assert_eq!(&after[..6], &[20, 21, 22, 23, 24, 25]);
         assert_eq!(&after[6..], &[28, 31, 34, 37]);
+    }
+
+    #[test]
+    fn ticks_start_on_the_shared_grid_and_never_early() {
+        let origin = tokio::time::Instant::now();
+        let first = on_slot(origin);
+        for ms in [0_u64, 1, 9, 10, 11, 995, 1_000] {
+            let at = origin + Duration::from_millis(ms) + Duration::from_micros(300);
+            let slot = on_slot(at);
+            assert!(slot >= at, "{ms} ms: never before it was asked");
+            assert!(slot - at < TICK_SLOT, "{ms} ms: within one step");
+            let from_grid = (slot - first).as_nanos() % TICK_SLOT.as_nanos();
+            assert_eq!(from_grid, 0, "{ms} ms: on the grid");
+        }
     }
 
     #[test]
