@@ -389,7 +389,7 @@ impl Op {
                 let read = heartbeat_read_sql(&[WRITER_ID.to_owned()]);
                 let (sample, ahead) = poll_status(conn, parts, Some(&read)).await?;
                 black_box(sample);
-                if ahead.lead.is_none_or(|rows| rows.is_empty()) {
+                if ahead.lead.transpose()?.is_none_or(|rows| rows.is_empty()) {
                     bail!("the heartbeat row vanished from {}", conn.address());
                 }
             }

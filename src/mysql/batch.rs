@@ -39,7 +39,8 @@ pub struct Ask<'a> {
     pub clock: bool,
     /// A read of a table that may not be there yet (the heartbeat row), sent ahead of the
     /// status: its rows come back in [`Status::lead`]; a missing schema or table reads as no
-    /// rows, as [`NodeConn::query_rows_if_table`] does.
+    /// rows, as [`NodeConn::query_rows_if_table`] does, and any other refusal is the read's own
+    /// error there (the status is asked again without it).
     pub lead: Option<&'a str>,
     pub binlog_files: bool,
     /// `SHOW SLAVE HOSTS` (discovery); a missing grant leaves it `None`, never fails the poll.
@@ -49,7 +50,7 @@ pub struct Ask<'a> {
 }
 
 /// What a status poll read, from one round trip.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Status {
     /// Every replication channel; empty on a node that replicates from nothing.
     pub replication: Vec<ReplicaStatus>,
@@ -62,8 +63,8 @@ pub struct Status {
     pub processes: Option<Processlist>,
     /// The row of [`CLOCK_SQL`], when asked.
     pub clock: Option<Vec<RawRow>>,
-    /// The lead statement's answer, when one was asked.
-    pub lead: Option<Vec<RawRow>>,
+    /// The lead statement's answer, when one was asked: its rows, or the server's refusal.
+    pub lead: Option<Result<Vec<RawRow>, SqlError>>,
     /// How long after sending the batch its first answer came back.
     pub first_answer: Duration,
 }
@@ -89,14 +90,13 @@ enum Part {
 }
 
 impl Part {
-    /// Whether this server error leaves the part out instead of failing the poll: any refusal
-    /// of an optional part (a missing grant), a missing table for the lead.
-    fn skips(self, code: u16) -> bool {
-        match self {
-            Self::ReplicaHosts | Self::Processes | Self::Workers => true,
-            Self::Lead => super::conn::MISSING_TABLE.contains(&code),
-            _ => false,
-        }
+    /// Whether a server error leaves the part out instead of failing the poll: any refusal of
+    /// an optional part (a missing grant) or of the lead (kept as the lead's answer).
+    fn skips(self) -> bool {
+        matches!(
+            self,
+            Self::Lead | Self::ReplicaHosts | Self::Processes | Self::Workers
+        )
     }
 }
 
@@ -209,10 +209,15 @@ impl NodeConn {
             from += answered;
             match error {
                 None => break,
-                Some(SqlError::Server { code, .. }) if parts[from].skips(code) => {
-                    // A missing heartbeat table is a read of no rows; a refused part is unread.
+                Some(err @ SqlError::Server { code, .. }) if parts[from].skips() => {
+                    // A missing heartbeat table is a read of no rows, another refusal the
+                    // read's error; a refused optional part is unread.
                     if parts[from] == Part::Lead {
-                        answers.keep(Part::Lead, Vec::new());
+                        answers.lead = Some(if super::conn::MISSING_TABLE.contains(&code) {
+                            Ok(Vec::new())
+                        } else {
+                            Err(err)
+                        });
                     }
                     from += 1;
                 }
@@ -236,7 +241,7 @@ struct Answered {
 #[derive(Default)]
 struct Answers {
     clock: Option<Vec<RawRow>>,
-    lead: Option<Vec<RawRow>>,
+    lead: Option<Result<Vec<RawRow>, SqlError>>,
     /// When the first batch's first set came back.
     first: Option<Duration>,
     replication: Vec<RawRow>,
@@ -319,7 +324,7 @@ impl Answers {
     fn keep(&mut self, part: Part, rows: Vec<RawRow>) {
         match part {
             Part::Clock => self.clock = Some(rows),
-            Part::Lead => self.lead = Some(rows),
+            Part::Lead => self.lead = Some(Ok(rows)),
             Part::Replication => self.replication = rows,
             Part::State => self.state = rows,
             Part::Binlog => self.binlog = Some(rows),

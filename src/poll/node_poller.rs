@@ -255,8 +255,13 @@ async fn poll_connected(
                     if send(event).await.is_err() {
                         return None;
                     }
-                    if let Some(rows) = ahead.lead {
+                    if let Some(read) = ahead.lead {
                         read_due = false;
+                        // A refused read ends the session after the sample, as it does alone.
+                        let rows = match read {
+                            Ok(rows) => rows,
+                            Err(err) => return Some(err),
+                        };
                         let event = heartbeat_event(spec, &rows, sent_at, ahead.first_answer);
                         if send(event).await.is_err() {
                             return None;
@@ -471,12 +476,12 @@ pub async fn poll_status(
     Ok((sample, ahead))
 }
 
-/// What a status poll's batch read ahead of the status: the clock row and the heartbeat read,
-/// when asked, and when the first answer came back.
-#[derive(Debug, Clone, PartialEq)]
+/// What a status poll's batch read ahead of the status: the clock row and the heartbeat read
+/// (its rows or its refusal), when asked, and when the first answer came back.
+#[derive(Debug)]
 pub struct Ahead {
     pub clock: Option<Vec<RawRow>>,
-    pub lead: Option<Vec<RawRow>>,
+    pub lead: Option<Result<Vec<RawRow>, SqlError>>,
     pub first_answer: Duration,
 }
 
