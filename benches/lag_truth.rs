@@ -29,7 +29,8 @@
 //!
 //! Environment: `RWTOP_BENCH_PHASE_SECS` (default 6), `RWTOP_BENCH_ROUNDS` (default 6),
 //! `RWTOP_BENCH_NODES` (default 3: the sandbox's own; more are extra names for `r2`, so the
-//! engine polls that many while `r1` is judged).
+//! engine polls that many while `r1` is judged), `RWTOP_BENCH_WORKERS` (the binary's runtime
+//! workers, `engine::WORKERS`).
 
 #![allow(
     clippy::cast_precision_loss,
@@ -152,13 +153,11 @@ fn run() -> Result<()> {
         sandbox.binaries().flavor.version_string,
         load_average()
     );
-    // The binary's runtime (`cli::runtime`): multi-thread, two workers. The scenarios are driven
-    // from this thread (admin SQL is a blocking child process); everything timed runs on it.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("building the tokio runtime")?;
+    // The binary's runtime (`engine::runtime`), of its worker count unless `RWTOP_BENCH_WORKERS`
+    // says otherwise. The scenarios are driven from this thread (admin SQL is a blocking child
+    // process); everything timed runs on the runtime.
+    let workers = env_or("RWTOP_BENCH_WORKERS", rwtop::engine::WORKERS)?;
+    let runtime = rwtop::engine::runtime(workers).context("building the tokio runtime")?;
     let primary = sandbox.endpoint("primary")?;
     let writer = runtime.block_on(truth::Writer::start(&primary, TRUTH_EVERY))?;
     let watchers = REPLICAS

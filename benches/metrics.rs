@@ -97,11 +97,7 @@ fn scrape(addr: std::net::SocketAddr) -> usize {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = rwtop::engine::runtime(rwtop::engine::WORKERS).expect("a runtime");
     for replicas in [10, 100, 1000] {
         let snap = Arc::new(snapshot(replicas));
         let text = render(&snap, "bench");

@@ -1,6 +1,6 @@
 //! Scale: the real engine (a poller per node, the heartbeat writer, the store and its alert
-//! engine) watching 10, 100 and 1,000 nodes at a 1 s interval, in-process on a two-worker tokio
-//! runtime as the binary builds it, against a real sandbox of a primary and 10 replicas: every
+//! engine) watching 10, 100 and 1,000 nodes at a 1 s interval, in-process on the tokio runtime
+//! the binary builds (`engine::runtime`), against a real sandbox of a primary and 10 replicas: every
 //! replica stands in for ~1/10 of the node names (`r3#042` is a node polled on r3's port).
 //!
 //! Per size: rwtop's CPU (getrusage delta) as % of one core and per node-poll, the status polls
@@ -12,8 +12,8 @@
 //! installed, as the sandbox does; exits non-zero when the sandbox cannot start or the nodes are
 //! not all polled in time. Environment: `RWTOP_BENCH_SECS` (default 60) is the measured window,
 //! `RWTOP_BENCH_WARMUP_SECS` (10) the warm-up, `RWTOP_BENCH_NODES` (`10,100,1000`) the sizes.
-//! `RWTOP_BENCH_READ_MS` sets every heartbeat read interval, `RWTOP_BENCH_WORKERS` (2, the
-//! binary's) the runtime's worker threads.
+//! `RWTOP_BENCH_READ_MS` sets every heartbeat read interval, `RWTOP_BENCH_WORKERS` (the
+//! binary's, `engine::WORKERS`) the runtime's worker threads.
 
 #![allow(
     clippy::cast_precision_loss,
@@ -68,7 +68,7 @@ struct Options {
     sizes: Vec<usize>,
     /// Heartbeat read interval; the shipped default unless `RWTOP_BENCH_READ_MS` says otherwise.
     read_interval: Option<Duration>,
-    /// The runtime's worker threads: the binary's (2) unless `RWTOP_BENCH_WORKERS` says otherwise.
+    /// The runtime's worker threads: the binary's unless `RWTOP_BENCH_WORKERS` says otherwise.
     workers: usize,
 }
 
@@ -99,7 +99,7 @@ fn options() -> Result<Options> {
         sizes,
         read_interval: env_or("RWTOP_BENCH_READ_MS", 0u64)
             .map(|ms| (ms > 0).then(|| Duration::from_millis(ms)))?,
-        workers: env_or("RWTOP_BENCH_WORKERS", 2)?,
+        workers: env_or("RWTOP_BENCH_WORKERS", rwtop::engine::WORKERS)?,
     })
 }
 
@@ -135,12 +135,8 @@ fn run() -> Result<()> {
     let idle = servers.cpu_since(&before, IDLE_WATCH)?;
     row("servers_idle_cpu", idle.all * 100.0, "% of one core");
 
-    // The binary's runtime (`cli::runtime`): multi-thread, two workers.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(opts.workers.max(1))
-        .enable_all()
-        .build()
-        .context("building the tokio runtime")?;
+    // The binary's runtime, of its worker count unless told otherwise; this thread draws frames.
+    let runtime = rwtop::engine::runtime(opts.workers).context("building the tokio runtime")?;
     for &nodes in &opts.sizes {
         println!("# {nodes} nodes; load average {}", load_average());
         runtime.block_on(scale_run(&sandbox, &servers, nodes, &opts))?;
@@ -504,7 +500,7 @@ fn time_alerts(snap: &Snapshot, spec: &EngineSpec, name: &dyn Fn(&str) -> String
     );
 }
 
-/// Frame time of the live snapshot: while the engine keeps polling on its two workers (no
+/// Frame time of the live snapshot: while the engine keeps polling on its workers (no
 /// `label`), or once it has stopped.
 fn time_frames(snap: &Snapshot, label: &str, name: &dyn Fn(&str) -> String) {
     for (w, h) in FRAME_SIZES {

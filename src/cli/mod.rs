@@ -111,12 +111,9 @@ fn warn(config: &rwtop::config::Config) {
     }
 }
 
-/// Two workers: the pollers wait on the network, and the machine may have two cores.
+/// The engine's runtime ([`rwtop::engine::WORKERS`] worker threads; this thread runs the TUI).
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
+    rwtop::engine::runtime(rwtop::engine::WORKERS)
 }
 
 fn duration_arg(text: &str) -> Result<Duration, String> {

@@ -25,6 +25,24 @@ use crate::poll::{PollEvent, ReadPace, WriterState};
 use crate::probe::{ProbeEvent, ProbeRequest, Prober};
 use crate::store::{Discovered, Snapshot, Store, StoreSettings};
 
+/// Worker threads of the runtime the binary runs the engine on ([`runtime`]). One: every task
+/// waits on the network or the store's channel, and at 1,000 nodes two workers spent a sixth of
+/// rwtop's CPU waking each other (docs/benchmarks.md, "Heartbeat and clock in the status batch").
+/// The TUI runs on the thread that blocks on the runtime, not on the worker.
+pub const WORKERS: usize = 1;
+
+/// A multi-thread runtime of `workers` threads with IO and timers: [`WORKERS`] for the binary;
+/// the benches pass other counts to compare.
+///
+/// # Errors
+/// The operating system refused a thread or the IO driver.
+pub fn runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers.max(1))
+        .enable_all()
+        .build()
+}
+
 /// Events in flight between tasks and the store. Bounded: a stalled store slows pollers down
 /// rather than growing memory without limit.
 const EVENT_QUEUE: usize = 4096;
