@@ -77,12 +77,15 @@ pub struct Acks {
 }
 
 impl Acks {
+    /// The whole history is allocated and written at once (an hour at 250 ms: 14,400 acks,
+    /// 338 KiB per writer), so that memory does not creep for the hour it takes to fill, nor
+    /// step as a growing ring doubles (docs/benchmarks.md, the soak of issue 18's third steps).
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
-        Self {
-            ring: VecDeque::with_capacity(capacity.min(4096)),
-            capacity: capacity.max(2),
-        }
+        let capacity = capacity.max(2);
+        let mut ring = VecDeque::from(vec![(0, Instant::now()); capacity]);
+        ring.clear();
+        Self { ring, capacity }
     }
 
     /// Records an acknowledgement. Sequence numbers only grow; a repeated or older one (an
@@ -282,5 +285,18 @@ mod tests {
             acks.ring.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
             vec![2, 3, 4]
         );
+    }
+
+    #[test]
+    fn filling_the_history_never_grows_it() {
+        let t0 = Instant::now();
+        let mut acks = Acks::with_capacity(14_400);
+        let allocated = acks.ring.capacity();
+        for seq in 1..=14_410 {
+            acks.push(seq, t0);
+            assert_eq!(acks.ring.capacity(), allocated, "grew at ack {seq}");
+        }
+        assert_eq!(acks.ring.len(), 14_400);
+        assert_eq!(acks.ring.front().map(|(s, _)| *s), Some(11));
     }
 }
