@@ -209,15 +209,11 @@ impl NodeConn {
             from += answered;
             match error {
                 None => break,
-                Some(err @ SqlError::Server { code, .. }) if parts[from].skips() => {
-                    // A missing heartbeat table is a read of no rows, another refusal the
-                    // read's error; a refused optional part is unread.
+                Some(err @ SqlError::Server { .. }) if parts[from].skips() => {
+                    // The lead answers as it does alone (a missing table is no rows, another
+                    // refusal the read's error); a refused optional part is unread.
                     if parts[from] == Part::Lead {
-                        answers.lead = Some(if super::conn::MISSING_TABLE.contains(&code) {
-                            Ok(Vec::new())
-                        } else {
-                            Err(err)
-                        });
+                        answers.lead = Some(super::conn::rows_if_table(Err(err)));
                     }
                     from += 1;
                 }

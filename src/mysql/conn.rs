@@ -167,10 +167,19 @@ fn connect_hint(code: Option<u16>, message: &str) -> &'static str {
     }
 }
 
-/// The hint a refused login (server error 1045) carries.
 /// `ER_NO_SUCH_TABLE` and `ER_BAD_DB_ERROR`: a table or schema that is not there (yet).
-pub const MISSING_TABLE: [u16; 2] = [1146, 1049];
+const MISSING_TABLE: [u16; 2] = [1146, 1049];
 
+/// A read of a table that may not be there yet: a missing table or schema reads as no rows,
+/// anything else is kept as it came.
+pub(super) fn rows_if_table(read: Result<Vec<RawRow>, SqlError>) -> Result<Vec<RawRow>, SqlError> {
+    match read {
+        Err(SqlError::Server { code, .. }) if MISSING_TABLE.contains(&code) => Ok(Vec::new()),
+        other => other,
+    }
+}
+
+/// The hint a refused login (server error 1045) carries.
 const LOGIN_REFUSED_HINT: &str =
     " (wrong user or password: check the DSN user and RWTOP_PASSWORD / password file)";
 
@@ -345,10 +354,7 @@ impl NodeConn {
     /// reached this node, a pt-heartbeat table): a missing schema or table is no rows, not an
     /// error of the node.
     pub async fn query_rows_if_table(&mut self, sql: &str) -> Result<Vec<RawRow>, SqlError> {
-        match self.query_rows(sql).await {
-            Err(SqlError::Server { code, .. }) if MISSING_TABLE.contains(&code) => Ok(Vec::new()),
-            other => other,
-        }
+        rows_if_table(self.query_rows(sql).await)
     }
 
     async fn one_row(&mut self, sql: &str) -> Result<RawRow, SqlError> {
