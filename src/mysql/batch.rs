@@ -12,7 +12,9 @@
 //! Discovery and the processlist ride in the same batch; should one be refused (a missing
 //! grant), the ones after it are asked again alone. The server's clock and the heartbeat read
 //! ride in front of it when they are due with it ([`Ask::clock`], [`Ask::lead`]): one round trip
-//! instead of three, each still run within microseconds of the batch being sent.
+//! instead of three, each still run within microseconds of the batch being sent. Once a
+//! heartbeat read has found its table, later batches send it as `EXECUTE` of the same read
+//! prepared on the connection (`prepared.rs`).
 
 use std::time::{Duration, Instant};
 
@@ -156,6 +158,22 @@ impl NodeConn {
     /// server error, the optional parts after it (which the server did not run) are asked
     /// alone.
     pub async fn status(&mut self, ask: Ask<'_>) -> Result<Status, SqlError> {
+        let lead_sql = ask.lead.map(|text| self.lead_sql(text));
+        let status = self.status_batch(ask, lead_sql).await?;
+        // The read found rows, so its table is there: prepared from the next batch on.
+        if let (Some(text), Some(Ok(rows))) = (ask.lead, &status.lead)
+            && !rows.is_empty()
+        {
+            self.prepare_lead(text).await?;
+        }
+        Ok(status)
+    }
+
+    async fn status_batch(
+        &mut self,
+        ask: Ask<'_>,
+        lead_sql: Option<&str>,
+    ) -> Result<Status, SqlError> {
         let flavor = self.flavor();
         let family = flavor.family;
         let log_bin = self.identity().log_bin;
@@ -169,7 +187,7 @@ impl NodeConn {
         let sql = |part: Part| -> &str {
             match part {
                 Part::Clock => CLOCK_SQL,
-                Part::Lead => ask.lead.unwrap_or_default(),
+                Part::Lead => lead_sql.unwrap_or_default(),
                 Part::Replication => flavor.replica_status_sql(),
                 Part::State => flavor.state_sql(),
                 Part::Binlog => flavor.binlog_status_sql(),
@@ -213,6 +231,7 @@ impl NodeConn {
                     // The lead answers as it does alone (a missing table is no rows, another
                     // refusal the read's error); a refused optional part is unread.
                     if parts[from] == Part::Lead {
+                        let err = super::prepared::named(err, ask.lead.unwrap_or_default());
                         answers.lead = Some(super::conn::rows_if_table(Err(err)));
                     }
                     from += 1;

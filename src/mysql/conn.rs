@@ -5,7 +5,6 @@
 //! and after any timeout or I/O failure the `Conn` is thrown away: later calls fail with
 //! [`SqlError::Closed`] until the caller reconnects.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,79 +12,14 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, OptsBuilder, Row, Value};
 
 use super::binlog::{BinlogFile, BinlogStatus};
+use super::endpoint::{Endpoint, Timeouts};
 use super::flavor::{Flavor, FlavorError};
 use super::node_state::{Identity, NodeState};
+use super::prepared::Lead;
 use super::replica_hosts::ReplicaHost;
 use super::replica_status::{ReplicaStatus, StatusError};
 use super::row::RawRow;
 use super::semisync::SemiSync;
-
-/// A password that never prints.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    #[must_use]
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
-
-/// Where and as whom to connect.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Endpoint {
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-    pub password: Option<Secret>,
-    pub tls: super::tls::Tls,
-}
-
-impl Endpoint {
-    /// `host:port`, the name errors use (never the password).
-    #[must_use]
-    pub fn address(&self) -> String {
-        format!("{}:{}", self.host, self.port)
-    }
-
-    /// The same account, TLS settings and all, at another `host:port` (a node found in the
-    /// topology rather than configured); `None` when `address` has no port.
-    #[must_use]
-    pub fn at(&self, address: &str) -> Option<Self> {
-        let (host, port) = address.rsplit_once(':')?;
-        Some(Self {
-            host: host.to_owned(),
-            port: port.parse().ok()?,
-            ..self.clone()
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    pub connect: Duration,
-    pub query: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Self {
-            connect: Duration::from_secs(3),
-            query: Duration::from_secs(2),
-        }
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SqlError {
@@ -174,9 +108,14 @@ const MISSING_TABLE: [u16; 2] = [1146, 1049];
 /// anything else is kept as it came.
 pub(super) fn rows_if_table(read: Result<Vec<RawRow>, SqlError>) -> Result<Vec<RawRow>, SqlError> {
     match read {
-        Err(SqlError::Server { code, .. }) if MISSING_TABLE.contains(&code) => Ok(Vec::new()),
+        Err(err) if is_missing_table(&err) => Ok(Vec::new()),
         other => other,
     }
+}
+
+/// Whether the server refused a statement because its table or schema is not there (yet).
+pub(super) fn is_missing_table(err: &SqlError) -> bool {
+    matches!(err, SqlError::Server { code, .. } if MISSING_TABLE.contains(code))
 }
 
 /// The hint a refused login (server error 1045) carries.
@@ -219,6 +158,8 @@ pub struct NodeConn {
     flavor: Flavor,
     identity: Identity,
     pub(super) query_timeout: Duration,
+    /// Whether the heartbeat read is prepared on this connection (`prepared.rs`).
+    pub(super) lead: Lead,
 }
 
 impl NodeConn {
@@ -305,6 +246,7 @@ impl NodeConn {
             flavor,
             identity,
             query_timeout: timeouts.query,
+            lead: Lead::default(),
         })
     }
 
