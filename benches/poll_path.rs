@@ -7,7 +7,9 @@
 //!
 //! Server CPU is the `utime + stime` delta of the node's server process over the run, divided by
 //! the calls made. That includes whatever the server does on its own meanwhile, so an idle rate
-//! is measured first and a `_net` figure has it taken out.
+//! is measured first and a `_net` figure has it taken out. The `cold_*` cases poll each of many
+//! connections once a second, as at 1,000 nodes, and read single polls' costs from the serving
+//! thread's own CPU time (`support/cold.rs`).
 
 #![allow(
     clippy::cast_precision_loss,
@@ -16,6 +18,8 @@
 
 #[path = "support/alloc.rs"]
 mod alloc;
+#[path = "support/cold.rs"]
+mod cold;
 #[path = "support/procfs.rs"]
 mod procfs;
 #[path = "support/rng.rs"]
@@ -31,9 +35,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use cold::cold_polls;
+use rwtop::mysql::prepared::Lead;
 use rwtop::mysql::{
-    BinlogFile, BinlogStatus, Family, NodeConn, NodeState, Processlist, RawRow, ReplicaStatus,
-    Timeouts, parse_vertical,
+    BinlogFile, BinlogStatus, Endpoint, Family, NodeConn, NodeState, Processlist, RawRow,
+    ReplicaStatus, Timeouts, parse_vertical,
 };
 use rwtop::poll::heartbeat::heartbeat_read_sql;
 use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
@@ -573,6 +579,7 @@ fn live_poll_path() -> Result<()> {
             };
             bench.measure(name, conn, op, server).await?;
         }
+        cold_cases(&sandbox, &replica_ep, replica_pid).await?;
         replica.close().await;
         primary.close().await;
         Ok::<(), anyhow::Error>(())
@@ -582,6 +589,85 @@ fn live_poll_path() -> Result<()> {
         poll_mix()
     );
     drop(sandbox);
+    Ok(())
+}
+
+/// Connections to `r1` in the cold cases, each polled once a second as at 1,000 nodes.
+const COLD_CONNECTIONS: usize = 40;
+/// Unmeasured rounds (the first poll finds the heartbeat table and prepares its read), then
+/// measured ones.
+const COLD_ROUNDS: (u32, u32) = (2, 20);
+
+/// The server thread's cost of single polls spaced a second apart (`support/cold.rs`), on
+/// connections taking turns so that each case meets the same machine: the floor (`SELECT 1`),
+/// the status poll without a heartbeat read (the poller's mix) and the poll with every part;
+/// then a replica's poll with its heartbeat read as the poller sends it beside the same with
+/// the read unprepared (connections opened while the server was at
+/// `max_prepared_stmt_count = 0` keep the plain read).
+async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<()> {
+    let second = Duration::from_secs(1);
+    let even = |i: usize| i.is_multiple_of(2);
+    let mut conns = cold::open(replica, COLD_CONNECTIONS * 3 / 2).await?;
+    let three_kinds = async |i, conn: &mut NodeConn, round| -> Result<()> {
+        match i % 3 {
+            0 => {
+                black_box(conn.query_rows("SELECT 1").await?);
+                Ok(())
+            }
+            1 => Op::Poll(Mix::AsPoller).call(conn, round).await,
+            _ => Op::Poll(Mix::Slow).call(conn, round).await,
+        }
+    };
+    let mut costs = cold_polls(&mut conns, pid, COLD_ROUNDS, second, three_kinds).await?;
+    cold::of(&mut costs, |i| i.is_multiple_of(3)).print("cold_select_1_server_thread");
+    cold::of(&mut costs, |i| i % 3 == 1).print("cold_poll_replica_server_thread");
+    cold::of(&mut costs, |i| i % 3 == 2).print("cold_poll_replica_slow_server_thread");
+    for watched in conns {
+        watched.conn.close().await;
+    }
+
+    // Every other connection opened while the server refuses to prepare, and polled once then.
+    sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = 0")?;
+    let refused = cold::open(replica, COLD_CONNECTIONS / 2).await;
+    let mut refused = match refused {
+        Ok(mut conns) => {
+            let first =
+                async |_, conn: &mut NodeConn, round| Op::PollWithHeartbeat.call(conn, round).await;
+            let polled = cold_polls(&mut conns, pid, (1, 0), second / 10, first).await;
+            sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = DEFAULT")?;
+            polled?;
+            conns
+        }
+        Err(err) => {
+            sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = DEFAULT")?;
+            return Err(err);
+        }
+    };
+    let mut conns = Vec::with_capacity(COLD_CONNECTIONS);
+    for prepared in cold::open(replica, COLD_CONNECTIONS / 2).await? {
+        conns.push(prepared);
+        conns.extend(refused.pop());
+    }
+    let with_read = async |i, conn: &mut NodeConn, round| -> Result<()> {
+        Op::PollWithHeartbeat.call(conn, round).await?;
+        let lead = conn.lead_state();
+        let right = if even(i) {
+            matches!(lead, Lead::Ready(_))
+        } else {
+            *lead == Lead::Refused
+        };
+        if round > 0 && !right {
+            bail!("{}: the heartbeat read is {lead:?}", conn.address());
+        }
+        Ok(())
+    };
+    let mut costs = cold_polls(&mut conns, pid, COLD_ROUNDS, second, with_read).await?;
+    cold::of(&mut costs, even).print("cold_poll_replica_with_heartbeat_server_thread");
+    cold::of(&mut costs, |i| !even(i))
+        .print("cold_poll_replica_with_heartbeat_unprepared_server_thread");
+    for watched in conns {
+        watched.conn.close().await;
+    }
     Ok(())
 }
 
