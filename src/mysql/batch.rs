@@ -7,8 +7,8 @@
 //! opens connections with `CLIENT_MULTI_STATEMENTS`, so they go as one text query and come back
 //! as consecutive result sets. A statement that fails ends the batch (the server runs none after
 //! it); the error names that statement, as it would have alone. The same timeout covers the
-//! whole batch (a timeout names the whole batch: the server sends a batch's answers once it ran
-//! all of it), and a timed-out or broken batch drops the connection as a single query does.
+//! whole batch (a timeout names the whole batch), and a timed-out or broken batch drops the
+//! connection as a single query does.
 //! Discovery and the processlist ride in the same batch; should one be refused (a missing
 //! grant), the ones after it are asked again alone. The server's clock and the heartbeat read
 //! ride in front of it when they are due with it ([`Ask::clock`], [`Ask::lead`]): one round trip
@@ -143,9 +143,9 @@ impl NodeConn {
             result.drop_result().await
         };
         let outcome = tokio::time::timeout(timeout, work).await;
-        // A server error ends the batch at its statement, exactly. A timeout cannot say which
-        // statement was slow: the server sends a batch's answers when it has run all of them,
-        // so the timeout names the batch.
+        // A server error ends the batch at its statement, exactly. A timeout names the batch:
+        // MariaDB 10.11 sends each statement's answer as it finishes (one `sendto` a statement
+        // under strace), but where an answer was held up on the way is not known here.
         let failed = match &outcome {
             Ok(_) => sqls.get(sets.len()).copied().unwrap_or(joined.as_str()),
             Err(_) => joined.as_str(),
