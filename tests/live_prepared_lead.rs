@@ -1,8 +1,8 @@
-//! The heartbeat read in front of the status poll goes as `EXECUTE` of a statement prepared on
-//! the connection once a read has found its table (`src/mysql/prepared.rs`), and still reads
-//! what the plain read reads: the newest row, no rows while the table is gone, the row again
-//! once it is back. A server that will not prepare keeps the plain read. The server's own
-//! counters say which was sent.
+//! The heartbeat read, in front of the status poll or on its own, goes as `EXECUTE` of a
+//! statement prepared on the connection once a read has found its table
+//! (`src/mysql/prepared.rs`), and still reads what the plain read reads: the newest row, no rows
+//! while the table is gone, the row again once it is back. A server that will not prepare keeps
+//! the plain read. The server's own counters say which was sent.
 
 mod common;
 
@@ -91,6 +91,13 @@ async fn live_the_heartbeat_read_is_prepared_once_it_finds_its_table_and_reads_t
         session_count(&mut conn, "Com_execute_sql").await,
         executed + 5
     );
+    // The read on its own, between status polls, goes the same way.
+    let (alone, _) = conn.query_lead(&read).await.unwrap();
+    assert_eq!(seq(&alone), Some(41));
+    assert_eq!(
+        session_count(&mut conn, "Com_execute_sql").await,
+        executed + 6
+    );
     write_beat(&t, 42);
     let rows = until_seq(&mut conn, &read, 42).await;
     let alone = conn.query_rows(&read).await.unwrap();
@@ -105,6 +112,8 @@ async fn live_the_heartbeat_read_is_prepared_once_it_finds_its_table_and_reads_t
         rows.is_empty().then_some(())
     })
     .await;
+    let (alone, _) = conn.query_lead(&read).await.unwrap();
+    assert!(alone.is_empty(), "no table, no rows, no error: {alone:?}");
     assert!(conn.is_open());
     t.admin("primary", CREATE);
     write_beat(&t, 43);
@@ -132,6 +141,9 @@ async fn live_a_server_that_will_not_prepare_keeps_the_plain_read() {
     assert_eq!(conn.lead_state(), &Lead::Refused);
     write_beat(&t, 8);
     until_seq(&mut conn, &read, 8).await;
+    let (alone, _) = conn.query_lead(&read).await.unwrap();
+    assert_eq!(seq(&alone), Some(8));
+    assert_eq!(conn.lead_state(), &Lead::Refused);
     assert_eq!(session_count(&mut conn, "Com_execute_sql").await, 0);
     assert!(
         conn.is_open(),

@@ -3,13 +3,16 @@
 //! `rwtop.heartbeat` costs MariaDB 10.11 about as much as the rest of the poll's statements
 //! together, and `EXECUTE` of the same statement prepared once per connection a fifth less
 //! (docs/benchmarks.md). So once a plain read has found the table, the connection prepares the
-//! read (one round trip, after that poll's batch, outside any timed window) and later batches
-//! send `EXECUTE`. A server that refuses to prepare it for any reason but a missing table (its
-//! `max_prepared_stmt_count` reached, say) keeps the plain read on that connection; a new
-//! connection starts over with a plain read.
+//! read (one round trip, after that poll's batch or that read, outside any timed window) and
+//! later batches and reads send `EXECUTE`. A server that refuses to prepare it for any reason
+//! but a missing table (its `max_prepared_stmt_count` reached, say) keeps the plain read on that
+//! connection; a new connection starts over with a plain read.
 
-use super::conn::{NodeConn, SqlError, is_missing_table};
+use std::time::Instant;
+
+use super::conn::{NodeConn, SqlError, is_missing_table, rows_if_table};
 use super::literal;
+use super::row::RawRow;
 
 /// The name the read is prepared under, per connection (a session's names are its own).
 const NAME: &str = "rwtop_lead";
@@ -34,6 +37,20 @@ impl NodeConn {
             Lead::Ready(ready) if ready == text => EXECUTE,
             _ => text,
         }
+    }
+
+    /// The heartbeat read `text` on its own (between status polls), as
+    /// [`NodeConn::query_rows_if_table`] reads it, sent as `EXECUTE` once prepared; with when
+    /// its answer came back (a preparation it leads to comes after that).
+    pub async fn query_lead(&mut self, text: &str) -> Result<(Vec<RawRow>, Instant), SqlError> {
+        let sql = self.lead_sql(text);
+        let read = self.query_rows(sql).await.map_err(|err| named(err, text));
+        let answered = Instant::now();
+        let rows = rows_if_table(read)?;
+        if !rows.is_empty() {
+            self.prepare_lead(text).await?;
+        }
+        Ok((rows, answered))
     }
 
     /// After a batch whose lead `text` read rows (its table is there): prepares it for the
@@ -67,19 +84,14 @@ impl NodeConn {
 }
 
 /// The lead's error named by its text rather than by the `EXECUTE` that ran it.
-pub(super) fn named(err: SqlError, text: &str) -> SqlError {
-    match err {
-        SqlError::Server {
-            addr,
-            sql,
-            code,
-            message,
-        } if sql == EXECUTE => SqlError::Server {
-            addr,
-            sql: text.to_owned(),
-            code,
-            message,
-        },
-        other => other,
+pub(super) fn named(mut err: SqlError, text: &str) -> SqlError {
+    if let SqlError::Server { sql, .. }
+    | SqlError::QueryTimeout { sql, .. }
+    | SqlError::Lost { sql, .. }
+    | SqlError::Parse { sql, .. } = &mut err
+        && sql == EXECUTE
+    {
+        text.clone_into(sql);
     }
+    err
 }

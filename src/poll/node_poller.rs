@@ -290,11 +290,12 @@ async fn poll_connected(
             continue;
         }
         let sent_at = Instant::now();
-        let rows = match conn.query_rows_if_table(&beat_sql).await {
-            Ok(rows) => rows,
+        let (rows, answered) = match conn.query_lead(&beat_sql).await {
+            Ok(read) => read,
             Err(err) => return Some(err),
         };
-        if send(heartbeat_event(spec, &rows, sent_at, sent_at.elapsed()))
+        let took = answered.duration_since(sent_at);
+        if send(heartbeat_event(spec, &rows, sent_at, took))
             .await
             .is_err()
         {
@@ -491,10 +492,13 @@ pub async fn read_heartbeat(
     writer_ids: &[String],
 ) -> Result<HeartbeatRead, SqlError> {
     let sent_at = Instant::now();
-    let found = conn
-        .query_rows_if_table(&heartbeat_read_sql(writer_ids))
-        .await?;
-    Ok(beat_rows(writer_ids, &found, sent_at, sent_at.elapsed()))
+    let (found, answered) = conn.query_lead(&heartbeat_read_sql(writer_ids)).await?;
+    Ok(beat_rows(
+        writer_ids,
+        &found,
+        sent_at,
+        answered.duration_since(sent_at),
+    ))
 }
 
 /// The reading the rows of [`heartbeat_read_sql`] make, in the order of `writer_ids`.
