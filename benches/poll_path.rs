@@ -622,27 +622,20 @@ async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<(
     cold::of(&mut costs, |i| i.is_multiple_of(3)).print("cold_select_1_server_thread");
     cold::of(&mut costs, |i| i % 3 == 1).print("cold_poll_replica_server_thread");
     cold::of(&mut costs, |i| i % 3 == 2).print("cold_poll_replica_slow_server_thread");
-    for watched in conns {
-        watched.conn.close().await;
-    }
+    cold::close(conns).await;
 
     // Every other connection opened while the server refuses to prepare, and polled once then.
     sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = 0")?;
-    let refused = cold::open(replica, COLD_CONNECTIONS / 2).await;
-    let mut refused = match refused {
-        Ok(mut conns) => {
-            let first =
-                async |_, conn: &mut NodeConn, round| Op::PollWithHeartbeat.call(conn, round).await;
-            let polled = cold_polls(&mut conns, pid, (1, 0), second / 10, first).await;
-            sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = DEFAULT")?;
-            polled?;
-            conns
-        }
-        Err(err) => {
-            sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = DEFAULT")?;
-            return Err(err);
-        }
-    };
+    let refused = async {
+        let mut conns = cold::open(replica, COLD_CONNECTIONS / 2).await?;
+        let first =
+            async |_, conn: &mut NodeConn, round| Op::PollWithHeartbeat.call(conn, round).await;
+        cold_polls(&mut conns, pid, (1, 0), second / 10, first).await?;
+        Ok::<_, anyhow::Error>(conns)
+    }
+    .await;
+    sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = DEFAULT")?;
+    let mut refused = refused?;
     let mut conns = Vec::with_capacity(COLD_CONNECTIONS);
     for prepared in cold::open(replica, COLD_CONNECTIONS / 2).await? {
         conns.push(prepared);
@@ -665,9 +658,7 @@ async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<(
     cold::of(&mut costs, even).print("cold_poll_replica_with_heartbeat_server_thread");
     cold::of(&mut costs, |i| !even(i))
         .print("cold_poll_replica_with_heartbeat_unprepared_server_thread");
-    for watched in conns {
-        watched.conn.close().await;
-    }
+    cold::close(conns).await;
     Ok(())
 }
 

@@ -59,6 +59,13 @@ pub async fn open(endpoint: &Endpoint, n: usize) -> Result<Vec<Watched>> {
     Ok(opened)
 }
 
+/// Closes the connections politely.
+pub async fn close(conns: Vec<Watched>) {
+    for watched in conns {
+        watched.conn.close().await;
+    }
+}
+
 /// Runs `warmup` unmeasured rounds and then `rounds` measured ones, each connection polled
 /// once a round at its own offset within `period` (`poll` gets the connection's index and the
 /// round); returns each connection's costs.

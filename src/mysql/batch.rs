@@ -160,11 +160,9 @@ impl NodeConn {
     pub async fn status(&mut self, ask: Ask<'_>) -> Result<Status, SqlError> {
         let lead_sql = ask.lead.map(|text| self.lead_sql(text));
         let status = self.status_batch(ask, lead_sql).await?;
-        // The read found rows, so its table is there: prepared from the next batch on.
-        if let (Some(text), Some(Ok(rows))) = (ask.lead, &status.lead)
-            && !rows.is_empty()
-        {
-            self.prepare_lead(text).await?;
+        // A read that found rows is prepared from the next batch on.
+        if let (Some(text), Some(Ok(rows))) = (ask.lead, &status.lead) {
+            self.prepare_lead(text, rows).await?;
         }
         Ok(status)
     }

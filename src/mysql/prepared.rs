@@ -47,21 +47,24 @@ impl NodeConn {
         let read = self.query_rows(sql).await.map_err(|err| named(err, text));
         let answered = Instant::now();
         let rows = rows_if_table(read)?;
-        if !rows.is_empty() {
-            self.prepare_lead(text).await?;
-        }
+        self.prepare_lead(text, &rows).await?;
         Ok((rows, answered))
     }
 
-    /// After a batch whose lead `text` read rows (its table is there): prepares it for the
-    /// next batch unless it is prepared or refused already. Only an error that drops the
-    /// connection is returned; a refusal leaves the plain read.
-    pub(super) async fn prepare_lead(&mut self, text: &str) -> Result<(), SqlError> {
-        let due = match &self.lead {
-            Lead::Plain => true,
-            Lead::Ready(ready) => ready != text,
-            Lead::Refused => false,
-        };
+    /// After a read of `text` that answered `rows`: rows mean its table is there, so it is
+    /// prepared for the next read unless it is prepared or refused already. Only an error that
+    /// drops the connection is returned; a refusal leaves the plain read.
+    pub(super) async fn prepare_lead(
+        &mut self,
+        text: &str,
+        rows: &[RawRow],
+    ) -> Result<(), SqlError> {
+        let due = !rows.is_empty()
+            && match &self.lead {
+                Lead::Plain => true,
+                Lead::Ready(ready) => ready != text,
+                Lead::Refused => false,
+            };
         if !due {
             return Ok(());
         }
