@@ -129,6 +129,7 @@ struct HeartbeatFile {
     read_interval: Option<Spanned<RawDuration>>,
     writer_id: Option<Spanned<String>>,
     pt_table: Option<Spanned<String>>,
+    by_position: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -336,6 +337,7 @@ impl HeartbeatFile {
             pt_table: file_text
                 .checked(self.pt_table.as_ref(), "heartbeat.pt_table", check_pt_table)?
                 .unwrap_or(d.pt_table),
+            by_position: self.by_position.unwrap_or(d.by_position),
         })
     }
 }

@@ -66,6 +66,9 @@ pub struct HeartbeatConfig {
     /// Never empty in a loaded [`Config`]; empty in [`Settings`] means "derive it".
     pub writer_id: String,
     pub pt_table: String,
+    /// Read a replica's heartbeat from its applied GTID position where that tells, instead
+    /// of from the table.
+    pub by_position: bool,
 }
 
 impl Default for HeartbeatConfig {
@@ -76,6 +79,7 @@ impl Default for HeartbeatConfig {
             read_interval_set: false,
             writer_id: String::new(),
             pt_table: "percona.heartbeat".to_owned(),
+            by_position: true,
         }
     }
 }

@@ -201,6 +201,7 @@ impl Demo {
             discovery: true,
             read_only: false,
             pt_table: defaults.pt_table,
+            by_position: defaults.by_position,
             thresholds: crate::config::Thresholds::default(),
             drain: None,
         }

@@ -19,6 +19,7 @@ pub use store_task::PUBLISH_EVERY;
 use crate::alerts::AlertEngine;
 use crate::drain::{DrainEvent, DrainRequest};
 use crate::mysql::Endpoint;
+use crate::poll::beat_gtid::Marks;
 use crate::poll::heartbeat::{self, WriterSpec};
 use crate::poll::node_poller::{self, HeartbeatTable, PollerSpec};
 use crate::poll::{PollEvent, ReadPace, WriterState};
@@ -118,8 +119,11 @@ impl Engine {
                 nudge
             }
         };
+        // Where each root's heartbeats stand in GTID terms: set by its writer, read by pollers.
+        let marks = Marks::new(spec.position_writers());
         let poller = |name: &str, endpoint: &Endpoint, nudge| PollerSpec {
             nudge,
+            marks: Arc::clone(&marks),
             name: name.to_owned(),
             endpoint: endpoint.clone(),
             timeouts: spec.timeouts,
@@ -143,7 +147,8 @@ impl Engine {
                 stop_rx.clone(),
             ));
         }
-        spawn_writer(spec, &mut tasks, &events_tx, &snap_rx, &stop_rx);
+        let channels = (&events_tx, &snap_rx, &stop_rx);
+        spawn_writer(spec, &mut tasks, channels, &marks);
 
         // Test reads and drains: one request at a time each, in tasks of their own.
         let (snaps, stop) = (&snap_rx, &stop_rx);
@@ -236,9 +241,12 @@ impl Engine {
 fn spawn_writer(
     spec: &EngineSpec,
     tasks: &mut JoinSet<()>,
-    events_tx: &mpsc::Sender<PollEvent>,
-    snapshots: &watch::Receiver<Arc<Snapshot>>,
-    stop_rx: &watch::Receiver<bool>,
+    (events_tx, snapshots, stop_rx): (
+        &mpsc::Sender<PollEvent>,
+        &watch::Receiver<Arc<Snapshot>>,
+        &watch::Receiver<bool>,
+    ),
+    marks: &Arc<Marks>,
 ) {
     if spec.read_only {
         let reason = format!(
@@ -270,6 +278,7 @@ fn spawn_writer(
             interval: spec.heartbeat_interval,
             writer_id,
             index,
+            marks: Arc::clone(marks),
         };
         tasks.spawn(heartbeat::run(
             writer,

@@ -29,6 +29,9 @@ pub struct EngineSpec {
     /// Write nothing (no heartbeat writer); lag comes from `pt_table`.
     pub read_only: bool,
     pub pt_table: String,
+    /// A replica's heartbeat reading from its applied GTID position where that tells
+    /// (`poll/beat_gtid.rs`); `false` reads the table on every reading.
+    pub by_position: bool,
     pub thresholds: Thresholds,
     /// The load balancer drains go through; `None` without one.
     pub drain: Option<DrainSpec>,
@@ -52,6 +55,7 @@ impl EngineSpec {
             discovery: config.discovery,
             read_only: config.read_only,
             pt_table: config.heartbeat.pt_table.clone(),
+            by_position: config.heartbeat.by_position,
             thresholds: config.thresholds,
             drain: config.drain.clone(),
         }
@@ -92,6 +96,18 @@ impl EngineSpec {
             .enumerate()
             .map(|(i, (name, _))| root_writer_id(&self.writer_id, i, name))
             .collect()
+    }
+
+    /// How many writers keep their heartbeats' GTIDs for the pollers to read replicas by
+    /// position (`poll/beat_gtid.rs`): every root's, unless rwtop writes nothing or
+    /// `by_position` is off.
+    #[must_use]
+    pub fn position_writers(&self) -> usize {
+        if self.read_only || !self.by_position {
+            0
+        } else {
+            self.writer_ids().len()
+        }
     }
 
     /// Each root's row id and node, by writer index, as the store keeps them.

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::gtid::{DomainGtid, GtidList};
 use crate::mysql::{
     BinlogFile, BinlogStatus, Flavor, Identity, NodeState, Processlist, ReplicaHost, ReplicaStatus,
     Settings,
@@ -91,6 +92,15 @@ impl HeartbeatRead {
     }
 }
 
+/// A replica's applied position read as its heartbeat reading (`beat_gtid.rs`): its
+/// `gtid_slave_pos`, from a status poll or alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedRead {
+    /// When the read was sent: the replica had applied at least this much at some moment after.
+    pub sent_at: Instant,
+    pub applied: GtidList,
+}
+
 /// One read of a pt-heartbeat row (read-only mode). The row's `ts` was written with the clock of
 /// the host running pt-heartbeat, in its local zone or in UTC; both readings are kept and the
 /// store picks the zone that makes the primary's own row fresh.
@@ -148,6 +158,11 @@ pub enum PollEvent {
         node: String,
         read: HeartbeatRead,
     },
+    /// A replica's heartbeat reading taken from its applied position instead of the table.
+    Applied {
+        node: String,
+        read: AppliedRead,
+    },
     PtHeartbeat {
         node: String,
         read: PtRead,
@@ -164,6 +179,9 @@ pub enum PollEvent {
         writer: usize,
         seq: u64,
         at: Instant,
+        /// The GTID the heartbeat's write got (`MariaDB` with binary logging on, when this
+        /// process wrote it).
+        gtid: Option<DomainGtid>,
     },
     Writer {
         writer: usize,

@@ -18,6 +18,10 @@
 //! moves to the promoted node once the topology shows one beyond doubt
 //! ([`Topology::successor_of`]); until then the heartbeat goes stale and lag that rests on it
 //! reads unknown. It never leaves a primary that answers and is writable.
+//!
+//! On `MariaDB` each write asks `@@last_gtid` in the same round trip, so each acknowledgement
+//! carries the heartbeat's GTID and replicas can be read by their applied position
+//! (`beat_gtid.rs`); the writer keeps its run's first GTID in the shared [`Marks`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,9 +29,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
+use super::beat_gtid::{LAST_GTID_SQL, Marks, Run};
 use super::events::{PollEvent, WriterState};
 use super::node_poller::backoff;
-use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts, literal};
+use crate::gtid::DomainGtid;
+use crate::mysql::{Endpoint, Family, NodeConn, SqlError, Timeouts, literal};
 use crate::topology::Topology;
 
 /// How often an observer tries to take the lock over from a writer that may have gone away,
@@ -46,6 +52,8 @@ pub struct WriterSpec {
     pub writer_id: String,
     /// This writer's place among the engine's writers (one per root): its events carry it.
     pub index: usize,
+    /// Where it keeps its run's first GTID for the pollers.
+    pub marks: Arc<Marks>,
 }
 
 /// Reads the rows of `writer_ids` (one per root), each with its writer's id.
@@ -195,11 +203,19 @@ async fn serve(
     stop: &mut watch::Receiver<bool>,
     failures: &mut u32,
 ) -> Result<Served, SqlError> {
+    // A new connection starts a new run, and until it writes no position can be read by it.
+    spec.marks.set(spec.index, None);
     if conn.is_read_only().await? {
         return Ok(refuse(spec, conn, events).await);
     }
+    let asks_gtid = conn.flavor().family == Family::Mariadb;
     conn.query_rows(CREATE_SCHEMA).await?;
     conn.query_rows(CREATE_TABLE).await?;
+    let mut run = Run::after(if asks_gtid {
+        last_gtid(&conn.query_rows(LAST_GTID_SQL).await?)
+    } else {
+        None
+    });
     let mut last_seen = conn
         .query_rows(&heartbeat_read_sql(std::slice::from_ref(&spec.writer_id)))
         .await?
@@ -236,8 +252,8 @@ async fn serve(
                 return Ok(refuse(spec, conn, events).await);
             }
             let seq = last_seen.unwrap_or(0) + 1;
-            match conn.query_rows(&write_sql(&spec.writer_id, seq)).await {
-                Ok(_) => Some(seq),
+            match write(&mut conn, &spec.writer_id, seq, asks_gtid).await {
+                Ok(gtid) => Some((seq, gtid)),
                 // Turned read-only between the check and the write.
                 Err(SqlError::Server {
                     code: READ_ONLY_ERROR,
@@ -254,24 +270,60 @@ async fn serve(
             let seq = rows
                 .first()
                 .and_then(|r| r.optional_u64(&["seq"]).ok().flatten());
-            (seq != last_seen).then_some(seq).flatten()
+            (seq != last_seen)
+                .then_some(seq)
+                .flatten()
+                .map(|seq| (seq, None))
         };
-        if let Some(seq) = acked {
+        if let Some((seq, answer)) = acked {
             last_seen = Some(seq);
             *failures = 0;
+            let at = Instant::now();
+            let writer = spec.index;
+            let (gtid, mark) = run.next(answer);
             if events
                 .send(PollEvent::Ack {
-                    writer: spec.index,
+                    writer,
                     seq,
-                    at: Instant::now(),
+                    at,
+                    gtid,
                 })
                 .await
                 .is_err()
             {
                 return Ok(Served::Stopped);
             }
+            // Published after the ack is queued: a poller that reads by it sends its reading
+            // after the store has the ack.
+            if let Some(mark) = mark {
+                spec.marks.set(writer, mark);
+            }
         }
     }
+}
+
+/// Writes heartbeat `seq`; with `asks_gtid`, reads the session's `@@last_gtid` in the same round
+/// trip ([`Run::next`] tells whether the write got it).
+async fn write(
+    conn: &mut NodeConn,
+    writer_id: &str,
+    seq: u64,
+    asks_gtid: bool,
+) -> Result<Option<DomainGtid>, SqlError> {
+    let write = write_sql(writer_id, seq);
+    if !asks_gtid {
+        conn.query_rows(&write).await?;
+        return Ok(None);
+    }
+    let sets = conn.query_sets(&[&write, LAST_GTID_SQL]).await?;
+    Ok(sets.get(1).and_then(|rows| last_gtid(rows)))
+}
+
+/// The GTID in the rows of [`LAST_GTID_SQL`]; `None` when empty (nothing binary-logged yet).
+fn last_gtid(rows: &[crate::mysql::RawRow]) -> Option<DomainGtid> {
+    rows.first()
+        .and_then(|row| row.optional_text(&["last_gtid"]))
+        .and_then(|text| DomainGtid::parse(text).ok())
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! The tasks that watch servers: one poller per node and the heartbeat writer on the primary.
 //! They send [`PollEvent`]s; the engine wires them to the store.
 
+pub mod beat_gtid;
+mod beat_read;
 mod events;
 pub mod heartbeat;
 pub mod node_poller;
@@ -8,7 +10,8 @@ mod pace;
 pub mod pt_heartbeat;
 
 pub use events::{
-    BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica, WriterState,
+    AppliedRead, BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica,
+    WriterState,
 };
 pub use node_poller::SETTINGS_EVERY;
 pub use pace::{READ_BUDGET, ReadPace};

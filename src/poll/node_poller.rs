@@ -1,7 +1,8 @@
 //! One task per node: connect, poll replication state every `interval`, read the heartbeat row
 //! every `read_interval`, and report everything — failures included — to the store. A heartbeat
 //! read and a clock sample due with a status poll ride in front of the poll's batch: one round
-//! trip for all of them.
+//! trip for all of them. Where a replica's applied position tells which heartbeats it has
+//! applied (`beat_gtid.rs`), that is its reading, and the table is not read at all.
 //!
 //! A hung or dead node only ever delays its own task: every statement runs under a timeout, and a
 //! connection whose statement timed out is dropped and reopened with capped back-off.
@@ -11,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
-use super::events::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, ReportedReplica};
-use super::heartbeat::heartbeat_read_sql;
+use super::beat_gtid::Marks;
+pub use super::beat_read::read_heartbeat;
+use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
+use super::events::{ConnState, NodeSample, PollEvent, ReportedReplica};
 use super::pt_heartbeat;
 use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
 
@@ -85,6 +88,9 @@ pub struct PollerSpec {
     pub pace: std::sync::Arc<super::ReadPace>,
     pub discovery: bool,
     pub heartbeat: HeartbeatTable,
+    /// Where each root's heartbeats stand in GTID terms, set by the writers: whether a
+    /// replica's applied position can stand for the table read.
+    pub marks: std::sync::Arc<Marks>,
     /// Notified to poll now instead of at the next interval (the operator's force-probe).
     pub nudge: std::sync::Arc<tokio::sync::Notify>,
 }
@@ -192,6 +198,8 @@ async fn poll_connected(
     let mut last_read: Option<tokio::time::Instant> = None;
     let mut polls: u64 = 0;
     let mut is_replica = false;
+    // Whether the last sample's applied position told which heartbeats it has applied.
+    let mut by_position = false;
     // Which reported host names resolve, looked up once per connection.
     let mut resolved: HashMap<String, bool> = HashMap::new();
     // The poll whose scan last showed a DDL: its progress and its end are read every poll.
@@ -225,10 +233,11 @@ async fn poll_connected(
             let parts = PollParts::for_poll(poll, spec.discovery)
                 .after_ddl(ddl_seen.map(|seen| poll - seen));
             polls += 1;
-            // Whether this node reads a row is known from its last poll; on the first, and
-            // when it just became a replica, the read follows the poll alone.
-            let lead = (read_due && reads_heartbeat(&spec.heartbeat, is_replica))
-                .then_some(beat_sql.as_str());
+            // Whether this node reads a heartbeat, and whether its applied position stands for
+            // the table, is known from its last poll; on the first, and when it just became a
+            // replica, the reading follows the poll alone.
+            let reads = read_due && reads_heartbeat(&spec.heartbeat, is_replica);
+            let lead = (reads && !by_position).then_some(beat_sql.as_str());
             let sent_utc = chrono::Utc::now();
             match poll_status(&mut conn, parts, lead).await {
                 Ok((mut sample, ahead)) => {
@@ -244,6 +253,8 @@ async fn poll_connected(
                         *failures = 0;
                     }
                     is_replica = !sample.replication.is_empty();
+                    let applied = applied_of(&spec.marks, &sample).filter(|_| is_replica);
+                    by_position = applied.is_some();
                     if sample.processes.as_ref().is_some_and(|l| !l.ddl.is_empty()) {
                         ddl_seen = Some(poll);
                     }
@@ -264,6 +275,12 @@ async fn poll_connected(
                         };
                         let event = heartbeat_event(spec, &rows, sent_at, ahead.first_answer);
                         if send(event).await.is_err() {
+                            return None;
+                        }
+                    } else if let Some(read) = applied.filter(|_| reads) {
+                        read_due = false;
+                        let node = name.clone();
+                        if send(PollEvent::Applied { node, read }).await.is_err() {
                             return None;
                         }
                     }
@@ -288,6 +305,20 @@ async fn poll_connected(
         }
         if !(read_due && reads_heartbeat(&spec.heartbeat, is_replica)) {
             continue;
+        }
+        if by_position {
+            match read_applied(&mut conn, &spec.marks).await {
+                Ok(Some(read)) => {
+                    let node = name.clone();
+                    if send(PollEvent::Applied { node, read }).await.is_err() {
+                        return None;
+                    }
+                    continue;
+                }
+                // No longer tells: the table this once.
+                Ok(None) => by_position = false,
+                Err(err) => return Some(err),
+            }
         }
         let sent_at = Instant::now();
         let (rows, answered) = match conn.query_lead(&beat_sql).await {
@@ -358,40 +389,6 @@ fn ticker(start: tokio::time::Instant, period: Duration) -> tokio::time::Interva
     let mut ticker = tokio::time::interval_at(start, period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     ticker
-}
-
-/// The statement a heartbeat reading runs, the same on every read of a connection.
-fn heartbeat_sql(table: &HeartbeatTable) -> String {
-    match table {
-        HeartbeatTable::Own { writer_ids } => heartbeat_read_sql(writer_ids),
-        HeartbeatTable::Pt { table } => pt_heartbeat::read_sql(table),
-    }
-}
-
-/// Whether a node reads a heartbeat row: rwtop's own on a replica, pt-heartbeat's on every node
-/// in read-only mode (a primary's own row is nothing to read).
-fn reads_heartbeat(table: &HeartbeatTable, is_replica: bool) -> bool {
-    is_replica || matches!(table, HeartbeatTable::Pt { .. })
-}
-
-/// The reading `rows` (of [`heartbeat_sql`], sent at `sent_at`) make.
-fn heartbeat_event(
-    spec: &PollerSpec,
-    rows: &[RawRow],
-    sent_at: Instant,
-    rtt: Duration,
-) -> PollEvent {
-    let node = spec.name.clone();
-    match &spec.heartbeat {
-        HeartbeatTable::Own { writer_ids } => PollEvent::Heartbeat {
-            node,
-            read: beat_rows(writer_ids, rows, sent_at, rtt),
-        },
-        HeartbeatTable::Pt { .. } => PollEvent::PtHeartbeat {
-            node,
-            read: pt_heartbeat::from_rows(rows, sent_at),
-        },
-    }
 }
 
 /// How long a reported host name may take to resolve before it counts as not resolving.
@@ -484,46 +481,6 @@ pub struct Ahead {
     pub clock: Option<Vec<RawRow>>,
     pub lead: Option<Result<Vec<RawRow>, SqlError>>,
     pub first_answer: Duration,
-}
-
-/// Reads every root's heartbeat row; `rows` come back in the order of `writer_ids`.
-pub async fn read_heartbeat(
-    conn: &mut NodeConn,
-    writer_ids: &[String],
-) -> Result<HeartbeatRead, SqlError> {
-    let sent_at = Instant::now();
-    let (found, answered) = conn.query_lead(&heartbeat_read_sql(writer_ids)).await?;
-    Ok(beat_rows(
-        writer_ids,
-        &found,
-        sent_at,
-        answered.duration_since(sent_at),
-    ))
-}
-
-/// The reading the rows of [`heartbeat_read_sql`] make, in the order of `writer_ids`.
-fn beat_rows(
-    writer_ids: &[String],
-    found: &[RawRow],
-    sent_at: Instant,
-    rtt: Duration,
-) -> HeartbeatRead {
-    let rows = writer_ids
-        .iter()
-        .map(|id| {
-            let row = found
-                .iter()
-                .find(|r| r.optional_text(&["writer_id"]) == Some(id.as_str()));
-            BeatRow {
-                seq: row.and_then(|r| r.optional_u64(&["seq"]).ok().flatten()),
-                row_age_ms: row
-                    .and_then(|r| r.optional_text(&["age_us"]))
-                    .and_then(|age| age.trim().parse::<i64>().ok())
-                    .map(|us| us / 1000),
-            }
-        })
-        .collect();
-    HeartbeatRead { sent_at, rtt, rows }
 }
 
 #[cfg(test)]

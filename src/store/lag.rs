@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::gtid::{DomainGtid, GtidList};
+use crate::poll::beat_gtid::{continues, reached};
 use crate::units;
 
 /// A lag figure and how much it can be trusted.
@@ -72,44 +74,112 @@ impl Lag {
 /// Acknowledged heartbeats, oldest first, bounded to the configured history.
 #[derive(Debug)]
 pub struct Acks {
-    ring: VecDeque<(u64, Instant)>,
+    ring: VecDeque<Acked>,
     capacity: usize,
+    /// The newest heartbeats whose GTIDs follow each other (`poll/beat_gtid.rs`), when the
+    /// newest has one.
+    run: Option<GtidRun>,
+}
+
+/// One acknowledged heartbeat: 32 bytes, since an hour of them is kept per writer.
+#[derive(Debug, Clone, Copy)]
+struct Acked {
+    seq: u64,
+    at: Instant,
+    /// The `seq` of its GTID, in the run's domain; 0 (which `MariaDB` never writes): none.
+    gtid_seq: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct GtidRun {
+    /// The heartbeat (its `seq`) that started the run.
+    first: u64,
+    last: DomainGtid,
 }
 
 impl Acks {
     /// The whole history is allocated and written at once (an hour at 250 ms: 14,400 acks,
-    /// 338 KiB per writer), so that memory does not creep for the hour it takes to fill, nor
+    /// 450 KiB per writer), so that memory does not creep for the hour it takes to fill, nor
     /// step as a growing ring doubles (docs/benchmarks.md, the soak of issue 18's third steps).
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
         let capacity = capacity.max(2);
-        let mut ring = VecDeque::from(vec![(0, Instant::now()); capacity]);
+        let blank = Acked {
+            seq: 0,
+            at: Instant::now(),
+            gtid_seq: 0,
+        };
+        let mut ring = VecDeque::from(vec![blank; capacity]);
         ring.clear();
-        Self { ring, capacity }
+        Self {
+            ring,
+            capacity,
+            run: None,
+        }
     }
 
-    /// Records an acknowledgement. Sequence numbers only grow; a repeated or older one (an
-    /// observer re-reading the row) is ignored.
-    pub fn push(&mut self, seq: u64, at: Instant) {
-        if self.ring.back().is_some_and(|(last, _)| *last >= seq) {
+    /// Records an acknowledgement and the GTID its write got, when known. Sequence numbers
+    /// only grow; a repeated or older one (an observer re-reading the row) is ignored.
+    pub fn push(&mut self, seq: u64, at: Instant, gtid: Option<DomainGtid>) {
+        if self.ring.back().is_some_and(|last| last.seq >= seq) {
             return;
         }
         if self.ring.len() == self.capacity {
             self.ring.pop_front();
         }
-        self.ring.push_back((seq, at));
+        self.run = match (self.run, gtid) {
+            (Some(run), Some(next)) if continues(&run.last, &next) => {
+                Some(GtidRun { last: next, ..run })
+            }
+            (_, Some(next)) => Some(GtidRun {
+                first: seq,
+                last: next,
+            }),
+            (_, None) => None,
+        };
+        let gtid_seq = gtid.map_or(0, |g| g.seq);
+        self.ring.push_back(Acked { seq, at, gtid_seq });
     }
 
     #[must_use]
     pub fn latest(&self) -> Option<(u64, Instant)> {
-        self.ring.back().copied()
+        self.ring.back().map(|b| (b.seq, b.at))
     }
 
     fn ack_of(&self, seq: u64) -> Option<Instant> {
         self.ring
-            .binary_search_by_key(&seq, |(s, _)| *s)
+            .binary_search_by_key(&seq, |b| b.seq)
             .ok()
-            .map(|i| self.ring[i].1)
+            .map(|i| self.ring[i].at)
+    }
+
+    /// Lag of a replica whose applied position (`gtid_slave_pos`), read at `at`, tells which
+    /// heartbeats of the current run it has applied: the newest of them is the one it shows.
+    /// One that has applied none of the run is behind at least since the run's first; that is
+    /// all a position can say (the poller reads the row, whose age bounds it from above, until
+    /// a replica has applied the run's first heartbeat).
+    #[must_use]
+    pub fn lag_applied(&self, applied: &GtidList, at: Instant, stale: bool) -> Lag {
+        let Some(run) = self.run else {
+            return Lag::Unknown {
+                reason: "the newest heartbeat's GTID is not known, so the replica's position \
+                         cannot tell whether it applied it"
+                    .to_owned(),
+            };
+        };
+        let start = self.ring.partition_point(|b| b.seq < run.first);
+        let reached = reached(applied, &run.last);
+        // Before the run counts as applied; within it, a prefix is (it commits in order).
+        let shown = self
+            .ring
+            .partition_point(|b| b.seq < run.first || reached.is_some_and(|s| s >= b.gtid_seq));
+        match shown.checked_sub(1).filter(|&i| i >= start) {
+            Some(i) => self.lag(Some(self.ring[i].seq), at, stale, None),
+            None => Lag::AtLeast {
+                lag: at.saturating_duration_since(self.ring[start.min(self.ring.len() - 1)].at),
+                upper: None,
+            },
+        }
     }
 
     /// When the oldest work a replica showing heartbeat `n` lacks was committed, given that
@@ -136,12 +206,17 @@ impl Acks {
         stale: bool,
         upper: Option<Duration>,
     ) -> Lag {
-        let Some(&(first_seq, first_at)) = self.ring.front() else {
+        let Some(&Acked {
+            seq: first_seq,
+            at: first_at,
+            ..
+        }) = self.ring.front()
+        else {
             return Lag::Unknown {
                 reason: "no heartbeat written yet".to_owned(),
             };
         };
-        let latest = self.ring.back().map_or(0, |(s, _)| *s);
+        let latest = self.ring.back().map_or(0, |b| b.seq);
         let since = |t: Instant| at.saturating_duration_since(t);
         let bounded = |lag: Duration| Lag::AtLeast {
             lag,
@@ -161,11 +236,11 @@ impl Acks {
                     lag: since(self.missing_since(n, t, latest)),
                 },
                 // A gap in the history (acks dropped): bound by the next one we have.
-                None => self.ring.iter().find(|(s, _)| *s > n).map_or(
+                None => self.ring.iter().find(|b| b.seq > n).map_or(
                     Lag::Exact {
                         lag: Duration::ZERO,
                     },
-                    |(_, t)| bounded(since(*t)),
+                    |b| bounded(since(b.at)),
                 ),
             },
         }
@@ -186,7 +261,7 @@ mod tests {
             Lag::Unknown { .. }
         ));
         for seq in 10..=20 {
-            acks.push(seq, t0 + ms(250 * (seq - 10)));
+            acks.push(seq, t0 + ms(250 * (seq - 10)), None);
         }
         let now = t0 + ms(3000);
         // Caught up: shows the latest.
@@ -259,6 +334,62 @@ mod tests {
     }
 
     #[test]
+    fn a_position_shows_the_newest_heartbeat_of_the_run_it_reached() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let gtid = |text: &str| Some(DomainGtid::parse(text).unwrap());
+        let pos = |text: &str| GtidList::parse(text).unwrap();
+        let mut acks = Acks::with_capacity(100);
+        let now = t0 + ms(3000);
+        assert!(matches!(
+            acks.lag_applied(&pos("0-1-5"), now, false),
+            Lag::Unknown { .. }
+        ));
+        // Heartbeats 1..=3 had no GTID (an observer), 4..=9 are writes 0-1-108 ..= 0-1-118,
+        // with other transactions of the domain between them.
+        for seq in 1..=3 {
+            acks.push(seq, t0 + ms(250 * seq), None);
+        }
+        for seq in 4..=9 {
+            acks.push(
+                seq,
+                t0 + ms(250 * seq),
+                gtid(&format!("0-1-{}", 100 + 2 * seq)),
+            );
+        }
+        let lag = |acks: &Acks, text: &str| acks.lag_applied(&pos(text), now, false);
+        // Caught up, or past the newest: shows 9.
+        assert_eq!(lag(&acks, "0-1-118"), Lag::Exact { lag: ms(0) });
+        assert_eq!(lag(&acks, "0-1-130,5-5-5"), Lag::Exact { lag: ms(0) });
+        // Between 0-1-110 (heartbeat 5) and 0-1-112: shows 5, lacks 6.. (the table read's
+        // answer for seq 5).
+        assert_eq!(lag(&acks, "0-1-111"), acks.lag(Some(5), now, false, None));
+        assert_eq!(lag(&acks, "0-1-110"), acks.lag(Some(5), now, false, None));
+        assert_ne!(lag(&acks, "0-1-110"), lag(&acks, "0-1-112"));
+        // Has not reached the run's first (heartbeat 4, acked at 1 s): at least 2 s behind.
+        let before = Lag::AtLeast {
+            lag: ms(2000),
+            upper: None,
+        };
+        assert_eq!(lag(&acks, "0-1-107"), before);
+        assert_eq!(lag(&acks, "3-1-900"), before, "the domain is absent");
+        // A new primary in the domain (other server_id, reused seqs) starts a run at 10.
+        acks.push(10, t0 + ms(2500), gtid("0-2-112"));
+        assert_eq!(lag(&acks, "0-2-112"), Lag::Exact { lag: ms(0) });
+        assert_eq!(
+            lag(&acks, "0-1-118"),
+            Lag::AtLeast {
+                lag: ms(500),
+                upper: None
+            },
+            "the old primary's position, not yet at the new run's first"
+        );
+        // A heartbeat without a GTID ends the run: the position cannot tell any more.
+        acks.push(11, t0 + ms(2750), None);
+        assert!(matches!(lag(&acks, "0-2-200"), Lag::Unknown { .. }));
+    }
+
+    #[test]
     fn text_marks_a_lower_bound_and_leaves_unknown_to_the_reader() {
         let ms = Duration::from_millis;
         let exact = Lag::Exact { lag: ms(120) };
@@ -279,10 +410,10 @@ mod tests {
         let t0 = Instant::now();
         let mut acks = Acks::with_capacity(3);
         for seq in [1, 2, 2, 1, 3, 4] {
-            acks.push(seq, t0);
+            acks.push(seq, t0, None);
         }
         assert_eq!(
-            acks.ring.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+            acks.ring.iter().map(|b| b.seq).collect::<Vec<_>>(),
             vec![2, 3, 4]
         );
     }
@@ -293,10 +424,10 @@ mod tests {
         let mut acks = Acks::with_capacity(14_400);
         let allocated = acks.ring.capacity();
         for seq in 1..=14_410 {
-            acks.push(seq, t0);
+            acks.push(seq, t0, None);
             assert_eq!(acks.ring.capacity(), allocated, "grew at ack {seq}");
         }
         assert_eq!(acks.ring.len(), 14_400);
-        assert_eq!(acks.ring.front().map(|(s, _)| *s), Some(11));
+        assert_eq!(acks.ring.front().map(|b| b.seq), Some(11));
     }
 }

@@ -212,7 +212,21 @@ impl Store {
                     entry.settings = Some(*settings);
                 }
             }
-            PollEvent::Heartbeat { node, read } => self.apply_heartbeat(&node, &read),
+            PollEvent::Heartbeat { node, read } => {
+                self.apply_lags(&node, read.sent_at, |store, writer| {
+                    store.root_lag(writer, &node, &read)
+                });
+            }
+            PollEvent::Applied { node, read } => {
+                self.apply_lags(&node, read.sent_at, |store, writer| {
+                    store
+                        .beat(writer)
+                        .map_or_else(std::convert::identity, |beat| {
+                            let stale = beat.stale(read.sent_at, store.settings.heartbeat_interval);
+                            beat.acks.lag_applied(&read.applied, read.sent_at, stale)
+                        })
+                });
+            }
             PollEvent::PtHeartbeat { node, read } => self.apply_pt(&node, read),
             PollEvent::Clock {
                 node,
@@ -223,9 +237,14 @@ impl Store {
                     entry.apply_clock(offset_ms, rtt, Instant::now());
                 }
             }
-            PollEvent::Ack { writer, seq, at } => {
+            PollEvent::Ack {
+                writer,
+                seq,
+                at,
+                gtid,
+            } => {
                 if let Some(beat) = self.beats.get_mut(writer) {
-                    beat.acks.push(seq, at);
+                    beat.acks.push(seq, at, gtid);
                 }
             }
             PollEvent::Writer { writer, state } => {
@@ -247,8 +266,14 @@ impl Store {
         Vec::new()
     }
 
-    /// Each channel's lag from the rows of the roots upstream of it.
-    fn apply_heartbeat(&mut self, node: &str, read: &crate::poll::HeartbeatRead) {
+    /// Each channel's lag behind the roots upstream of it, from one heartbeat reading sent at
+    /// `sent_at`: `root_lag` is the lag behind one root (by writer index).
+    fn apply_lags(
+        &mut self,
+        node: &str,
+        sent_at: Instant,
+        root_lag: impl Fn(&Self, usize) -> lag::Lag,
+    ) {
         if self.routes_dirty {
             self.routes = roots::routes(&self.nodes, &self.beats);
             self.routes_dirty = false;
@@ -259,40 +284,50 @@ impl Store {
         let lags: Vec<lag::Lag> = channels
             .iter()
             .map(|writers| {
-                roots::worst(writers.iter().map(|&w| self.root_lag(w, node, read))).unwrap_or_else(
-                    || lag::Lag::Unknown {
+                roots::worst(writers.iter().map(|&w| root_lag(self, w))).unwrap_or_else(|| {
+                    lag::Lag::Unknown {
                         reason: "this channel's source is not polled by rwtop, so its root's \
                                  heartbeat row is unknown: add the source to the config"
                             .to_owned(),
-                    },
-                )
+                    }
+                })
             })
             .collect();
         if let Some(entry) = self.nodes.get_mut(node) {
             for (index, lag) in lags.into_iter().enumerate() {
-                entry.apply_lag(index, read.sent_at, lag);
+                entry.apply_lag(index, sent_at, lag);
             }
         }
     }
 
-    /// The lag behind root `writer` of a replica that showed `read`.
-    fn root_lag(&self, writer: usize, node: &str, read: &crate::poll::HeartbeatRead) -> lag::Lag {
+    /// Root `writer`'s heartbeat, when a reading can be measured against it; the lag to show
+    /// when not.
+    fn beat(&self, writer: usize) -> Result<&Beat, lag::Lag> {
         let Some(beat) = self.beats.get(writer) else {
-            return lag::Lag::Unknown {
+            return Err(lag::Lag::Unknown {
                 reason: "no heartbeat writer for this root".to_owned(),
-            };
+            });
         };
-        let row = read.row(writer);
         if beat.state == WriterState::Observing && beat.acks.latest().is_none() {
             // Another rwtop holds the writer lock, and its row has not moved yet.
-            return lag::Lag::Unknown {
+            return Err(lag::Lag::Unknown {
                 reason: format!(
                     "rwtop's heartbeat row on {} has not advanced since rwtop started: \
                      is the rwtop that holds its writer lock running?",
                     beat.node.as_deref().unwrap_or("the primary")
                 ),
-            };
+            });
         }
+        Ok(beat)
+    }
+
+    /// The lag behind root `writer` of a replica that showed `read`.
+    fn root_lag(&self, writer: usize, node: &str, read: &crate::poll::HeartbeatRead) -> lag::Lag {
+        let beat = match self.beat(writer) {
+            Ok(beat) => beat,
+            Err(lag) => return lag,
+        };
+        let row = read.row(writer);
         let stale = beat.stale(read.sent_at, self.settings.heartbeat_interval);
         let upper = row.row_age_ms.map(|age| {
             let age = age - self.clock_correction(node);

@@ -1,4 +1,5 @@
-//! The store's own tests: pt-heartbeat lag from the events pollers send.
+//! The store's own tests: pt-heartbeat lag, and lag read by position, from the events pollers
+//! send.
 
 use super::*;
 use crate::poll::PtRead;
@@ -85,6 +86,67 @@ fn without_a_primary_the_replicas_own_row_must_move() {
         read(&mut store, "r1", 1, 250),
         lag::Lag::Exact {
             lag: Duration::from_millis(250)
+        }
+    );
+}
+
+/// The lag `r1`'s first channel shows.
+fn channel_lag(store: &Store) -> lag::Lag {
+    store.nodes["r1"].channels[0].lag.clone()
+}
+
+#[test]
+fn a_position_reads_as_the_row_of_the_newest_heartbeat_it_passed() {
+    use crate::gtid::{DomainGtid, GtidList};
+    use crate::poll::{AppliedRead, BeatRow, HeartbeatRead};
+    let mut store = store(true);
+    let t0 = Instant::now();
+    // Heartbeats 1..=8 every 250 ms, written as 0-1-11, 0-1-13, ... (other writes between).
+    for seq in 1..=8_u64 {
+        store.apply(PollEvent::Ack {
+            writer: 0,
+            seq,
+            at: t0 + Duration::from_millis(250 * seq),
+            gtid: Some(DomainGtid::parse(&format!("0-1-{}", 9 + 2 * seq)).unwrap()),
+        });
+    }
+    let sent_at = t0 + Duration::from_secs(3);
+    for (position, seq) in [("0-1-14", 2), ("0-1-15", 3), ("0-1-25", 8), ("0-1-11", 1)] {
+        store.apply(PollEvent::Heartbeat {
+            node: "r1".to_owned(),
+            read: HeartbeatRead {
+                sent_at,
+                rtt: Duration::from_millis(1),
+                rows: vec![BeatRow {
+                    seq: Some(seq),
+                    row_age_ms: None,
+                }],
+            },
+        });
+        let by_row = channel_lag(&store);
+        store.apply(PollEvent::Applied {
+            node: "r1".to_owned(),
+            read: AppliedRead {
+                sent_at,
+                applied: GtidList::parse(position).unwrap(),
+            },
+        });
+        assert_eq!(channel_lag(&store), by_row, "{position} is heartbeat {seq}");
+        assert!(matches!(by_row, lag::Lag::Exact { .. }), "{by_row:?}");
+    }
+    // Short of the first heartbeat: at least since it was acknowledged.
+    store.apply(PollEvent::Applied {
+        node: "r1".to_owned(),
+        read: AppliedRead {
+            sent_at,
+            applied: GtidList::parse("0-1-10").unwrap(),
+        },
+    });
+    assert_eq!(
+        channel_lag(&store),
+        lag::Lag::AtLeast {
+            lag: Duration::from_millis(2_750),
+            upper: None
         }
     );
 }

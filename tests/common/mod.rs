@@ -237,6 +237,7 @@ pub fn engine_spec(
         discovery: false,
         read_only: false,
         pt_table: "percona.heartbeat".to_owned(),
+        by_position: true,
         thresholds: rwtop::config::Thresholds::default(),
         drain: None,
     }

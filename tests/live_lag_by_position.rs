@@ -1,0 +1,133 @@
+//! A replica's heartbeat reading comes from its applied GTID position where that tells
+//! (`src/poll/beat_gtid.rs`), so the heartbeat table is not read. Shown on a replica that
+//! filters rwtop's schema out (`replicate_wild_ignore_table = 'rwtop.%'`): it has no heartbeat
+//! table, yet applies everything, and its `gtid_slave_pos` moves past every heartbeat.
+//! By position its lag is exact, small while it applies and growing while its SQL thread is
+//! stopped; read from the table (`by_position = false`) it can only be bounded. The server's
+//! own counters show that a normal replica read by position gets no heartbeat reads.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Load, TestSandbox, exact, lag, primary_and, until};
+use rwtop::engine::{Engine, EngineSpec};
+use rwtop::store::lag::Lag;
+
+const DEADLINE: Duration = Duration::from_secs(40);
+/// A caught-up replica's exact lag, with room for a slow machine.
+const SMALL: Duration = Duration::from_millis(600);
+/// How long the table-only engine is watched: many readings of every replica.
+const WATCH: Duration = Duration::from_secs(5);
+
+/// The server's global count of `EXECUTE` statements: the prepared heartbeat read is the only
+/// one a replica gets here (`src/mysql/prepared.rs`).
+fn executes(t: &TestSandbox, node: &str) -> u64 {
+    let rows = t.admin(node, "SHOW GLOBAL STATUS LIKE 'Com_execute_sql'");
+    rows.first()
+        .and_then(|r| r.optional_u64(&["Value"]).ok().flatten())
+        .unwrap_or_else(|| panic!("no Com_execute_sql on {node}: {rows:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_a_replica_without_the_heartbeat_table_is_read_by_its_position() {
+    let t = TestSandbox::start(2, false);
+    t.admin(
+        "r2",
+        "STOP SLAVE; SET GLOBAL replicate_wild_ignore_table = 'rwtop.%'; START SLAVE",
+    );
+    let spec = primary_and(&t, &["r1", "r2"]);
+    let engine = Engine::start(&spec);
+    let _load = Load::start(&t).await;
+    until(
+        &engine,
+        "both replicas read exact and small",
+        DEADLINE,
+        |s| {
+            let small = |r| exact(s, r).is_some_and(|l| l <= SMALL);
+            (small("r1") && small("r2")).then_some(())
+        },
+    )
+    .await;
+    let tables = t.admin(
+        "r2",
+        "SELECT COUNT(*) AS n FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = 'rwtop' AND TABLE_NAME = 'heartbeat'",
+    );
+    assert_eq!(
+        tables[0].optional_u64(&["n"]).unwrap(),
+        Some(0),
+        "r2 filters rwtop's schema: its lag can only have come from its position"
+    );
+
+    // Read by position, r1 gets no heartbeat reads.
+    let before = executes(&t, "r1");
+    let from = Instant::now();
+    until(&engine, "a few seconds of readings", DEADLINE, |s| {
+        (from.elapsed() >= WATCH && exact(s, "r1").is_some_and(|l| l <= SMALL)).then_some(())
+    })
+    .await;
+    let read_by_position = executes(&t, "r1") - before;
+
+    // Stopped, r2 falls behind by the time since the stop, as its position says.
+    t.admin("r2", "STOP SLAVE SQL_THREAD");
+    let stopped = Instant::now();
+    let (behind, _) = until(&engine, "r2 behind by 2 s", DEADLINE, |s| {
+        exact(s, "r2").filter(|l| *l >= Duration::from_secs(2))
+    })
+    .await;
+    let since = stopped.elapsed();
+    assert!(
+        behind <= since + SMALL,
+        "r2 read {behind:?} only {since:?} after its SQL thread stopped"
+    );
+    t.admin("r2", "START SLAVE SQL_THREAD");
+    until(&engine, "r2 caught up again", DEADLINE, |s| {
+        exact(s, "r2").filter(|l| *l <= SMALL)
+    })
+    .await;
+    engine.shutdown().await;
+
+    // The same replicas read from the table: r2 has none, so it is only ever bounded, and r1's
+    // reads reach the server.
+    let table_only = EngineSpec {
+        by_position: false,
+        ..spec
+    };
+    let engine = Engine::start(&table_only);
+    until(&engine, "r1 exact from its row", DEADLINE, |s| {
+        exact(s, "r1").filter(|l| *l <= SMALL)
+    })
+    .await;
+    let before = executes(&t, "r1");
+    let from = Instant::now();
+    let mut r2_exact = Vec::new();
+    let (last, _) = until(&engine, "table-only readings", DEADLINE + WATCH, |s| {
+        r2_exact.extend(exact(s, "r2"));
+        (from.elapsed() >= WATCH).then(|| lag(s, "r2"))
+    })
+    .await;
+    let read_from_table = executes(&t, "r1") - before;
+    engine.shutdown().await;
+    eprintln!(
+        "EXECUTEs on r1 in {WATCH:?}: {read_by_position} by position, {read_from_table} from \
+         the table; r2 from the table ended at {last:?}"
+    );
+    assert!(
+        r2_exact.is_empty(),
+        "r2 has no heartbeat table, yet read exact lags from it: {r2_exact:?}"
+    );
+    assert!(
+        matches!(last, Some(Lag::AtLeast { .. } | Lag::Unknown { .. })),
+        "{last:?}"
+    );
+    assert_eq!(
+        read_by_position, 0,
+        "r1 was read by position, yet its heartbeat row was read {read_by_position} times"
+    );
+    // Four readings a second, less a slow machine's misses.
+    assert!(
+        read_from_table >= 10,
+        "read from the table, r1 got only {read_from_table} heartbeat reads in {WATCH:?}"
+    );
+}
