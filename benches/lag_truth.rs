@@ -124,6 +124,8 @@ struct Options {
     phase: Duration,
     rounds: u32,
     nodes: usize,
+    /// `RWTOP_BENCH_BY_POSITION=false`: every reading from the heartbeat table.
+    by_position: bool,
 }
 
 fn main() -> ExitCode {
@@ -141,6 +143,10 @@ fn run() -> Result<()> {
         phase: Duration::from_secs(env_or("RWTOP_BENCH_PHASE_SECS", 6)?),
         rounds: env_or("RWTOP_BENCH_ROUNDS", 6)?,
         nodes: env_or("RWTOP_BENCH_NODES", 3)?,
+        by_position: env_or(
+            "RWTOP_BENCH_BY_POSITION",
+            rwtop::config::HeartbeatConfig::default().by_position,
+        )?,
     };
     let dir = tempfile::Builder::new()
         .prefix("rwtop-bench-lag-truth-")
@@ -167,8 +173,15 @@ fn run() -> Result<()> {
             Ok(runtime.block_on(truth::Watcher::start(&endpoint, WATCH_EVERY))?)
         })
         .collect::<Result<Vec<_>>>()?;
-    let spec = engine_spec(&sandbox, opts.nodes)?;
-    println!("# engine: {} nodes", spec.nodes.len());
+    let spec = EngineSpec {
+        by_position: opts.by_position,
+        ..engine_spec(&sandbox, opts.nodes)?
+    };
+    println!(
+        "# engine: {} nodes; heartbeat readings by position: {}",
+        spec.nodes.len(),
+        spec.by_position
+    );
     let mut rounds = Vec::new();
     for round in 1..=opts.rounds {
         println!("# round {round} of {}: a fresh engine", opts.rounds);
@@ -269,6 +282,7 @@ fn engine_spec(sandbox: &Sandbox, nodes_wanted: usize) -> Result<EngineSpec> {
         discovery: false,
         read_only: false,
         pt_table: defaults.heartbeat.pt_table,
+        by_position: defaults.heartbeat.by_position,
         thresholds: defaults.thresholds,
         drain: None,
     })

@@ -41,6 +41,7 @@ use rwtop::mysql::{
     BinlogFile, BinlogStatus, Endpoint, Family, NodeConn, NodeState, Processlist, RawRow,
     ReplicaStatus, Timeouts, parse_vertical,
 };
+use rwtop::poll::beat_gtid::APPLIED_SQL;
 use rwtop::poll::heartbeat::heartbeat_read_sql;
 use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
 use rwtop::poll::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent};
@@ -159,7 +160,12 @@ impl Feed {
             let at = self.base + Duration::from_millis(now_ms);
             let seq = now_ms / HEARTBEAT_MS + 1;
             // Events are built first, as pollers would, so only the store's work is timed.
-            events.push(PollEvent::Ack { writer: 0, seq, at });
+            events.push(PollEvent::Ack {
+                writer: 0,
+                seq,
+                at,
+                gtid: None,
+            });
             for i in 0..REPLICAS {
                 let behind = self.rng.heartbeats_behind().min(seq - 1);
                 let read = HeartbeatRead {
@@ -376,6 +382,8 @@ enum Op {
     /// The poller's status poll with the heartbeat read in front of it (one round trip).
     PollWithHeartbeat,
     Heartbeat,
+    /// The heartbeat reading by position between polls (`beat_gtid::APPLIED_SQL`).
+    Applied,
     Stmt(Stmt),
 }
 
@@ -403,6 +411,12 @@ impl Op {
                 let read = read_heartbeat(conn, &[WRITER_ID.to_owned()]).await?;
                 if read.row(0).seq.is_none() {
                     bail!("the heartbeat row vanished from {}", conn.address());
+                }
+            }
+            Self::Applied => {
+                let rows = conn.query_rows(APPLIED_SQL).await?;
+                if rows.is_empty() {
+                    bail!("no gtid_slave_pos from {}", conn.address());
                 }
             }
             Self::Stmt(stmt) => match stmt {
@@ -563,6 +577,7 @@ fn live_poll_path() -> Result<()> {
             ("poll_primary_fast", Op::Poll(Mix::Fast), false),
             ("poll_primary_slow", Op::Poll(Mix::Slow), false),
             ("heartbeat_read_replica", Op::Heartbeat, true),
+            ("applied_read_replica", Op::Applied, true),
             ("poll_replica_with_heartbeat", Op::PollWithHeartbeat, true),
             ("stmt_replica_status", Op::Stmt(Stmt::ReplicaStatus), true),
             ("stmt_node_state", Op::Stmt(Stmt::NodeState), true),

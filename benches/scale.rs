@@ -70,6 +70,9 @@ struct Options {
     read_interval: Option<Duration>,
     /// The runtime's worker threads: the binary's unless `RWTOP_BENCH_WORKERS` says otherwise.
     workers: usize,
+    /// Heartbeat readings from applied positions (the default) or, with
+    /// `RWTOP_BENCH_BY_POSITION=false`, from the table on every reading.
+    by_position: bool,
 }
 
 fn main() -> ExitCode {
@@ -100,6 +103,10 @@ fn options() -> Result<Options> {
         read_interval: env_or("RWTOP_BENCH_READ_MS", 0u64)
             .map(|ms| (ms > 0).then(|| Duration::from_millis(ms)))?,
         workers: env_or("RWTOP_BENCH_WORKERS", rwtop::engine::WORKERS)?,
+        by_position: env_or(
+            "RWTOP_BENCH_BY_POSITION",
+            rwtop::config::HeartbeatConfig::default().by_position,
+        )?,
     })
 }
 
@@ -114,6 +121,7 @@ fn run() -> Result<()> {
     let opts = options()?;
     println!("# machine: {}", machine());
     println!("# load average: {}", load_average());
+    println!("# heartbeat readings by position: {}", opts.by_position);
     let dir = tempfile::Builder::new()
         .prefix("rwtop-bench-scale-")
         .tempdir()
@@ -271,6 +279,7 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize, opts: &Options) -> Result<Engine
         discovery: false,
         read_only: false,
         pt_table: defaults.heartbeat.pt_table,
+        by_position: opts.by_position,
         thresholds: defaults.thresholds,
         drain: None,
     })
