@@ -75,9 +75,9 @@ impl Marks {
 
     /// Whether a replica at `applied` (its `gtid_slave_pos`) can be read by position: every
     /// writer's heartbeats carry GTIDs, in domains of their own; the replica has applied at
-    /// least one writer's mark; and of every writer whose domain it has it applied the mark
-    /// (a domain it lacks is a root it does not replicate from, or one it has applied nothing
-    /// of, which the store bounds as it bounds a missing row).
+    /// least one writer's mark; and in every writer's domain it has, it has [`reached`] the
+    /// mark (a domain it lacks is a root it does not replicate from, or one it has applied
+    /// nothing of, which the store bounds as it bounds a missing row).
     #[must_use]
     pub fn tell(&self, applied: &GtidList) -> bool {
         let marks: Option<Vec<DomainGtid>> = (0..self.slots.len()).map(|w| self.get(w)).collect();
