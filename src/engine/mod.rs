@@ -147,8 +147,7 @@ impl Engine {
                 stop_rx.clone(),
             ));
         }
-        let channels = (&events_tx, &snap_rx, &stop_rx);
-        spawn_writer(spec, &mut tasks, channels, &marks);
+        spawn_writer(spec, &mut tasks, &events_tx, &snap_rx, &stop_rx, &marks);
 
         // Test reads and drains: one request at a time each, in tasks of their own.
         let (snaps, stop) = (&snap_rx, &stop_rx);
@@ -241,11 +240,9 @@ impl Engine {
 fn spawn_writer(
     spec: &EngineSpec,
     tasks: &mut JoinSet<()>,
-    (events_tx, snapshots, stop_rx): (
-        &mpsc::Sender<PollEvent>,
-        &watch::Receiver<Arc<Snapshot>>,
-        &watch::Receiver<bool>,
-    ),
+    events_tx: &mpsc::Sender<PollEvent>,
+    snapshots: &watch::Receiver<Arc<Snapshot>>,
+    stop_rx: &watch::Receiver<bool>,
     marks: &Arc<Marks>,
 ) {
     if spec.read_only {

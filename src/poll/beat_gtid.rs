@@ -49,28 +49,22 @@ pub fn reached(applied: &GtidList, run: &DomainGtid) -> Option<u64> {
 /// (which set them) and the pollers (which decide from them whether to read the table).
 #[derive(Debug, Default)]
 pub struct Marks {
-    slots: Vec<Mutex<Option<DomainGtid>>>,
+    marks: Mutex<Vec<Option<DomainGtid>>>,
 }
 
 impl Marks {
     #[must_use]
     pub fn new(writers: usize) -> Arc<Self> {
         Arc::new(Self {
-            slots: (0..writers).map(|_| Mutex::new(None)).collect(),
+            marks: Mutex::new(vec![None; writers]),
         })
     }
 
     pub fn set(&self, writer: usize, mark: Option<DomainGtid>) {
-        if let Some(slot) = self.slots.get(writer) {
-            *slot.lock().unwrap_or_else(PoisonError::into_inner) = mark;
+        let mut marks = self.marks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = marks.get_mut(writer) {
+            *slot = mark;
         }
-    }
-
-    #[must_use]
-    pub fn get(&self, writer: usize) -> Option<DomainGtid> {
-        self.slots
-            .get(writer)
-            .and_then(|slot| *slot.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Whether a replica at `applied` (its `gtid_slave_pos`) can be read by position: every
@@ -78,33 +72,34 @@ impl Marks {
     /// least one writer's mark; and in every writer's domain it has, it has [`reached`] the
     /// mark (a domain it lacks is a root it does not replicate from, or one it has applied
     /// nothing of, which the store bounds as it bounds a missing row).
+    /// Asked on every status poll of every replica: one lock, no allocation.
     #[must_use]
     pub fn tell(&self, applied: &GtidList) -> bool {
-        let marks: Option<Vec<DomainGtid>> = (0..self.slots.len()).map(|w| self.get(w)).collect();
-        let Some(marks) = marks.filter(|m| !m.is_empty()) else {
-            return false;
-        };
-        let mut domains: Vec<u32> = marks.iter().map(|m| m.domain).collect();
-        domains.sort_unstable();
-        domains.dedup();
-        if domains.len() != marks.len() {
-            return false;
+        let marks = self.marks.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut passed = false;
+        for (i, mark) in marks.iter().enumerate() {
+            let Some(mark) = mark else {
+                return false;
+            };
+            let shared = marks[..i].iter().flatten().any(|m| m.domain == mark.domain);
+            if shared {
+                return false;
+            }
+            if applied.get(mark.domain).is_none() {
+                continue;
+            }
+            if reached(applied, mark).is_none_or(|seq| seq < mark.seq) {
+                return false;
+            }
+            passed = true;
         }
-        let passed = marks
-            .iter()
-            .filter(|m| reached(applied, m).is_some_and(|seq| seq >= m.seq))
-            .count();
-        let unseen = marks
-            .iter()
-            .filter(|m| applied.seq(m.domain).is_none())
-            .count();
-        passed > 0 && passed + unseen == marks.len()
+        passed
     }
 }
 
 /// A writer's current run on one connection: it moves the writer's mark when a run starts or
 /// ends.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Run {
     last: Option<DomainGtid>,
     /// The session's `@@last_gtid` as last read: a write that was not binary-logged (a filter

@@ -86,16 +86,13 @@ fn beat_rows(
     HeartbeatRead { sent_at, rtt, rows }
 }
 
-/// The reading a status poll's sample makes on its own, when its applied position tells.
+/// A status poll's applied position, when it tells which heartbeats the node has applied.
 #[must_use]
-pub fn applied_of(marks: &Marks, sample: &NodeSample) -> Option<AppliedRead> {
+pub fn applied_of<'a>(marks: &Marks, sample: &'a NodeSample) -> Option<&'a GtidList> {
     let GtidState::Mariadb { slave_pos, .. } = &sample.state.gtid else {
         return None;
     };
-    marks.tell(slave_pos).then(|| AppliedRead {
-        sent_at: sample.at,
-        applied: slave_pos.clone(),
-    })
+    marks.tell(slave_pos).then_some(slave_pos)
 }
 
 /// Reads the applied position alone (between status polls); `None` when it no longer tells

@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, watch};
 use super::beat_gtid::Marks;
 pub use super::beat_read::read_heartbeat;
 use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
-use super::events::{ConnState, NodeSample, PollEvent, ReportedReplica};
+use super::events::{AppliedRead, ConnState, NodeSample, PollEvent, ReportedReplica};
 use super::pt_heartbeat;
 use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
 
@@ -253,8 +253,14 @@ async fn poll_connected(
                         *failures = 0;
                     }
                     is_replica = !sample.replication.is_empty();
-                    let applied = applied_of(&spec.marks, &sample).filter(|_| is_replica);
-                    by_position = applied.is_some();
+                    let position = applied_of(&spec.marks, &sample).filter(|_| is_replica);
+                    by_position = position.is_some();
+                    // Copied only when it is this poll's reading.
+                    let applied = position.filter(|_| reads && lead.is_none());
+                    let applied = applied.map(|applied| AppliedRead {
+                        sent_at: sample.at,
+                        applied: applied.clone(),
+                    });
                     if sample.processes.as_ref().is_some_and(|l| !l.ddl.is_empty()) {
                         ddl_seen = Some(poll);
                     }
@@ -277,7 +283,7 @@ async fn poll_connected(
                         if send(event).await.is_err() {
                             return None;
                         }
-                    } else if let Some(read) = applied.filter(|_| reads) {
+                    } else if let Some(read) = applied {
                         read_due = false;
                         let node = name.clone();
                         if send(PollEvent::Applied { node, read }).await.is_err() {

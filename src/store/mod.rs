@@ -219,12 +219,12 @@ impl Store {
             }
             PollEvent::Applied { node, read } => {
                 self.apply_lags(&node, read.sent_at, |store, writer| {
-                    store
-                        .beat(writer)
-                        .map_or_else(std::convert::identity, |beat| {
-                            let stale = beat.stale(read.sent_at, store.settings.heartbeat_interval);
+                    match store.beat(writer, read.sent_at) {
+                        Ok((beat, stale)) => {
                             beat.acks.lag_applied(&read.applied, read.sent_at, stale)
-                        })
+                        }
+                        Err(lag) => lag,
+                    }
                 });
             }
             PollEvent::PtHeartbeat { node, read } => self.apply_pt(&node, read),
@@ -300,9 +300,9 @@ impl Store {
         }
     }
 
-    /// Root `writer`'s heartbeat, when a reading can be measured against it; the lag to show
-    /// when not.
-    fn beat(&self, writer: usize) -> Result<&Beat, lag::Lag> {
+    /// Root `writer`'s heartbeat and whether it had stopped advancing by `sent_at`, when a
+    /// reading sent then can be measured against it; the lag to show when not.
+    fn beat(&self, writer: usize, sent_at: Instant) -> Result<(&Beat, bool), lag::Lag> {
         let Some(beat) = self.beats.get(writer) else {
             return Err(lag::Lag::Unknown {
                 reason: "no heartbeat writer for this root".to_owned(),
@@ -318,17 +318,16 @@ impl Store {
                 ),
             });
         }
-        Ok(beat)
+        Ok((beat, beat.stale(sent_at, self.settings.heartbeat_interval)))
     }
 
     /// The lag behind root `writer` of a replica that showed `read`.
     fn root_lag(&self, writer: usize, node: &str, read: &crate::poll::HeartbeatRead) -> lag::Lag {
-        let beat = match self.beat(writer) {
-            Ok(beat) => beat,
+        let (beat, stale) = match self.beat(writer, read.sent_at) {
+            Ok(found) => found,
             Err(lag) => return lag,
         };
         let row = read.row(writer);
-        let stale = beat.stale(read.sent_at, self.settings.heartbeat_interval);
         let upper = row.row_age_ms.map(|age| {
             let age = age - self.clock_correction(node);
             Duration::from_millis(u64::try_from(age.max(0)).unwrap_or(0))
