@@ -216,7 +216,8 @@ impl Feed {
             } else {
                 f.primary_state.clone()
             },
-            binlog: Some(f.binlog.clone()),
+            // As the poller reads it: the primary feeds the replicas, which feed nobody.
+            binlog: (parts.binlog && !replica).then(|| f.binlog.clone()),
             binlog_files: parts.binlog_files.then(|| f.files.clone()),
             replica_hosts: None,
             processes: parts.processes.then(Processlist::default),
@@ -359,8 +360,11 @@ fn time_snapshots(store: &Store, now: Instant, label: &str) {
 /// Which status polls read the occasional statements (binlog list, processlist, replica hosts).
 #[derive(Clone, Copy)]
 enum Mix {
-    /// Those `PollParts::for_poll` picks for the nth poll, as the poller does.
+    /// Those `PollParts::for_poll` picks for the nth poll, as the poller does on a node that
+    /// feeds nobody rwtop watches (no binlog coordinate; `poll/feeds.rs`).
     AsPoller,
+    /// The same on a node that feeds a watched replica: the coordinate on every poll.
+    AsSource,
     Fast,
     Slow,
 }
@@ -392,14 +396,15 @@ impl Op {
         match self {
             Self::Poll(mix) => {
                 let parts = match mix {
-                    Mix::AsPoller => PollParts::for_poll(u64::from(i), true),
+                    Mix::AsPoller => PollParts::for_poll(u64::from(i), true).coordinate(false),
+                    Mix::AsSource => PollParts::for_poll(u64::from(i), true),
                     Mix::Fast => PollParts::default(),
                     Mix::Slow => PollParts::ALL,
                 };
                 black_box(poll_status(conn, parts, None).await?);
             }
             Self::PollWithHeartbeat => {
-                let parts = PollParts::for_poll(u64::from(i), true);
+                let parts = PollParts::for_poll(u64::from(i), true).coordinate(false);
                 let read = heartbeat_read_sql(&[WRITER_ID.to_owned()]);
                 let (sample, ahead) = poll_status(conn, parts, Some(&read)).await?;
                 black_box(sample);
@@ -571,9 +576,10 @@ fn live_poll_path() -> Result<()> {
         let bench = Bench { ticks_per_s };
         let cases = [
             ("poll_replica", Op::Poll(Mix::AsPoller), true),
+            ("poll_replica_as_source", Op::Poll(Mix::AsSource), true),
             ("poll_replica_fast", Op::Poll(Mix::Fast), true),
             ("poll_replica_slow", Op::Poll(Mix::Slow), true),
-            ("poll_primary", Op::Poll(Mix::AsPoller), false),
+            ("poll_primary", Op::Poll(Mix::AsSource), false),
             ("poll_primary_fast", Op::Poll(Mix::Fast), false),
             ("poll_primary_slow", Op::Poll(Mix::Slow), false),
             ("heartbeat_read_replica", Op::Heartbeat, true),
@@ -615,28 +621,31 @@ const COLD_ROUNDS: (u32, u32) = (2, 20);
 
 /// The server thread's cost of single polls spaced a second apart (`support/cold.rs`), on
 /// connections taking turns so that each case meets the same machine: the floor (`SELECT 1`),
-/// the status poll without a heartbeat read (the poller's mix) and the poll with every part;
-/// then a replica's poll with its heartbeat read as the poller sends it beside the same with
-/// the read unprepared (connections opened while the server was at
+/// the status poll without a heartbeat read as the poller sends it to a node that feeds nobody
+/// (no binlog coordinate) and to one that feeds a watched replica (with it), and the poll with
+/// every part; then a replica's poll with its heartbeat read as the poller sends it beside the
+/// same with the read unprepared (connections opened while the server was at
 /// `max_prepared_stmt_count = 0` keep the plain read).
 async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<()> {
     let second = Duration::from_secs(1);
     let even = |i: usize| i.is_multiple_of(2);
-    let mut conns = cold::open(replica, COLD_CONNECTIONS * 3 / 2).await?;
-    let three_kinds = async |i, conn: &mut NodeConn, round| -> Result<()> {
-        match i % 3 {
+    let mut conns = cold::open(replica, COLD_CONNECTIONS * 2).await?;
+    let four_kinds = async |i, conn: &mut NodeConn, round| -> Result<()> {
+        match i % 4 {
             0 => {
                 black_box(conn.query_rows("SELECT 1").await?);
                 Ok(())
             }
             1 => Op::Poll(Mix::AsPoller).call(conn, round).await,
+            2 => Op::Poll(Mix::AsSource).call(conn, round).await,
             _ => Op::Poll(Mix::Slow).call(conn, round).await,
         }
     };
-    let mut costs = cold_polls(&mut conns, pid, COLD_ROUNDS, second, three_kinds).await?;
-    cold::of(&mut costs, |i| i.is_multiple_of(3)).print("cold_select_1_server_thread");
-    cold::of(&mut costs, |i| i % 3 == 1).print("cold_poll_replica_server_thread");
-    cold::of(&mut costs, |i| i % 3 == 2).print("cold_poll_replica_slow_server_thread");
+    let mut costs = cold_polls(&mut conns, pid, COLD_ROUNDS, second, four_kinds).await?;
+    cold::of(&mut costs, |i| i.is_multiple_of(4)).print("cold_select_1_server_thread");
+    cold::of(&mut costs, |i| i % 4 == 1).print("cold_poll_replica_server_thread");
+    cold::of(&mut costs, |i| i % 4 == 2).print("cold_poll_replica_as_source_server_thread");
+    cold::of(&mut costs, |i| i % 4 == 3).print("cold_poll_replica_slow_server_thread");
     cold::close(conns).await;
 
     // Every other connection opened while the server refuses to prepare, and polled once then.

@@ -86,6 +86,11 @@ pub trait Topology: Send + Sync + 'static {
     /// The node that took over from `name` as primary, when the topology proves one did.
     fn successor_of(&self, name: &str) -> Option<Member<'_>>;
 
+    /// The nodes some watched channel replicates from, each once: those whose own binlog
+    /// coordinate a replica's figures need. `None` while a node has not answered yet, since its
+    /// channels, and so the sources, are not known.
+    fn sources(&self) -> Option<Vec<&str>>;
+
     /// The node's GTID state as rwtop last polled it, and how old that poll is now: the
     /// "monitored position" a proxy's fast modes route on. `None` before a poll answered.
     fn polled_gtid(&self, _node: &str) -> Option<(&crate::mysql::GtidState, Duration)> {

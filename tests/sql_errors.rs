@@ -207,10 +207,12 @@ async fn live_a_batch_names_its_failing_statement_and_leaves_nothing_behind() {
 }
 
 /// The status poll's batch answers what its statements answer one by one, on a quiet replica
-/// and on the primary (binlog on: coordinate and list).
+/// and on the primary (binlog on: coordinate and list); a poll that leaves the coordinate out
+/// (a node nobody replicates from) still gets the list.
 #[tokio::test]
 async fn live_the_status_batch_reads_what_the_statements_read_alone() {
     let every = || Ask {
+        binlog: true,
         binlog_files: true,
         replica_hosts: true,
         processes: true,
@@ -250,7 +252,23 @@ async fn live_the_status_batch_reads_what_the_statements_read_alone() {
         );
         let scan = batch.processes.expect("the processlist was asked for");
         assert!(scan.summary.threads >= 1, "{node}: {scan:?}");
+        assert!(batch.binlog.is_some(), "{node} logs binlogs");
+        let list_alone = Ask {
+            binlog_files: true,
+            ..Ask::default()
+        };
+        let list_alone = conn.status(list_alone).await.unwrap();
+        assert_eq!(
+            list_alone.binlog, None,
+            "{node}: the coordinate was not asked"
+        );
+        assert_eq!(
+            list_alone.binlog_files.as_deref(),
+            Some(files.as_slice()),
+            "{node}"
+        );
         let without = conn.status(Ask::default()).await.unwrap();
+        assert_eq!(without.binlog, None, "{node}");
         assert_eq!(without.binlog_files, None, "{node}");
         assert_eq!(without.replica_hosts, None, "{node}");
         assert_eq!(without.processes, None, "{node}");

@@ -22,9 +22,9 @@ use crate::mysql::Endpoint;
 use crate::poll::beat_gtid::Marks;
 use crate::poll::heartbeat::{self, WriterSpec};
 use crate::poll::node_poller::{self, HeartbeatTable, PollerSpec};
-use crate::poll::{PollEvent, ReadPace, WriterState};
+use crate::poll::{Feeds, PollEvent, ReadPace, WriterState};
 use crate::probe::{ProbeEvent, ProbeRequest, Prober};
-use crate::store::{Discovered, Snapshot, Store, StoreSettings};
+use crate::store::{Discovered, Snapshot, Store};
 
 /// Worker threads of the runtime the binary runs the engine on ([`runtime`]). One: every task
 /// waits on the network or the store's channel, and at 1,000 nodes two workers spent a sixth of
@@ -77,18 +77,7 @@ impl Engine {
         let (drain_tx, drain_rx) = mpsc::channel::<DrainEvent>(WORKER_EVENT_QUEUE);
         let (stop_tx, stop_rx) = watch::channel(false);
         let pace = Arc::new(ReadPace::new(spec.read_interval, spec.read_budget));
-        let settings = StoreSettings {
-            read_pace: Some(Arc::clone(&pace)),
-            heartbeat_interval: spec.heartbeat_interval,
-            poll_interval: spec.interval,
-            discovery: spec.discovery,
-            template: spec.primary().map(|(_, endpoint)| endpoint.clone()),
-            writers: spec.root_rows(),
-            pt_table: spec.read_only.then(|| spec.pt_table.clone()),
-            drain_backend: spec.drain.as_ref().map(|d| d.backend.kind().to_owned()),
-            drain_detail: spec.drain.as_ref().map(|d| d.backend.summary()),
-        };
-        let store = Store::new(settings, &spec.nodes);
+        let store = Store::new(spec.store_settings(&pace), &spec.nodes);
         let (snap_tx, snap_rx) = watch::channel(Arc::new(store.snapshot(Instant::now())));
         let (found_tx, found_rx) = mpsc::unbounded_channel::<Discovered>();
         let mut tasks = JoinSet::new();
@@ -97,12 +86,17 @@ impl Engine {
             probe: probe_rx,
             drain: drain_rx,
         };
+        // Which nodes a watched replica replicates from: set from each snapshot, read by pollers.
+        let feeds = Feeds::new();
         tasks.spawn(store_task::run(
             store,
             AlertEngine::new(spec.alert_settings()),
             inbox,
-            snap_tx,
-            found_tx,
+            store_task::Outbox {
+                snapshots: snap_tx,
+                discovered: found_tx,
+                feeds: Arc::clone(&feeds),
+            },
             stop_rx.clone(),
         ));
 
@@ -124,6 +118,7 @@ impl Engine {
         let poller = |name: &str, endpoint: &Endpoint, nudge| PollerSpec {
             nudge,
             marks: Arc::clone(&marks),
+            feeds: Arc::clone(&feeds),
             name: name.to_owned(),
             endpoint: endpoint.clone(),
             timeouts: spec.timeouts,

@@ -2,14 +2,16 @@
 //! task specs derived from it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::alerts::{AlertSettings, Thresholds};
 use crate::config::Config;
 use crate::drain::DrainSpec;
 use crate::mysql::{Endpoint, Timeouts};
-use crate::poll::READ_BUDGET;
+use crate::poll::{READ_BUDGET, ReadPace};
 use crate::probe::ProbeSpec;
+use crate::store::StoreSettings;
 use crate::topology::Role;
 
 /// Everything the engine needs, independent of where it came from.
@@ -141,6 +143,22 @@ impl EngineSpec {
             token_prefix: self.writer_id.clone(),
             read_only: self.read_only,
         })
+    }
+
+    /// The store's settings for this engine, reading at `pace`.
+    #[must_use]
+    pub fn store_settings(&self, pace: &Arc<ReadPace>) -> StoreSettings {
+        StoreSettings {
+            read_pace: Some(Arc::clone(pace)),
+            heartbeat_interval: self.heartbeat_interval,
+            poll_interval: self.interval,
+            discovery: self.discovery,
+            template: self.primary().map(|(_, endpoint)| endpoint.clone()),
+            writers: self.root_rows(),
+            pt_table: self.read_only.then(|| self.pt_table.clone()),
+            drain_backend: self.drain.as_ref().map(|d| d.backend.kind().to_owned()),
+            drain_detail: self.drain.as_ref().map(|d| d.backend.summary()),
+        }
     }
 
     /// The alert rules' settings: the configured thresholds at this engine's intervals.

@@ -7,9 +7,10 @@ use tokio::sync::{mpsc, watch};
 
 use crate::alerts::AlertEngine;
 use crate::drain::DrainEvent;
-use crate::poll::PollEvent;
+use crate::poll::{Feeds, PollEvent};
 use crate::probe::ProbeEvent;
 use crate::store::{Discovered, Event, Snapshot, Store};
+use crate::topology::Topology as _;
 
 /// How often a changed store publishes a snapshot in a small topology: fast enough for a live
 /// display.
@@ -36,17 +37,30 @@ pub struct Inbox {
     pub drain: mpsc::Receiver<DrainEvent>,
 }
 
+/// Where the store's task hands what it made.
+pub struct Outbox {
+    pub snapshots: watch::Sender<Arc<Snapshot>>,
+    /// Nodes discovered, for whoever spawns pollers.
+    pub discovered: mpsc::UnboundedSender<Discovered>,
+    /// Each published snapshot's sources, for the pollers (`poll/feeds.rs`).
+    pub feeds: Arc<Feeds>,
+}
+
 /// Applies events as they come, publishes on a timer when something changed (with the alerts
-/// judged on that very snapshot, so every output shows the same alerts), and hands discovered
-/// nodes to whoever spawns pollers.
+/// judged on that very snapshot, so every output shows the same alerts), tells the pollers
+/// which nodes feed a watched replica, and hands discovered nodes to whoever spawns pollers.
 pub async fn run(
     mut store: Store,
     mut alerts: AlertEngine,
     mut inbox: Inbox,
-    snapshots: watch::Sender<Arc<Snapshot>>,
-    discovered: mpsc::UnboundedSender<Discovered>,
+    outbox: Outbox,
     mut stop: watch::Receiver<bool>,
 ) {
+    let Outbox {
+        snapshots,
+        discovered,
+        feeds,
+    } = outbox;
     let mut every = publish_every(store.node_count());
     let mut publish = tokio::time::interval(every);
     publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -60,6 +74,7 @@ pub async fn run(
                 if dirty {
                     let mut snapshot = store.snapshot(Instant::now());
                     snapshot.alerts = alerts.evaluate(&snapshot);
+                    feeds.set(snapshot.sources());
                     snapshots.send_replace(Arc::new(snapshot));
                     dirty = false;
                 }

@@ -1,7 +1,8 @@
 //! Several statements in one round trip, and the status poll built on it.
 //!
 //! Every status poll asks a node the same three or four things (replication status, its own
-//! GTID and `read_only` state, its binlog coordinate, every few polls its binlog list). Sent one
+//! GTID and `read_only` state, its binlog coordinate where a replica needs it, every few polls
+//! its binlog list). Sent one
 //! by one that is a round trip each, and at 1,000 nodes the round trips — loopback TCP, a wakeup
 //! of the poller's task and of the server's thread — are most of rwtop's CPU. `mysql_async`
 //! opens connections with `CLIENT_MULTI_STATEMENTS`, so they go as one text query and come back
@@ -44,6 +45,9 @@ pub struct Ask<'a> {
     /// rows, as [`NodeConn::query_rows_if_table`] does, and any other refusal is the read's own
     /// error there (the status is asked again without it).
     pub lead: Option<&'a str>,
+    /// The node's own binlog coordinate; a poll leaves it out where nobody replicates from the
+    /// node (`poll/feeds.rs`).
+    pub binlog: bool,
     pub binlog_files: bool,
     /// `SHOW SLAVE HOSTS` (discovery); a missing grant leaves it `None`, never fails the poll.
     pub replica_hosts: bool,
@@ -200,7 +204,7 @@ impl NodeConn {
             (Part::Lead, ask.lead.is_some()),
             (Part::Replication, true),
             (Part::State, true),
-            (Part::Binlog, log_bin),
+            (Part::Binlog, log_bin && ask.binlog),
             (Part::BinlogFiles, log_bin && ask.binlog_files),
             (Part::ReplicaHosts, ask.replica_hosts),
             (Part::Processes, ask.processes),
@@ -283,15 +287,17 @@ impl Answers {
         let state_sql = sql_of(Part::State);
         let state_row = first_row(addr, state_sql, self.state)?;
         let state = parse_answer(addr, state_sql, NodeState::from_row(&state_row, family))?;
+        let asked_binlog = self.binlog.is_some();
         let binlog = match self.binlog {
             Some(rows) => parse_all(addr, sql_of(Part::Binlog), &rows, BinlogStatus::from_row)?
                 .into_iter()
                 .next(),
             None => None,
         };
-        // As before the batch: no list where there is no coordinate.
+        // No list where the server gave no coordinate it was asked for (binary logging off).
+        let coordinate_missing = asked_binlog && binlog.is_none();
         let binlog_files = match self.binlog_files {
-            Some(rows) if binlog.is_some() => Some(parse_all(
+            Some(rows) if !coordinate_missing => Some(parse_all(
                 addr,
                 sql_of(Part::BinlogFiles),
                 &rows,

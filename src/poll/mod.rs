@@ -4,6 +4,7 @@
 pub mod beat_gtid;
 mod beat_read;
 mod events;
+pub mod feeds;
 pub mod heartbeat;
 pub mod node_poller;
 mod pace;
@@ -13,5 +14,6 @@ pub use events::{
     AppliedRead, BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica,
     WriterState,
 };
+pub use feeds::Feeds;
 pub use node_poller::SETTINGS_EVERY;
 pub use pace::{READ_BUDGET, ReadPace};

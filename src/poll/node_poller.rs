@@ -16,6 +16,7 @@ use super::beat_gtid::Marks;
 pub use super::beat_read::read_heartbeat;
 use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
 use super::events::{AppliedRead, ConnState, NodeSample, PollEvent, ReportedReplica};
+use super::feeds::Feeds;
 use super::pt_heartbeat;
 use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
 
@@ -32,7 +33,8 @@ pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
 /// than at the cadence.
 pub const DDL_SCAN_LINGER: u64 = 5;
 
-/// Which of the occasional statements a status poll adds. The binlog list and discovery change
+/// Which of the occasional statements a status poll adds. The node's own binlog coordinate is
+/// read only where a watched replica needs it (`feeds.rs`). The binlog list and discovery change
 /// rarely (every 5th poll). The processlist scan answers a row per thread (on MySQL its query
 /// also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how a DDL in
 /// flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while one runs and for [`DDL_SCAN_LINGER`] polls
@@ -43,6 +45,8 @@ pub const DDL_SCAN_LINGER: u64 = 5;
     reason = "independent parts of one poll, switched on and off by cadence, not a state machine"
 )]
 pub struct PollParts {
+    /// The node's binlog coordinate (`SHOW BINLOG STATUS`).
+    pub binlog: bool,
     pub binlog_files: bool,
     pub replica_hosts: bool,
     pub processes: bool,
@@ -51,6 +55,7 @@ pub struct PollParts {
 
 impl PollParts {
     pub const ALL: Self = Self {
+        binlog: true,
         binlog_files: true,
         replica_hosts: true,
         processes: true,
@@ -62,11 +67,19 @@ impl PollParts {
     pub fn for_poll(n: u64, discovery: bool) -> Self {
         let every_fifth = n.is_multiple_of(5);
         Self {
+            binlog: true,
             binlog_files: every_fifth,
             replica_hosts: every_fifth && discovery,
             processes: n % 3 == 1,
             clock: every_fifth,
         }
+    }
+
+    /// Leaves the binlog coordinate out unless the node `feeds` a watched replica.
+    #[must_use]
+    pub fn coordinate(mut self, feeds: bool) -> Self {
+        self.binlog &= feeds;
+        self
     }
 
     /// Adds the processlist scan when the last scan that showed a DDL was `polls_ago` polls
@@ -91,6 +104,9 @@ pub struct PollerSpec {
     /// Where each root's heartbeats stand in GTID terms, set by the writers: whether a
     /// replica's applied position can stand for the table read.
     pub marks: std::sync::Arc<Marks>,
+    /// Which nodes a watched replica replicates from, set by the engine from each snapshot:
+    /// whether this node's status poll reads its binlog coordinate.
+    pub feeds: std::sync::Arc<Feeds>,
     /// Notified to poll now instead of at the next interval (the operator's force-probe).
     pub nudge: std::sync::Arc<tokio::sync::Notify>,
 }
@@ -231,7 +247,8 @@ async fn poll_connected(
             last_status = Some(due_at);
             let poll = polls;
             let parts = PollParts::for_poll(poll, spec.discovery)
-                .after_ddl(ddl_seen.map(|seen| poll - seen));
+                .after_ddl(ddl_seen.map(|seen| poll - seen))
+                .coordinate(spec.feeds.feeds(&name));
             polls += 1;
             // Whether this node reads a heartbeat, and whether its applied position stands for
             // the table, is known from its last poll; on the first, and when it just became a
@@ -448,6 +465,7 @@ pub async fn poll_status(
         .status(crate::mysql::batch::Ask {
             clock: parts.clock,
             lead,
+            binlog: parts.binlog,
             binlog_files: parts.binlog_files,
             replica_hosts: parts.replica_hosts,
             processes: parts.processes,

@@ -104,6 +104,21 @@ impl Topology for Snapshot {
         self.nodes.iter().map(member).collect()
     }
 
+    fn sources(&self) -> Option<Vec<&str>> {
+        if self.nodes.iter().any(|n| n.sample_seq == 0) {
+            return None;
+        }
+        let mut sources: Vec<&str> = self
+            .nodes
+            .iter()
+            .flat_map(|n| &n.channels)
+            .filter_map(|c| c.source.as_deref())
+            .collect();
+        sources.sort_unstable();
+        sources.dedup();
+        Some(sources)
+    }
+
     fn member(&self, name: &str) -> Option<Member<'_>> {
         self.node(name).map(member)
     }
@@ -216,5 +231,21 @@ mod tests {
                 .unwrap_err()
                 .contains("no replication channel")
         );
+    }
+
+    #[test]
+    fn every_channel_s_source_once_known_when_every_node_answered() {
+        let mut topo = Topo::new();
+        topo.add_primary("p2", 4);
+        topo.add_replica("agg", "db1", 5);
+        topo.add_channel("agg", "p2", "p2");
+        topo.add_replica("c1", "agg", 6);
+        let mut s = topo.at(1);
+        assert_eq!(s.sources(), Some(vec!["agg", "db1", "p2"]));
+        // c1 has not answered: what it replicates from is not known.
+        if let Some(c1) = s.nodes.iter_mut().find(|n| n.name == "c1") {
+            c1.sample_seq = 0;
+        }
+        assert_eq!(s.sources(), None);
     }
 }
