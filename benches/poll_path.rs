@@ -216,9 +216,9 @@ impl Feed {
             } else {
                 f.primary_state.clone()
             },
-            // As the poller reads it: the primary feeds the replicas, which feed nobody.
+            // As the poller reads them: the primary feeds the replicas, which feed nobody.
             binlog: (parts.binlog && !replica).then(|| f.binlog.clone()),
-            binlog_files: parts.binlog_files.then(|| f.files.clone()),
+            binlog_files: (parts.binlog_files && !replica).then(|| f.files.clone()),
             replica_hosts: None,
             processes: parts.processes.then(Processlist::default),
             took: Duration::from_micros(900),
@@ -361,9 +361,10 @@ fn time_snapshots(store: &Store, now: Instant, label: &str) {
 #[derive(Clone, Copy)]
 enum Mix {
     /// Those `PollParts::for_poll` picks for the nth poll, as the poller does on a node that
-    /// feeds nobody rwtop watches (no binlog coordinate; `poll/feeds.rs`).
+    /// feeds nobody rwtop watches (no binlog coordinate nor list; `poll/feeds.rs`).
     AsPoller,
-    /// The same on a node that feeds a watched replica: the coordinate on every poll.
+    /// The same on a node that feeds a watched replica: the coordinate on every poll, the list
+    /// every 5th.
     AsSource,
     Fast,
     Slow,
@@ -396,7 +397,7 @@ impl Op {
         match self {
             Self::Poll(mix) => {
                 let parts = match mix {
-                    Mix::AsPoller => PollParts::for_poll(u64::from(i), true).coordinate(false),
+                    Mix::AsPoller => PollParts::for_poll(u64::from(i), true).as_source(false),
                     Mix::AsSource => PollParts::for_poll(u64::from(i), true),
                     Mix::Fast => PollParts::default(),
                     Mix::Slow => PollParts::ALL,
@@ -404,7 +405,7 @@ impl Op {
                 black_box(poll_status(conn, parts, None).await?);
             }
             Self::PollWithHeartbeat => {
-                let parts = PollParts::for_poll(u64::from(i), true).coordinate(false);
+                let parts = PollParts::for_poll(u64::from(i), true).as_source(false);
                 let read = heartbeat_read_sql(&[WRITER_ID.to_owned()]);
                 let (sample, ahead) = poll_status(conn, parts, Some(&read)).await?;
                 black_box(sample);

@@ -1,8 +1,8 @@
 //! Several statements in one round trip, and the status poll built on it.
 //!
 //! Every status poll asks a node the same three or four things (replication status, its own
-//! GTID and `read_only` state, its binlog coordinate where a replica needs it, every few polls
-//! its binlog list). Sent one
+//! GTID and `read_only` state, and where a replica needs them its binlog coordinate and, every
+//! few polls, its binlog list). Sent one
 //! by one that is a round trip each, and at 1,000 nodes the round trips — loopback TCP, a wakeup
 //! of the poller's task and of the server's thread — are most of rwtop's CPU. `mysql_async`
 //! opens connections with `CLIENT_MULTI_STATEMENTS`, so they go as one text query and come back

@@ -1,9 +1,10 @@
 //! Which nodes feed a replica rwtop watches. A node's own binlog coordinate (`SHOW BINLOG
-//! STATUS`) is only ever read as a source's state: its replicas' bytes behind, their byte rates
-//! and catch-up, the retention headroom they still need. So a status poll asks for it only on
-//! a node that some watched channel replicates from, or while that is not known yet (a node has
-//! not answered, so its channels are unknown): at 1,000 nodes most are leaves, and their polls
-//! send one statement fewer (docs/benchmarks.md, issue 18's sixth steps).
+//! STATUS`, every poll) and list (`SHOW BINARY LOGS`, every 5th) are only ever read as a
+//! source's state: its replicas' bytes behind, their byte rates and catch-up, the retention
+//! headroom they still need. So a status poll asks for them only on a node that some watched
+//! channel replicates from, or while that is not known yet (a node has not answered, so its
+//! channels are unknown): at 1,000 nodes most are leaves, and their polls send a statement
+//! fewer (docs/benchmarks.md, issue 18's sixth steps).
 //!
 //! The engine sets it from each snapshot it publishes ([`Feeds::set`], from
 //! `Topology::sources`); each poller asks it before every status poll ([`Feeds::feeds`]). A node
@@ -20,7 +21,7 @@ pub struct Feeds {
 }
 
 impl Feeds {
-    /// Not known yet: every node reads its coordinate.
+    /// Not known yet: every node reads its coordinate and list.
     #[must_use]
     pub fn new() -> Arc<Self> {
         Arc::default()
@@ -46,8 +47,8 @@ impl Feeds {
         }
     }
 
-    /// Whether `node`'s status poll reads its binlog coordinate: a watched channel replicates
-    /// from it, or the topology does not tell yet.
+    /// Whether `node`'s status poll reads its binlog coordinate and list: a watched channel
+    /// replicates from it, or the topology does not tell yet.
     #[must_use]
     pub fn feeds(&self, node: &str) -> bool {
         let known = self.sources.read().unwrap_or_else(PoisonError::into_inner);

@@ -33,8 +33,8 @@ pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
 /// than at the cadence.
 pub const DDL_SCAN_LINGER: u64 = 5;
 
-/// Which of the occasional statements a status poll adds. The node's own binlog coordinate is
-/// read only where a watched replica needs it (`feeds.rs`). The binlog list and discovery change
+/// Which of the occasional statements a status poll adds. The node's own binlog coordinate and
+/// list are read only where a watched replica needs them (`feeds.rs`). The list and discovery change
 /// rarely (every 5th poll). The processlist scan answers a row per thread (on MySQL its query
 /// also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how a DDL in
 /// flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while one runs and for [`DDL_SCAN_LINGER`] polls
@@ -75,10 +75,11 @@ impl PollParts {
         }
     }
 
-    /// Leaves the binlog coordinate out unless the node `feeds` a watched replica.
+    /// Leaves the node's binlog coordinate and list out unless it `feeds` a watched replica.
     #[must_use]
-    pub fn coordinate(mut self, feeds: bool) -> Self {
+    pub fn as_source(mut self, feeds: bool) -> Self {
         self.binlog &= feeds;
+        self.binlog_files &= feeds;
         self
     }
 
@@ -105,7 +106,7 @@ pub struct PollerSpec {
     /// replica's applied position can stand for the table read.
     pub marks: std::sync::Arc<Marks>,
     /// Which nodes a watched replica replicates from, set by the engine from each snapshot:
-    /// whether this node's status poll reads its binlog coordinate.
+    /// whether this node's status poll reads its binlog coordinate and list.
     pub feeds: std::sync::Arc<Feeds>,
     /// Notified to poll now instead of at the next interval (the operator's force-probe).
     pub nudge: std::sync::Arc<tokio::sync::Notify>,
@@ -248,7 +249,7 @@ async fn poll_connected(
             let poll = polls;
             let parts = PollParts::for_poll(poll, spec.discovery)
                 .after_ddl(ddl_seen.map(|seen| poll - seen))
-                .coordinate(spec.feeds.feeds(&name));
+                .as_source(spec.feeds.feeds(&name));
             polls += 1;
             // Whether this node reads a heartbeat, and whether its applied position stands for
             // the table, is known from its last poll; on the first, and when it just became a

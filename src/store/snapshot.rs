@@ -110,7 +110,8 @@ pub struct NodeView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<crate::mysql::Settings>,
     /// The node's binlogs (`SHOW BINARY LOGS`, read every few polls), oldest first, while the
-    /// node answers: what its replicas can still fetch.
+    /// node answers: what its replicas can still fetch. Read only on a node a watched replica
+    /// replicates from (or while a node has not answered yet); empty on a leaf.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub binlog_files: Vec<crate::mysql::BinlogFile>,
 }
