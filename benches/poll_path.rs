@@ -184,7 +184,7 @@ impl Feed {
             self.heartbeat_time += apply_all(store, &mut events);
             self.heartbeats += REPLICAS as u64;
             if now_ms.is_multiple_of(POLL_MS) {
-                let parts = PollParts::for_poll(now_ms / POLL_MS, false);
+                let parts = PollParts::for_poll(now_ms / POLL_MS, 0, false);
                 events.push(PollEvent::Sample {
                     node: "primary".to_owned(),
                     sample: Box::new(self.sample(at, false, parts)),
@@ -397,15 +397,15 @@ impl Op {
         match self {
             Self::Poll(mix) => {
                 let parts = match mix {
-                    Mix::AsPoller => PollParts::for_poll(u64::from(i), true).as_source(false),
-                    Mix::AsSource => PollParts::for_poll(u64::from(i), true),
+                    Mix::AsPoller => PollParts::for_poll(u64::from(i), 0, true).as_source(false),
+                    Mix::AsSource => PollParts::for_poll(u64::from(i), 0, true),
                     Mix::Fast => PollParts::default(),
                     Mix::Slow => PollParts::ALL,
                 };
                 black_box(poll_status(conn, parts, None).await?);
             }
             Self::PollWithHeartbeat => {
-                let parts = PollParts::for_poll(u64::from(i), true).as_source(false);
+                let parts = PollParts::for_poll(u64::from(i), 0, true).as_source(false);
                 let read = heartbeat_read_sql(&[WRITER_ID.to_owned()]);
                 let (sample, ahead) = poll_status(conn, parts, Some(&read)).await?;
                 black_box(sample);
@@ -643,6 +643,13 @@ async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<(
         }
     };
     let mut costs = cold_polls(&mut conns, pid, COLD_ROUNDS, second, four_kinds).await?;
+    // The leaf's polls apart by whether they scanned the processlist (the mix's costliest part).
+    let a_leaf = |i: usize| i % 4 == 1;
+    let scans = |round: u32| PollParts::for_poll(u64::from(round), 0, true).processes;
+    cold::of_rounds(&costs, COLD_ROUNDS.0, a_leaf, scans)
+        .print("cold_poll_replica_scanning_server_thread");
+    cold::of_rounds(&costs, COLD_ROUNDS.0, a_leaf, |r| !scans(r))
+        .print("cold_poll_replica_not_scanning_server_thread");
     cold::of(&mut costs, |i| i.is_multiple_of(4)).print("cold_select_1_server_thread");
     cold::of(&mut costs, |i| i % 4 == 1).print("cold_poll_replica_server_thread");
     cold::of(&mut costs, |i| i % 4 == 2).print("cold_poll_replica_as_source_server_thread");
@@ -693,7 +700,7 @@ fn poll_mix() -> String {
     const POLLS: u64 = 10_000;
     let one_in = |part: fn(PollParts) -> bool| {
         let hits = (0..POLLS)
-            .filter(|&n| part(PollParts::for_poll(n, true)))
+            .filter(|&n| part(PollParts::for_poll(n, 0, true)))
             .count();
         (POLLS as f64 / hits.max(1) as f64).round()
     };

@@ -101,6 +101,26 @@ pub async fn cold_polls(
     Ok(costs)
 }
 
+/// The costs of the polls of the connections `pick` chooses in the measured rounds `round`
+/// chooses (counted as `cold_polls` hands them to its poll, warm-up rounds included), together.
+pub fn of_rounds(
+    costs: &[Costs],
+    warmup: u32,
+    pick: impl Fn(usize) -> bool,
+    round: impl Fn(u32) -> bool,
+) -> Costs {
+    Costs(
+        costs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| pick(*i))
+            .flat_map(|(_, c)| c.0.iter().zip(warmup..))
+            .filter(|(_, r)| round(*r))
+            .map(|(cost, _)| *cost)
+            .collect(),
+    )
+}
+
 /// The costs of the connections `pick` chooses, together.
 pub fn of(costs: &mut [Costs], pick: impl Fn(usize) -> bool) -> Costs {
     Costs(

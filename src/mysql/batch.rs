@@ -1,12 +1,11 @@
 //! Several statements in one round trip, and the status poll built on it.
 //!
-//! Every status poll asks a node the same three or four things (replication status, its own
-//! GTID and `read_only` state, and where a replica needs them its binlog coordinate and, every
-//! few polls, its binlog list). Sent one
-//! by one that is a round trip each, and at 1,000 nodes the round trips — loopback TCP, a wakeup
-//! of the poller's task and of the server's thread — are most of rwtop's CPU. `mysql_async`
-//! opens connections with `CLIENT_MULTI_STATEMENTS`, so they go as one text query and come back
-//! as consecutive result sets. A statement that fails ends the batch (the server runs none after
+//! Every status poll asks a node the same two to four things (replication status, its own GTID
+//! and `read_only` state, and where a replica needs them its binlog coordinate and, every few
+//! polls, its binlog list). Sent one by one that is a round trip each, and at 1,000 nodes the
+//! round trips — loopback TCP, a wakeup of the poller's task and of the server's thread — are
+//! most of rwtop's CPU. `mysql_async` opens connections with `CLIENT_MULTI_STATEMENTS`, so they
+//! go as one text query and come back as consecutive result sets. A statement that fails ends the batch (the server runs none after
 //! it); the error names that statement, as it would have alone. The same timeout covers the
 //! whole batch (a timeout names the whole batch), and a timed-out or broken batch drops the
 //! connection as a single query does.

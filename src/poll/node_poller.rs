@@ -34,11 +34,13 @@ pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
 pub const DDL_SCAN_LINGER: u64 = 5;
 
 /// Which of the occasional statements a status poll adds. The node's own binlog coordinate and
-/// list are read only where a watched replica needs them (`feeds.rs`). The list and discovery change
-/// rarely (every 5th poll). The processlist scan answers a row per thread (on MySQL its query
-/// also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how a DDL in
-/// flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while one runs and for [`DDL_SCAN_LINGER`] polls
-/// after ([`PollParts::after_ddl`]).
+/// list are read only where a watched replica needs them (`feeds.rs`). The list and discovery
+/// change rarely (every 5th poll). The processlist scan answers a row per thread (on MySQL its
+/// query also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how
+/// a DDL in flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while
+/// one runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). Each node keeps
+/// these cadences at its own [`phase`], so a large topology's scans and lists are spread over
+/// the seconds rather than all falling on the same poll of every node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[expect(
     clippy::struct_excessive_bools,
@@ -62,15 +64,18 @@ impl PollParts {
         clock: true,
     };
 
-    /// The cadence of the `n`th status poll (0-based) of a connection.
+    /// The cadence of the `n`th status poll (0-based) of a connection, at `phase` ([`phase`]):
+    /// the first poll reads the list, discovery and the clock, the first scan comes within the
+    /// next three.
     #[must_use]
-    pub fn for_poll(n: u64, discovery: bool) -> Self {
-        let every_fifth = n.is_multiple_of(5);
+    pub fn for_poll(n: u64, phase: u64, discovery: bool) -> Self {
+        let k = n + phase % PHASES;
+        let every_fifth = n == 0 || k.is_multiple_of(5);
         Self {
             binlog: true,
             binlog_files: every_fifth,
             replica_hosts: every_fifth && discovery,
-            processes: n % 3 == 1,
+            processes: n > 0 && k % 3 == 1,
             clock: every_fifth,
         }
     }
@@ -90,6 +95,23 @@ impl PollParts {
         self.processes |= polls_ago.is_some_and(|n| n <= DDL_SCAN_LINGER);
         self
     }
+}
+
+/// Phases of the occasional statements' cadences: every 3rd and every 5th poll both repeat in 15.
+const PHASES: u64 = 15;
+
+/// A node's phase in the occasional statements' cadences, from its name (FNV-1a, then mixed so
+/// that names differing in a digit land far apart): the same for a node across reconnects and
+/// runs, and spread evenly over many nodes.
+#[must_use]
+pub fn phase(node: &str) -> u64 {
+    let mut h = node.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h % PHASES
 }
 
 #[derive(Debug, Clone)]
@@ -222,6 +244,7 @@ async fn poll_connected(
     // The poll whose scan last showed a DDL: its progress and its end are read every poll.
     let mut ddl_seen: Option<u64> = None;
     let beat_sql = heartbeat_sql(&spec.heartbeat);
+    let phase = phase(&name);
     loop {
         let mut nudged = false;
         let due_at = tokio::select! {
@@ -247,7 +270,7 @@ async fn poll_connected(
         if status_due {
             last_status = Some(due_at);
             let poll = polls;
-            let parts = PollParts::for_poll(poll, spec.discovery)
+            let parts = PollParts::for_poll(poll, phase, spec.discovery)
                 .after_ddl(ddl_seen.map(|seen| poll - seen))
                 .as_source(spec.feeds.feeds(&name));
             polls += 1;
@@ -514,7 +537,7 @@ mod tests {
 
     #[test]
     fn occasional_reads_follow_their_cadence() {
-        let polls: Vec<PollParts> = (0..20).map(|n| PollParts::for_poll(n, true)).collect();
+        let polls: Vec<PollParts> = (0..20).map(|n| PollParts::for_poll(n, 0, true)).collect();
         assert_eq!(
             polls.iter().filter(|p| p.processes).count(),
             7,
@@ -529,7 +552,50 @@ mod tests {
             polls[1].processes && !polls[0].processes,
             "first scan on the second poll"
         );
-        assert!(!PollParts::for_poll(0, false).replica_hosts);
+        assert!(!PollParts::for_poll(0, 0, false).replica_hosts);
+    }
+
+    #[test]
+    fn each_phase_keeps_the_cadence_and_the_phases_spread_it() {
+        for phase in 0..PHASES {
+            let polls: Vec<(u64, PollParts)> = (0..60)
+                .map(|n| (n, PollParts::for_poll(n, phase, true)))
+                .collect();
+            let at = |part: fn(&PollParts) -> bool| -> Vec<u64> {
+                polls
+                    .iter()
+                    .filter(|(_, p)| part(p))
+                    .map(|(n, _)| *n)
+                    .collect()
+            };
+            let scans = at(|p| p.processes);
+            assert!(scans[0] >= 1 && scans[0] <= 3, "{phase}: {scans:?}");
+            assert!(
+                scans.windows(2).all(|w| w[1] - w[0] == 3),
+                "{phase}: {scans:?}"
+            );
+            let lists = at(|p| p.binlog_files);
+            assert_eq!(lists[0], 0, "{phase}: the first poll reads everything");
+            assert!(lists[1] <= 5, "{phase}: {lists:?}");
+            assert!(lists[1..].windows(2).all(|w| w[1] - w[0] == 5), "{phase}");
+            assert_eq!(at(|p| p.clock), lists, "{phase}");
+        }
+        // On any poll past the first, a third of the phases scan and a fifth read the list.
+        for n in 1..30 {
+            let of = |part: fn(&PollParts) -> bool| {
+                (0..PHASES)
+                    .filter(|&phase| part(&PollParts::for_poll(n, phase, true)))
+                    .count()
+            };
+            assert_eq!(of(|p| p.processes), 5, "poll {n}");
+            assert_eq!(of(|p| p.binlog_files), 3, "poll {n}");
+        }
+        // Names spread over the phases: no phase holds more than twice its share of 1,000.
+        let mut counts = vec![0_u32; usize::try_from(PHASES).unwrap()];
+        for i in 0..1_000 {
+            counts[usize::try_from(phase(&format!("r{}#{i:03}", i % 10 + 1))).unwrap()] += 1;
+        }
+        assert!(counts.iter().all(|&c| c > 30 && c < 134), "{counts:?}");
     }
 
     #[test]
@@ -537,7 +603,7 @@ mod tests {
         let scans = |ddl_seen: Option<u64>| -> Vec<u64> {
             (20..40)
                 .filter(|&n| {
-                    PollParts::for_poll(n, true)
+                    PollParts::for_poll(n, 0, true)
                         .after_ddl(ddl_seen.map(|seen| n - seen))
                         .processes
                 })
