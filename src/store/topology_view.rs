@@ -195,13 +195,20 @@ mod tests {
     use crate::store::testkit::Topo;
     use crate::topology::Topology;
 
-    #[test]
-    fn each_channel_leads_to_its_own_root() {
+    /// Two roots, `db1` (with `r1`, `r2`) and `p2`, an aggregator `agg` replicating from both
+    /// and `c1` below it.
+    fn two_roots() -> Topo {
         let mut topo = Topo::new();
         topo.add_primary("p2", 4);
         topo.add_replica("agg", "db1", 5);
         topo.add_channel("agg", "p2", "p2");
         topo.add_replica("c1", "agg", 6);
+        topo
+    }
+
+    #[test]
+    fn each_channel_leads_to_its_own_root() {
+        let mut topo = two_roots();
         topo.add_replica("lone", "elsewhere", 7);
         let s = topo.at(1);
         assert_eq!(s.roots_of("r1", ""), ["db1"]);
@@ -235,12 +242,7 @@ mod tests {
 
     #[test]
     fn every_channel_s_source_once_known_when_every_node_answered() {
-        let mut topo = Topo::new();
-        topo.add_primary("p2", 4);
-        topo.add_replica("agg", "db1", 5);
-        topo.add_channel("agg", "p2", "p2");
-        topo.add_replica("c1", "agg", 6);
-        let mut s = topo.at(1);
+        let mut s = two_roots().at(1);
         assert_eq!(s.sources(), Some(vec!["agg", "db1", "p2"]));
         // c1 has not answered: what it replicates from is not known.
         if let Some(c1) = s.nodes.iter_mut().find(|n| n.name == "c1") {
