@@ -79,7 +79,10 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
         assert_eq!(r["source"], "primary", "{name}");
         assert_eq!(r["state"], "up", "{name}");
         assert_eq!(r["io_running"], "yes", "{name}");
-        assert_eq!(r["seconds_behind_source"], 0, "{name}");
+        // The server's own whole-second figure: a second or two while it applies the setup's
+        // last events on a busy machine (seen once in three full runs), never null here.
+        let sbm = &r["seconds_behind_source"];
+        assert!(sbm.as_u64().is_some_and(|s| s <= 5), "{name}: {sbm}");
         assert_eq!(r["heartbeat_lag_seconds"]["kind"], "exact", "{name}");
         assert_eq!(r["gtid_backlog"]["total"], 0, "{name}");
         assert_eq!(r["bytes_behind"]["io"], 0, "{name}");
