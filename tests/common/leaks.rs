@@ -247,6 +247,12 @@ impl Watcher {
                     let environ = (pid != root)
                         .then(|| std::fs::read(format!("/proc/{pid}/environ")).ok())
                         .flatten();
+                    // A child that exec'd while it was being read (each read takes several
+                    // syscalls) shows parts of two programs: the next round reads it again.
+                    if std::fs::read(format!("/proc/{pid}/cmdline")).ok().as_ref() != Some(&cmdline)
+                    {
+                        continue;
+                    }
                     let sample = Seen {
                         pid,
                         cmdline,
