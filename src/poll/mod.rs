@@ -3,6 +3,7 @@
 
 pub mod beat_gtid;
 mod beat_read;
+mod cadence;
 mod events;
 pub mod feeds;
 pub mod heartbeat;

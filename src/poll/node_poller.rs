@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, watch};
 use super::beat_gtid::Marks;
 pub use super::beat_read::read_heartbeat;
 use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
+pub use super::cadence::{DDL_SCAN_LINGER, PollParts, phase};
 use super::events::{AppliedRead, ConnState, NodeSample, PollEvent, ReportedReplica};
 use super::feeds::Feeds;
 use super::pt_heartbeat;
@@ -27,92 +28,6 @@ const BACKOFF_CAP: Duration = Duration::from_secs(5);
 const DOWN_AFTER: u32 = 2;
 /// How often the health lint's settings are read again after the one read at connect.
 pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
-
-/// Polls after the last scan that showed a DDL during which every poll still scans: the
-/// statement's end is read at the next poll, and a migration's next statement at once rather
-/// than at the cadence.
-pub const DDL_SCAN_LINGER: u64 = 5;
-
-/// Which of the occasional statements a status poll adds. The node's own binlog coordinate and
-/// list are read only where a watched replica needs them (`feeds.rs`). The list and discovery
-/// change rarely (every 5th poll). The processlist scan answers a row per thread (on MySQL its
-/// query also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how
-/// a DDL in flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while
-/// one runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). Each node keeps
-/// these cadences at its own [`phase`], so a large topology's scans and lists are spread over
-/// the seconds rather than all falling on the same poll of every node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[expect(
-    clippy::struct_excessive_bools,
-    reason = "independent parts of one poll, switched on and off by cadence, not a state machine"
-)]
-pub struct PollParts {
-    /// The node's binlog coordinate (`SHOW BINLOG STATUS`).
-    pub binlog: bool,
-    pub binlog_files: bool,
-    pub replica_hosts: bool,
-    pub processes: bool,
-    pub clock: bool,
-}
-
-impl PollParts {
-    pub const ALL: Self = Self {
-        binlog: true,
-        binlog_files: true,
-        replica_hosts: true,
-        processes: true,
-        clock: true,
-    };
-
-    /// The cadence of the `n`th status poll (0-based) of a connection, at `phase` ([`phase`]):
-    /// the first poll reads the list, discovery and the clock, the first scan comes within the
-    /// next three.
-    #[must_use]
-    pub fn for_poll(n: u64, phase: u64, discovery: bool) -> Self {
-        let k = n + phase % PHASES;
-        let every_fifth = n == 0 || k.is_multiple_of(5);
-        Self {
-            binlog: true,
-            binlog_files: every_fifth,
-            replica_hosts: every_fifth && discovery,
-            processes: n > 0 && k % 3 == 1,
-            clock: every_fifth,
-        }
-    }
-
-    /// Leaves the node's binlog coordinate and list out unless it `feeds` a watched replica.
-    #[must_use]
-    pub fn as_source(mut self, feeds: bool) -> Self {
-        self.binlog &= feeds;
-        self.binlog_files &= feeds;
-        self
-    }
-
-    /// Adds the processlist scan when the last scan that showed a DDL was `polls_ago` polls
-    /// back, up to [`DDL_SCAN_LINGER`]; `None`: no DDL seen on this connection.
-    #[must_use]
-    pub fn after_ddl(mut self, polls_ago: Option<u64>) -> Self {
-        self.processes |= polls_ago.is_some_and(|n| n <= DDL_SCAN_LINGER);
-        self
-    }
-}
-
-/// Phases of the occasional statements' cadences: every 3rd and every 5th poll both repeat in 15.
-const PHASES: u64 = 15;
-
-/// A node's phase in the occasional statements' cadences, from its name (FNV-1a, then mixed so
-/// that names differing in a digit land far apart): the same for a node across reconnects and
-/// runs, and spread evenly over many nodes.
-#[must_use]
-pub fn phase(node: &str) -> u64 {
-    let mut h = node.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h % PHASES
-}
 
 #[derive(Debug, Clone)]
 pub struct PollerSpec {
@@ -534,88 +449,6 @@ pub struct Ahead {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn occasional_reads_follow_their_cadence() {
-        let polls: Vec<PollParts> = (0..20).map(|n| PollParts::for_poll(n, 0, true)).collect();
-        assert_eq!(
-            polls.iter().filter(|p| p.processes).count(),
-            7,
-            "every 3rd poll"
-        );
-        assert_eq!(
-            polls.iter().filter(|p| p.binlog_files).count(),
-            4,
-            "every 5th poll"
-        );
-        assert!(
-            polls[1].processes && !polls[0].processes,
-            "first scan on the second poll"
-        );
-        assert!(!PollParts::for_poll(0, 0, false).replica_hosts);
-    }
-
-    #[test]
-    fn each_phase_keeps_the_cadence_and_the_phases_spread_it() {
-        for phase in 0..PHASES {
-            let polls: Vec<(u64, PollParts)> = (0..60)
-                .map(|n| (n, PollParts::for_poll(n, phase, true)))
-                .collect();
-            let at = |part: fn(&PollParts) -> bool| -> Vec<u64> {
-                polls
-                    .iter()
-                    .filter(|(_, p)| part(p))
-                    .map(|(n, _)| *n)
-                    .collect()
-            };
-            let scans = at(|p| p.processes);
-            assert!(scans[0] >= 1 && scans[0] <= 3, "{phase}: {scans:?}");
-            assert!(
-                scans.windows(2).all(|w| w[1] - w[0] == 3),
-                "{phase}: {scans:?}"
-            );
-            let lists = at(|p| p.binlog_files);
-            assert_eq!(lists[0], 0, "{phase}: the first poll reads everything");
-            assert!(lists[1] <= 5, "{phase}: {lists:?}");
-            assert!(lists[1..].windows(2).all(|w| w[1] - w[0] == 5), "{phase}");
-            assert_eq!(at(|p| p.clock), lists, "{phase}");
-        }
-        // On any poll past the first, a third of the phases scan and a fifth read the list.
-        for n in 1..30 {
-            let of = |part: fn(&PollParts) -> bool| {
-                (0..PHASES)
-                    .filter(|&phase| part(&PollParts::for_poll(n, phase, true)))
-                    .count()
-            };
-            assert_eq!(of(|p| p.processes), 5, "poll {n}");
-            assert_eq!(of(|p| p.binlog_files), 3, "poll {n}");
-        }
-        // Names spread over the phases: no phase holds more than twice its share of 1,000.
-        let mut counts = vec![0_u32; usize::try_from(PHASES).unwrap()];
-        for i in 0..1_000 {
-            counts[usize::try_from(phase(&format!("r{}#{i:03}", i % 10 + 1))).unwrap()] += 1;
-        }
-        assert!(counts.iter().all(|&c| c > 30 && c < 134), "{counts:?}");
-    }
-
-    #[test]
-    fn a_ddl_is_scanned_every_poll_for_a_while_then_at_the_cadence() {
-        let scans = |ddl_seen: Option<u64>| -> Vec<u64> {
-            (20..40)
-                .filter(|&n| {
-                    PollParts::for_poll(n, 0, true)
-                        .after_ddl(ddl_seen.map(|seen| n - seen))
-                        .processes
-                })
-                .collect()
-        };
-        // Without a DDL the cost stays at every 3rd poll.
-        assert_eq!(scans(None), vec![22, 25, 28, 31, 34, 37]);
-        // Last seen on poll 20: every poll up to 25, then every 3rd again.
-        let after = scans(Some(20));
-        assert_eq!(&after[..6], &[20, 21, 22, 23, 24, 25]);
-        assert_eq!(&after[6..], &[28, 31, 34, 37]);
-    }
 
     #[test]
     fn ticks_start_on_the_shared_grid_and_never_early() {
