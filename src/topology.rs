@@ -86,7 +86,7 @@ pub trait Topology: Send + Sync + 'static {
     /// The node that took over from `name` as primary, when the topology proves one did.
     fn successor_of(&self, name: &str) -> Option<Member<'_>>;
 
-    /// The nodes some watched channel replicates from, each once: those whose own binlog
+    /// The nodes some watched channel replicates from, sorted, each once: those whose own binlog
     /// coordinate a replica's figures need. `None` while a node has not answered yet, since its
     /// channels, and so the sources, are not known.
     fn sources(&self) -> Option<Vec<&str>>;

@@ -5,10 +5,10 @@
 //! polls, its binlog list). Sent one by one that is a round trip each, and at 1,000 nodes the
 //! round trips — loopback TCP, a wakeup of the poller's task and of the server's thread — are
 //! most of rwtop's CPU. `mysql_async` opens connections with `CLIENT_MULTI_STATEMENTS`, so they
-//! go as one text query and come back as consecutive result sets. A statement that fails ends the batch (the server runs none after
-//! it); the error names that statement, as it would have alone. The same timeout covers the
-//! whole batch (a timeout names the whole batch), and a timed-out or broken batch drops the
-//! connection as a single query does.
+//! go as one text query and come back as consecutive result sets. A statement that fails ends
+//! the batch (the server runs none after it); the error names that statement, as it would have
+//! alone. The same timeout covers the whole batch (a timeout names the whole batch), and a
+//! timed-out or broken batch drops the connection as a single query does.
 //! Discovery and the processlist ride in the same batch; should one be refused (a missing
 //! grant), the ones after it are asked again alone. The server's clock and the heartbeat read
 //! ride in front of it when they are due with it ([`Ask::clock`], [`Ask::lead`]): one round trip

@@ -27,8 +27,8 @@ impl Feeds {
         Arc::default()
     }
 
-    /// Takes the sources the topology shows ([`crate::topology::Topology::sources`], each
-    /// once); written only when they changed, so the pollers' reads do not wait on an
+    /// Takes the sources the topology shows ([`crate::topology::Topology::sources`]: sorted,
+    /// each once); written only when they changed, so the pollers' reads do not wait on an
     /// unchanged topology.
     pub fn set(&self, shown: Option<Vec<&str>>) {
         let same = {
@@ -36,7 +36,7 @@ impl Feeds {
             match (&*known, &shown) {
                 (None, None) => true,
                 (Some(known), Some(shown)) => {
-                    known.len() == shown.len() && shown.iter().all(|s| known.contains(*s))
+                    known.iter().map(String::as_str).eq(shown.iter().copied())
                 }
                 _ => false,
             }
