@@ -188,6 +188,23 @@ impl ReplicaStatus {
     }
 }
 
+/// What an applier that has applied all it received says while it waits: `MySQL` 8.0.26 and
+/// later begin it with "Replica", `MariaDB` and older `MySQL` with "Slave".
+const APPLIER_WAITING: &str = "has read all relay log; waiting for more updates";
+
+impl ReplicaStatus {
+    /// Whether this channel applies nothing now: its applier runs, waits for more, and has
+    /// applied up to where it has received. No replicated statement (a DDL included) is being
+    /// applied and no parallel worker holds a transaction. A stopped applier is not idle in
+    /// this sense: that is when a DBA runs statements on a replica by hand.
+    #[must_use]
+    pub fn applier_idle(&self) -> bool {
+        self.sql_running
+            && self.sql_state.ends_with(APPLIER_WAITING)
+            && self.applied == self.received
+    }
+}
+
 /// The spelling of `names` this row uses, for a message that names the column the server sent.
 fn spelling(row: &RawRow, names: &[&'static str]) -> &'static str {
     names
@@ -305,6 +322,38 @@ mod tests {
             err.contains("Dreaming") && err.contains("Preparing"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn an_applier_is_idle_only_when_waiting_with_all_it_received_applied() {
+        let fixture = |path: &str| {
+            let path = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let rows = crate::mysql::parse_vertical(&text).unwrap().rows;
+            ReplicaStatus::from_row(&rows[0]).unwrap()
+        };
+        for idle in [
+            "mariadb-10.11/show_all_slaves_status__running.txt",
+            "mariadb-10.11/show_all_slaves_status__io_stopped.txt",
+            "mysql-8.4/show_replica_status__running.txt",
+            "mysql-5.7/show_slave_status__running.txt",
+        ] {
+            assert!(fixture(idle).applier_idle(), "{idle}");
+        }
+        for busy in [
+            "mariadb-10.11/show_all_slaves_status__delayed.txt",
+            "mariadb-10.11/show_all_slaves_status__sql_stopped.txt",
+            "mariadb-10.11/show_all_slaves_status__sql_error.txt",
+            "mysql-8.4/show_replica_status__lagging.txt",
+            "mysql-8.4/show_replica_status__sql_stopped.txt",
+        ] {
+            assert!(!fixture(busy).applier_idle(), "{busy}");
+        }
+        // Waiting, but with received events not yet applied (read just after the IO thread
+        // wrote them): not idle.
+        let mut behind = fixture("mariadb-10.11/show_all_slaves_status__running.txt");
+        behind.received.pos += 1;
+        assert!(!behind.applier_idle());
     }
 
     #[test]

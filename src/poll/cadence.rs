@@ -1,6 +1,9 @@
 //! Which of the occasional statements each status poll adds, and when: the processlist scan
-//! every 3rd poll, the binlog list, discovery and the clock every 5th, each node at a phase of
-//! its own; the binlog coordinate and list only on a node that feeds a watched replica.
+//! every 3rd poll (every 15th on a replica whose appliers are idle), the binlog list, discovery
+//! and the clock every 5th, each node at a phase of its own; the binlog coordinate and list only
+//! on a node that feeds a watched replica.
+
+use crate::mysql::ReplicaStatus;
 
 /// Polls after the last scan that showed a DDL during which every poll still scans: the
 /// statement's end is read at the next poll, and a migration's next statement at once rather
@@ -12,9 +15,11 @@ pub const DDL_SCAN_LINGER: u64 = 5;
 /// change rarely (every 5th poll). The processlist scan answers a row per thread (on MySQL its
 /// query also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how
 /// a DDL in flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while
-/// one runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). Each node keeps
-/// these cadences at its own [`phase`], so a large topology's scans and lists are spread over
-/// the seconds rather than all falling on the same poll of every node.
+/// one runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). On a replica
+/// whose appliers apply nothing ([`Applying`]) the scan comes every [`QUIET_SCAN_EVERY`]th poll
+/// instead ([`PollParts::when_idle`]). Each node keeps these
+/// cadences at its own [`phase`], so a large topology's scans and lists are spread over the
+/// seconds rather than all falling on the same poll of every node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[expect(
     clippy::struct_excessive_bools,
@@ -43,7 +48,7 @@ impl PollParts {
     /// next three.
     #[must_use]
     pub fn for_poll(n: u64, phase: u64, discovery: bool) -> Self {
-        let k = n + phase % PHASES;
+        let k = tick(n, phase);
         let every_fifth = n == 0 || k.is_multiple_of(5);
         Self {
             binlog: true,
@@ -62,6 +67,27 @@ impl PollParts {
         self
     }
 
+    /// Thins the processlist scan to every [`QUIET_SCAN_EVERY`]th poll (at the node's `phase`,
+    /// on polls that scan at the usual cadence too) on a replica whose appliers were seen
+    /// applying at fewer than [`APPLYING_FOR`] polls in a row, past the first scan (polls 1–3);
+    /// and scans at once when they have just been seen applying that long. A replica whose
+    /// appliers apply nothing runs no replicated DDL and has no busy worker: what a scan could
+    /// still find there is a statement run on the replica by hand, seen within
+    /// [`QUIET_SCAN_EVERY`] polls (sooner if it holds up replication, which keeps the applier
+    /// waiting). Applied before [`Self::after_ddl`], which keeps scanning every poll while a DDL
+    /// runs.
+    #[must_use]
+    pub fn when_idle(mut self, n: u64, phase: u64, applying: Applying) -> Self {
+        match applying.0 {
+            APPLYING_FOR => self.processes |= n > 0,
+            seen if seen < APPLYING_FOR && n > 3 => {
+                self.processes &= tick(n, phase) % QUIET_SCAN_EVERY == 1;
+            }
+            _ => {}
+        }
+        self
+    }
+
     /// Adds the processlist scan when the last scan that showed a DDL was `polls_ago` polls
     /// back, up to [`DDL_SCAN_LINGER`]; `None`: no DDL seen on this connection.
     #[must_use]
@@ -73,6 +99,37 @@ impl PollParts {
 
 /// Phases of the occasional statements' cadences: every 3rd and every 5th poll both repeat in 15.
 const PHASES: u64 = 15;
+
+/// The processlist cadence on a replica whose appliers are idle ([`PollParts::when_idle`]): a
+/// multiple of 3, so these scans are some of those the usual cadence takes.
+pub const QUIET_SCAN_EVERY: u64 = 15;
+
+/// The `n`th poll's place in the cadences of a node at `phase`.
+fn tick(n: u64, phase: u64) -> u64 {
+    n + phase % PHASES
+}
+
+/// Polls in a row at which a node's replication appliers were seen applying (not every channel
+/// [`ReplicaStatus::applier_idle`]); a node that replicates from nothing counts as always
+/// applying, so it keeps the usual cadence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Applying(u32);
+
+/// Polls in a row that leave the quiet cadence: one is a heartbeat caught in flight.
+pub const APPLYING_FOR: u32 = 2;
+
+impl Applying {
+    /// Takes the newest poll's channels.
+    pub fn saw(&mut self, replication: &[ReplicaStatus]) {
+        self.0 = if replication.is_empty() {
+            u32::MAX
+        } else if replication.iter().all(ReplicaStatus::applier_idle) {
+            0
+        } else {
+            self.0.saturating_add(1)
+        };
+    }
+}
 
 /// A node's phase in the occasional statements' cadences, from its name (FNV-1a, then mixed so
 /// that names differing in a digit land far apart): the same for a node across reconnects and
@@ -172,5 +229,72 @@ mod tests {
         let after = scans(Some(20));
         assert_eq!(&after[..6], &[20, 21, 22, 23, 24, 25]);
         assert_eq!(&after[6..], &[28, 31, 34, 37]);
+    }
+
+    #[test]
+    fn an_idle_replica_scans_every_15th_poll_and_at_once_when_seen_applying() {
+        let scans = |phase: u64, applying: Applying| -> Vec<u64> {
+            (1..61)
+                .filter(|&n| {
+                    PollParts::for_poll(n, phase, true)
+                        .when_idle(n, phase, applying)
+                        .processes
+                })
+                .collect()
+        };
+        for phase in 0..PHASES {
+            let usual = scans(phase, Applying(u32::MAX));
+            assert_eq!(usual.len(), 20, "{phase}: every 3rd");
+            for quiet in [Applying(0), Applying(APPLYING_FOR - 1)] {
+                let thin = scans(phase, quiet);
+                // The first scan as usual (polls 1-3), then every 15th.
+                assert_eq!(thin[0], usual[0], "{phase}: {thin:?}");
+                assert!(
+                    thin[1..]
+                        .windows(2)
+                        .all(|w| w[1] - w[0] == QUIET_SCAN_EVERY),
+                    "{phase}: {thin:?}"
+                );
+                assert!((4..=6).contains(&thin.len()), "{phase}: {thin:?}");
+                assert!(thin.iter().all(|n| usual.contains(n)), "{phase}");
+            }
+            assert_eq!(
+                scans(phase, Applying(APPLYING_FOR + 1)),
+                usual,
+                "{phase}: applying for long: every 3rd"
+            );
+        }
+        // Just seen applying long enough: this poll scans, whatever the cadence says.
+        assert_eq!(scans(0, Applying(APPLYING_FOR)).len(), 60);
+        // A DDL seen on an idle replica is still followed every poll.
+        assert!((20..=25).all(|n| {
+            PollParts::for_poll(n, 0, true)
+                .when_idle(n, 0, Applying(0))
+                .after_ddl(Some(n - 20))
+                .processes
+        }));
+    }
+
+    #[test]
+    fn applying_counts_polls_in_a_row_with_any_channel_applying() {
+        let status = |path: &str| {
+            let path = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let rows = crate::mysql::parse_vertical(&text).unwrap().rows;
+            ReplicaStatus::from_row(&rows[0]).unwrap()
+        };
+        let waiting = status("mariadb-10.11/show_all_slaves_status__running.txt");
+        let delayed = status("mariadb-10.11/show_all_slaves_status__delayed.txt");
+        let mut applying = Applying::default();
+        applying.saw(&[waiting.clone(), delayed.clone()]);
+        assert_eq!(applying, Applying(1), "one channel applies");
+        applying.saw(std::slice::from_ref(&delayed));
+        assert_eq!(applying, Applying(2));
+        applying.saw(&[waiting.clone(), waiting]);
+        assert_eq!(applying, Applying(0), "every channel idle");
+        applying.saw(&[]);
+        assert_eq!(applying, Applying(u32::MAX), "replicates from nothing");
+        applying.saw(&[delayed]);
+        assert_eq!(applying, Applying(u32::MAX));
     }
 }

@@ -15,7 +15,9 @@ use tokio::sync::{mpsc, watch};
 use super::beat_gtid::Marks;
 pub use super::beat_read::read_heartbeat;
 use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
-pub use super::cadence::{DDL_SCAN_LINGER, PollParts, phase};
+pub use super::cadence::{
+    APPLYING_FOR, Applying, DDL_SCAN_LINGER, PollParts, QUIET_SCAN_EVERY, phase,
+};
 use super::events::{AppliedRead, ConnState, NodeSample, PollEvent, ReportedReplica};
 use super::feeds::Feeds;
 use super::pt_heartbeat;
@@ -158,6 +160,8 @@ async fn poll_connected(
     let mut resolved: HashMap<String, bool> = HashMap::new();
     // The poll whose scan last showed a DDL: its progress and its end are read every poll.
     let mut ddl_seen: Option<u64> = None;
+    // How many polls in a row its appliers were seen applying: if few, a thinner scan cadence.
+    let mut applying = Applying::default();
     let beat_sql = heartbeat_sql(&spec.heartbeat);
     let phase = phase(&name);
     loop {
@@ -186,6 +190,7 @@ async fn poll_connected(
             last_status = Some(due_at);
             let poll = polls;
             let parts = PollParts::for_poll(poll, phase, spec.discovery)
+                .when_idle(poll, phase, applying)
                 .after_ddl(ddl_seen.map(|seen| poll - seen))
                 .as_source(spec.feeds.feeds(&name));
             polls += 1;
@@ -209,6 +214,7 @@ async fn poll_connected(
                         *failures = 0;
                     }
                     is_replica = !sample.replication.is_empty();
+                    applying.saw(&sample.replication);
                     let position = applied_of(&spec.marks, &sample).filter(|_| is_replica);
                     by_position = position.is_some();
                     // Copied only when it is this poll's reading.
