@@ -70,7 +70,8 @@ impl PollParts {
     /// Thins the processlist scan to every [`QUIET_SCAN_EVERY`]th poll (at the node's `phase`,
     /// on polls that scan at the usual cadence too) on a replica whose appliers were seen
     /// applying at fewer than [`APPLYING_FOR`] polls in a row, past the first scan (polls 1–3);
-    /// and scans at once when they have just been seen applying that long. A replica whose
+    /// and scans at once when they have just been seen applying that long, and when such a run
+    /// has just ended (the busy workers' sample then shows them done). A replica whose
     /// appliers apply nothing runs no replicated DDL and has no busy worker: what a scan could
     /// still find there is a statement run on the replica by hand, seen within
     /// [`QUIET_SCAN_EVERY`] polls (sooner if it holds up replication, which keeps the applier
@@ -78,12 +79,11 @@ impl PollParts {
     /// runs.
     #[must_use]
     pub fn when_idle(mut self, n: u64, phase: u64, applying: Applying) -> Self {
-        match applying.0 {
-            APPLYING_FOR => self.processes |= n > 0,
-            seen if seen < APPLYING_FOR && n > 3 => {
-                self.processes &= tick(n, phase) % QUIET_SCAN_EVERY == 1;
-            }
-            _ => {}
+        let edge = applying.ended || applying.polls == APPLYING_FOR;
+        if edge {
+            self.processes |= n > 0;
+        } else if applying.polls < APPLYING_FOR && n > 3 {
+            self.processes &= tick(n, phase) % QUIET_SCAN_EVERY == 1;
         }
         self
     }
@@ -113,7 +113,11 @@ fn tick(n: u64, phase: u64) -> u64 {
 /// [`ReplicaStatus::applier_idle`]); a node that replicates from nothing counts as always
 /// applying, so it keeps the usual cadence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Applying(u32);
+pub struct Applying {
+    polls: u32,
+    /// The newest poll ended a run of at least [`APPLYING_FOR`] polls.
+    ended: bool,
+}
 
 /// Polls in a row that leave the quiet cadence: one is a heartbeat caught in flight.
 pub const APPLYING_FOR: u32 = 2;
@@ -121,12 +125,12 @@ pub const APPLYING_FOR: u32 = 2;
 impl Applying {
     /// Takes the newest poll's channels.
     pub fn saw(&mut self, replication: &[ReplicaStatus]) {
-        self.0 = if replication.is_empty() {
-            u32::MAX
-        } else if replication.iter().all(ReplicaStatus::applier_idle) {
-            0
-        } else {
-            self.0.saturating_add(1)
+        let idle = replication.iter().all(ReplicaStatus::applier_idle);
+        self.ended = idle && (APPLYING_FOR..u32::MAX).contains(&self.polls);
+        self.polls = match (replication.is_empty(), idle) {
+            (true, _) => u32::MAX,
+            (false, true) => 0,
+            (false, false) => self.polls.saturating_add(1),
         };
     }
 }
@@ -231,6 +235,13 @@ mod tests {
         assert_eq!(&after[6..], &[28, 31, 34, 37]);
     }
 
+    fn applying(polls: u32) -> Applying {
+        Applying {
+            polls,
+            ended: false,
+        }
+    }
+
     #[test]
     fn an_idle_replica_scans_every_15th_poll_and_at_once_when_seen_applying() {
         let scans = |phase: u64, applying: Applying| -> Vec<u64> {
@@ -243,9 +254,9 @@ mod tests {
                 .collect()
         };
         for phase in 0..PHASES {
-            let usual = scans(phase, Applying(u32::MAX));
+            let usual = scans(phase, applying(u32::MAX));
             assert_eq!(usual.len(), 20, "{phase}: every 3rd");
-            for quiet in [Applying(0), Applying(APPLYING_FOR - 1)] {
+            for quiet in [applying(0), applying(APPLYING_FOR - 1)] {
                 let thin = scans(phase, quiet);
                 // The first scan as usual (polls 1-3), then every 15th.
                 assert_eq!(thin[0], usual[0], "{phase}: {thin:?}");
@@ -259,17 +270,23 @@ mod tests {
                 assert!(thin.iter().all(|n| usual.contains(n)), "{phase}");
             }
             assert_eq!(
-                scans(phase, Applying(APPLYING_FOR + 1)),
+                scans(phase, applying(APPLYING_FOR + 1)),
                 usual,
                 "{phase}: applying for long: every 3rd"
             );
         }
         // Just seen applying long enough: this poll scans, whatever the cadence says.
-        assert_eq!(scans(0, Applying(APPLYING_FOR)).len(), 60);
+        assert_eq!(scans(0, applying(APPLYING_FOR)).len(), 60);
+        // Just back to idle after a run: this poll scans.
+        let ended = Applying {
+            polls: 0,
+            ended: true,
+        };
+        assert_eq!(scans(0, ended).len(), 60);
         // A DDL seen on an idle replica is still followed every poll.
         assert!((20..=25).all(|n| {
             PollParts::for_poll(n, 0, true)
-                .when_idle(n, 0, Applying(0))
+                .when_idle(n, 0, applying(0))
                 .after_ddl(Some(n - 20))
                 .processes
         }));
@@ -285,16 +302,20 @@ mod tests {
         };
         let waiting = status("mariadb-10.11/show_all_slaves_status__running.txt");
         let delayed = status("mariadb-10.11/show_all_slaves_status__delayed.txt");
-        let mut applying = Applying::default();
-        applying.saw(&[waiting.clone(), delayed.clone()]);
-        assert_eq!(applying, Applying(1), "one channel applies");
-        applying.saw(std::slice::from_ref(&delayed));
-        assert_eq!(applying, Applying(2));
-        applying.saw(&[waiting.clone(), waiting]);
-        assert_eq!(applying, Applying(0), "every channel idle");
-        applying.saw(&[]);
-        assert_eq!(applying, Applying(u32::MAX), "replicates from nothing");
-        applying.saw(&[delayed]);
-        assert_eq!(applying, Applying(u32::MAX));
+        let mut seen = Applying::default();
+        seen.saw(&[waiting.clone(), delayed.clone()]);
+        assert_eq!(seen, applying(1), "one channel applies");
+        seen.saw(std::slice::from_ref(&delayed));
+        assert_eq!(seen, applying(2));
+        seen.saw(&[waiting.clone(), waiting.clone()]);
+        assert_eq!(seen.polls, 0, "every channel idle");
+        assert!(seen.ended, "after a run of two");
+        seen.saw(std::slice::from_ref(&delayed));
+        seen.saw(std::slice::from_ref(&waiting));
+        assert_eq!(seen, applying(0), "a run of one is a flap");
+        seen.saw(&[]);
+        assert_eq!(seen, applying(u32::MAX), "replicates from nothing");
+        seen.saw(&[delayed]);
+        assert_eq!(seen, applying(u32::MAX));
     }
 }
