@@ -24,8 +24,14 @@ const TABLES: usize = 4;
 /// Rows each writer's UPDATE changes: a few milliseconds of row events for a worker to apply, so
 /// that several of them are caught holding a transaction at once.
 const ROWS: u32 = 2_000;
-/// The scan runs every 3rd poll (1 s); a shown sample older than this is not the newest one.
+/// The scan runs every 3rd poll (1 s) while r1 applies; a shown sample older than this is not
+/// the newest one.
 const SAMPLE_AGE_MAX: Duration = Duration::from_secs(8);
+
+/// From the snapshot that shows r1 caught up to one whose scan shows no busy worker: the poll
+/// that sees the applier idle, the scan on the next, a publication, and a slow machine's slack
+/// (a scan at the idle cadence could be 15 polls away).
+const IDLE_SHOWN_WITHIN: Duration = Duration::from_secs(6);
 
 fn appliers(s: &Snapshot, node: &str) -> Option<ApplierView> {
     Some(s.node(node)?.replica()?.appliers.clone())
@@ -72,9 +78,11 @@ async fn live_a_replica_with_four_workers_shows_several_busy_under_a_multi_table
     until_healthy(&engine, &["r1"], DEADLINE).await;
 
     // Idle first: the settings' 4 workers in optimistic mode, and a scan that saw all four idle.
+    // A scan may catch a heartbeat being applied (one worker busy), the more so as a replica
+    // seen applying is scanned at once: wait for one that shows none.
     let (idle, _) = until(&engine, "an idle scan of r1's workers", DEADLINE, |s| {
         let a = appliers(s, "r1")?;
-        a.busy.is_some().then_some(a)
+        a.busy.is_some_and(|b| b.busy == 0).then_some(a)
     })
     .await;
     assert_eq!(idle.workers, Some(u64::from(WORKERS)), "{idle:?}");
@@ -146,6 +154,22 @@ async fn live_a_replica_with_four_workers_shows_several_busy_under_a_multi_table
     .await;
     assert!(groups > groups_before);
     assert!(view.retries_per_second.is_some(), "{view:?}");
+
+    // Once r1 has applied everything, a scan shows its workers done within a few polls: the
+    // end of its applying is scanned at once, not at the idle replica's every-15th-poll cadence.
+    let ((), caught_up) = until(&engine, "r1 caught up", DEADLINE, |s| {
+        (common::exact(s, "r1") == Some(Duration::ZERO)).then_some(())
+    })
+    .await;
+    let (done, took) = until(&engine, "a scan of r1 with no busy worker", DEADLINE, |s| {
+        appliers(s, "r1")?.busy.filter(|b| b.busy == 0)
+    })
+    .await;
+    eprintln!("caught up after {caught_up:?}; no busy worker shown {took:?} later: {done:?}");
+    assert!(
+        took <= IDLE_SHOWN_WITHIN,
+        "the workers shown idle {took:?} after r1 caught up: {done:?}"
+    );
     engine.shutdown().await;
 }
 

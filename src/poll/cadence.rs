@@ -3,7 +3,7 @@
 //! and the clock every 5th, each node at a phase of its own; the binlog coordinate and list only
 //! on a node that feeds a watched replica.
 
-use crate::mysql::ReplicaStatus;
+use crate::mysql::{Processlist, ReplicaStatus};
 
 /// Polls after the last scan that showed a DDL during which every poll still scans: the
 /// statement's end is read at the next poll, and a migration's next statement at once rather
@@ -70,8 +70,9 @@ impl PollParts {
     /// Thins the processlist scan to every [`QUIET_SCAN_EVERY`]th poll (at the node's `phase`,
     /// on polls that scan at the usual cadence too) on a replica whose appliers were seen
     /// applying at fewer than [`APPLYING_FOR`] polls in a row, past the first scan (polls 1–3);
-    /// and scans at once when they have just been seen applying that long, and when such a run
-    /// has just ended (the busy workers' sample then shows them done). A replica whose
+    /// and scans at once when they have just been seen applying that long, and while they are
+    /// idle but the newest scan still shows a busy worker (so the sample shows them done). A
+    /// replica whose
     /// appliers apply nothing runs no replicated DDL and has no busy worker: what a scan could
     /// still find there is a statement run on the replica by hand, seen within
     /// [`QUIET_SCAN_EVERY`] polls (sooner if it holds up replication, which keeps the applier
@@ -79,7 +80,7 @@ impl PollParts {
     /// runs.
     #[must_use]
     pub fn when_idle(mut self, n: u64, phase: u64, applying: Applying) -> Self {
-        let edge = applying.ended || applying.polls == APPLYING_FOR;
+        let edge = applying.polls == APPLYING_FOR || (applying.polls == 0 && applying.busy_shown);
         if edge {
             self.processes |= n > 0;
         } else if applying.polls < APPLYING_FOR && n > 3 {
@@ -115,23 +116,26 @@ fn tick(n: u64, phase: u64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Applying {
     polls: u32,
-    /// The newest poll ended a run of at least [`APPLYING_FOR`] polls.
-    ended: bool,
+    /// The newest scan showed a worker holding a transaction.
+    busy_shown: bool,
 }
 
 /// Polls in a row that leave the quiet cadence: one is a heartbeat caught in flight.
 pub const APPLYING_FOR: u32 = 2;
 
 impl Applying {
-    /// Takes the newest poll's channels.
-    pub fn saw(&mut self, replication: &[ReplicaStatus]) {
-        let idle = replication.iter().all(ReplicaStatus::applier_idle);
-        self.ended = idle && (APPLYING_FOR..u32::MAX).contains(&self.polls);
-        self.polls = match (replication.is_empty(), idle) {
-            (true, _) => u32::MAX,
-            (false, true) => 0,
-            (false, false) => self.polls.saturating_add(1),
+    /// Takes the newest poll's channels and its scan, if it carried one.
+    pub fn saw(&mut self, replication: &[ReplicaStatus], scan: Option<&Processlist>) {
+        self.polls = if replication.is_empty() {
+            u32::MAX
+        } else if replication.iter().all(ReplicaStatus::applier_idle) {
+            0
+        } else {
+            self.polls.saturating_add(1)
         };
+        if let Some(scan) = scan {
+            self.busy_shown = scan.workers.iter().any(|w| w.busy > 0);
+        }
     }
 }
 
@@ -238,7 +242,7 @@ mod tests {
     fn applying(polls: u32) -> Applying {
         Applying {
             polls,
-            ended: false,
+            busy_shown: false,
         }
     }
 
@@ -277,12 +281,12 @@ mod tests {
         }
         // Just seen applying long enough: this poll scans, whatever the cadence says.
         assert_eq!(scans(0, applying(APPLYING_FOR)).len(), 60);
-        // Just back to idle after a run: this poll scans.
-        let ended = Applying {
+        // Idle, but the newest scan still shows a busy worker: this poll scans.
+        let stale = Applying {
             polls: 0,
-            ended: true,
+            busy_shown: true,
         };
-        assert_eq!(scans(0, ended).len(), 60);
+        assert_eq!(scans(0, stale).len(), 60);
         // A DDL seen on an idle replica is still followed every poll.
         assert!((20..=25).all(|n| {
             PollParts::for_poll(n, 0, true)
@@ -302,20 +306,31 @@ mod tests {
         };
         let waiting = status("mariadb-10.11/show_all_slaves_status__running.txt");
         let delayed = status("mariadb-10.11/show_all_slaves_status__delayed.txt");
+        let scan = |busy: u32| Processlist {
+            workers: vec![crate::mysql::WorkerSample {
+                channel: None,
+                workers: 4,
+                busy,
+                commit_order_waits: None,
+            }],
+            ..Processlist::default()
+        };
         let mut seen = Applying::default();
-        seen.saw(&[waiting.clone(), delayed.clone()]);
+        seen.saw(&[waiting.clone(), delayed.clone()], None);
         assert_eq!(seen, applying(1), "one channel applies");
-        seen.saw(std::slice::from_ref(&delayed));
-        assert_eq!(seen, applying(2));
-        seen.saw(&[waiting.clone(), waiting.clone()]);
-        assert_eq!(seen.polls, 0, "every channel idle");
-        assert!(seen.ended, "after a run of two");
-        seen.saw(std::slice::from_ref(&delayed));
-        seen.saw(std::slice::from_ref(&waiting));
-        assert_eq!(seen, applying(0), "a run of one is a flap");
-        seen.saw(&[]);
+        seen.saw(std::slice::from_ref(&delayed), Some(&scan(3)));
+        assert_eq!((seen.polls, seen.busy_shown), (2, true));
+        seen.saw(&[waiting.clone(), waiting.clone()], None);
+        assert_eq!(
+            (seen.polls, seen.busy_shown),
+            (0, true),
+            "idle, the scan stale"
+        );
+        seen.saw(std::slice::from_ref(&waiting), Some(&scan(0)));
+        assert_eq!(seen, applying(0), "a scan shows them done");
+        seen.saw(&[], Some(&Processlist::default()));
         assert_eq!(seen, applying(u32::MAX), "replicates from nothing");
-        seen.saw(&[delayed]);
+        seen.saw(&[delayed], None);
         assert_eq!(seen, applying(u32::MAX));
     }
 }

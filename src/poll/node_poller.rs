@@ -214,7 +214,7 @@ async fn poll_connected(
                         *failures = 0;
                     }
                     is_replica = !sample.replication.is_empty();
-                    applying.saw(&sample.replication);
+                    applying.saw(&sample.replication, sample.processes.as_ref());
                     let position = applied_of(&spec.marks, &sample).filter(|_| is_replica);
                     by_position = position.is_some();
                     // Copied only when it is this poll's reading.
