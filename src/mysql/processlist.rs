@@ -3,7 +3,8 @@
 //!
 //! The scan answers a row per thread (MySQL's query also costs the server several times a status
 //! read; MariaDB's `SHOW PROCESSLIST` about one, docs/benchmarks.md), so pollers take it only
-//! every few polls, and every poll while a DDL runs.
+//! every few polls (fewer on a replica whose appliers are idle), and every poll while a DDL
+//! runs (`poll/cadence.rs`).
 
 use serde::{Deserialize, Serialize};
 
