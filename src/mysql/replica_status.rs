@@ -295,9 +295,18 @@ fn replica_gtid(row: &RawRow) -> Result<ReplicaGtid, StatusError> {
     Err(StatusError::UnknownGtidColumns)
 }
 
+/// The first channel of a recorded status under `tests/fixtures/` (`mariadb-10.11/…`).
+#[cfg(test)]
+pub(crate) fn from_fixture(path: &str) -> ReplicaStatus {
+    let path = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rows = crate::mysql::parse_vertical(&text).unwrap().rows;
+    ReplicaStatus::from_row(&rows[0]).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{BinlogPos, IoRunning, ReplicaStatus};
+    use super::{BinlogPos, IoRunning, ReplicaStatus, from_fixture};
 
     #[test]
     fn a_preparing_io_thread_is_connecting_and_an_unknown_state_is_named() {
@@ -326,19 +335,13 @@ mod tests {
 
     #[test]
     fn an_applier_is_idle_only_when_waiting_with_all_it_received_applied() {
-        let fixture = |path: &str| {
-            let path = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-            let text = std::fs::read_to_string(&path).unwrap();
-            let rows = crate::mysql::parse_vertical(&text).unwrap().rows;
-            ReplicaStatus::from_row(&rows[0]).unwrap()
-        };
         for idle in [
             "mariadb-10.11/show_all_slaves_status__running.txt",
             "mariadb-10.11/show_all_slaves_status__io_stopped.txt",
             "mysql-8.4/show_replica_status__running.txt",
             "mysql-5.7/show_slave_status__running.txt",
         ] {
-            assert!(fixture(idle).applier_idle(), "{idle}");
+            assert!(from_fixture(idle).applier_idle(), "{idle}");
         }
         for busy in [
             "mariadb-10.11/show_all_slaves_status__delayed.txt",
@@ -347,11 +350,11 @@ mod tests {
             "mysql-8.4/show_replica_status__lagging.txt",
             "mysql-8.4/show_replica_status__sql_stopped.txt",
         ] {
-            assert!(!fixture(busy).applier_idle(), "{busy}");
+            assert!(!from_fixture(busy).applier_idle(), "{busy}");
         }
         // Waiting, but with received events not yet applied (read just after the IO thread
         // wrote them): not idle.
-        let mut behind = fixture("mariadb-10.11/show_all_slaves_status__running.txt");
+        let mut behind = from_fixture("mariadb-10.11/show_all_slaves_status__running.txt");
         behind.received.pos += 1;
         assert!(!behind.applier_idle());
     }

@@ -298,12 +298,7 @@ mod tests {
 
     #[test]
     fn applying_counts_polls_in_a_row_with_any_channel_applying() {
-        let status = |path: &str| {
-            let path = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-            let text = std::fs::read_to_string(&path).unwrap();
-            let rows = crate::mysql::parse_vertical(&text).unwrap().rows;
-            ReplicaStatus::from_row(&rows[0]).unwrap()
-        };
+        let status = crate::mysql::replica_status::from_fixture;
         let waiting = status("mariadb-10.11/show_all_slaves_status__running.txt");
         let delayed = status("mariadb-10.11/show_all_slaves_status__delayed.txt");
         let scan = |busy: u32| Processlist {
