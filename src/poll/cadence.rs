@@ -17,9 +17,9 @@ pub const DDL_SCAN_LINGER: u64 = 5;
 /// a DDL in flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while
 /// one runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). On a replica
 /// whose appliers apply nothing ([`Applying`]) the scan comes every [`QUIET_SCAN_EVERY`]th poll
-/// instead ([`PollParts::when_idle`]). Each node keeps these
-/// cadences at its own [`phase`], so a large topology's scans and lists are spread over the
-/// seconds rather than all falling on the same poll of every node.
+/// instead ([`PollParts::when_idle`]). Each node keeps these cadences at its own [`phase`], so
+/// a large topology's scans and lists are spread over the seconds rather than all falling on
+/// the same poll of every node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[expect(
     clippy::struct_excessive_bools,
@@ -72,11 +72,10 @@ impl PollParts {
     /// applying at fewer than [`APPLYING_FOR`] polls in a row, past the first scan (polls 1–3);
     /// and scans at once when they have just been seen applying that long, and while they are
     /// idle but the newest scan still shows a busy worker (so the sample shows them done). A
-    /// replica whose
-    /// appliers apply nothing runs no replicated DDL and has no busy worker: what a scan could
-    /// still find there is a statement run on the replica by hand, seen within
+    /// replica whose appliers apply nothing runs no replicated DDL and has no busy worker: what
+    /// a scan could still find there is a statement run on the replica by hand, seen within
     /// [`QUIET_SCAN_EVERY`] polls (sooner if it holds up replication, which keeps the applier
-    /// waiting). Applied before [`Self::after_ddl`], which keeps scanning every poll while a DDL
+    /// busy). Applied before [`Self::after_ddl`], which keeps scanning every poll while a DDL
     /// runs.
     #[must_use]
     pub fn when_idle(mut self, n: u64, phase: u64, applying: Applying) -> Self {

@@ -15,9 +15,8 @@ use tokio::sync::{mpsc, watch};
 use super::beat_gtid::Marks;
 pub use super::beat_read::read_heartbeat;
 use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
-pub use super::cadence::{
-    APPLYING_FOR, Applying, DDL_SCAN_LINGER, PollParts, QUIET_SCAN_EVERY, phase,
-};
+use super::cadence::Applying;
+pub use super::cadence::{DDL_SCAN_LINGER, PollParts, QUIET_SCAN_EVERY, phase};
 use super::events::{AppliedRead, ConnState, NodeSample, PollEvent, ReportedReplica};
 use super::feeds::Feeds;
 use super::pt_heartbeat;
