@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::{TestSandbox, primary_and, until, until_healthy};
 use rwtop::engine::Engine;
-use rwtop::mysql::{Endpoint, NodeConn, Secret, Timeouts};
 use rwtop::poll::node_poller::QUIET_SCAN_EVERY;
 use rwtop::store::Snapshot;
 
@@ -23,10 +22,7 @@ const WATCH: Duration = Duration::from_secs(30);
 const ALTER: &str = "ALTER TABLE rwtop.held ADD COLUMN note INT";
 
 fn scans(t: &TestSandbox, node: &str) -> u64 {
-    let rows = t.admin(node, "SHOW GLOBAL STATUS LIKE 'Com_show_processlist'");
-    rows.first()
-        .and_then(|r| r.optional_u64(&["Value"]).ok().flatten())
-        .unwrap_or_else(|| panic!("no Com_show_processlist on {node}: {rows:?}"))
+    t.counter(node, "Com_show_processlist")
 }
 
 /// The DDL statements the snapshot shows on `node`: (statement, run by the applier).
@@ -38,21 +34,8 @@ fn ddl(s: &Snapshot, node: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// A connection as the DBA (not rwtop's monitor user, which may not write).
-async fn connect_for(t: &TestSandbox, node: &str, query: Duration) -> NodeConn {
-    let endpoint = Endpoint {
-        user: "dba".to_owned(),
-        password: Some(Secret::new("dba-test-only")),
-        ..t.sandbox().endpoint(node).expect("endpoint")
-    };
-    let timeouts = Timeouts {
-        connect: Duration::from_secs(3),
-        query,
-    };
-    NodeConn::connect(&endpoint, timeouts)
-        .await
-        .unwrap_or_else(|e| panic!("connecting to {node}: {e}"))
-}
+/// The DBA's account (not rwtop's monitor user, which may not write).
+const DBA: (&str, &str) = ("dba", "dba-test-only");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_an_idle_replica_is_scanned_less_and_a_ddl_run_on_it_is_still_seen() {
@@ -95,13 +78,13 @@ async fn live_an_idle_replica_is_scanned_less_and_a_ddl_run_on_it_is_still_seen(
 
     // A DBA's ALTER on r2 alone, waiting on the lock the test holds (nothing replicated
     // touches the table, so r2's applier stays idle).
-    let mut holder = connect_for(&t, "r2", Duration::from_secs(10)).await;
+    let mut holder = t.connect_as("r2", DBA, Duration::from_secs(10)).await;
     holder.query_rows("START TRANSACTION").await.unwrap();
     holder
         .query_rows("SELECT id FROM rwtop.held")
         .await
         .unwrap();
-    let mut dba = connect_for(&t, "r2", Duration::from_secs(600)).await;
+    let mut dba = t.connect_as("r2", DBA, Duration::from_secs(600)).await;
     let alter = tokio::spawn(async move {
         dba.query_rows("SET SESSION sql_log_bin = 0").await.unwrap();
         dba.query_rows(ALTER).await.unwrap();

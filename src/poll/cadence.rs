@@ -81,7 +81,7 @@ impl PollParts {
     pub fn when_idle(mut self, n: u64, phase: u64, applying: Applying) -> Self {
         let edge = applying.polls == APPLYING_FOR || (applying.polls == 0 && applying.busy_shown);
         if edge {
-            self.processes |= n > 0;
+            self.processes = true;
         } else if applying.polls < APPLYING_FOR && n > 3 {
             self.processes &= tick(n, phase) % QUIET_SCAN_EVERY == 1;
         }

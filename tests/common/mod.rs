@@ -191,6 +191,36 @@ impl TestSandbox {
             .unwrap_or_else(|e| panic!("connecting to {node}: {e}"))
     }
 
+    /// A connection to `node` as an account the test created (an application or a DBA, not
+    /// rwtop's monitor user), whose statements may run up to `query`.
+    pub async fn connect_as(
+        &self,
+        node: &str,
+        (user, password): (&str, &str),
+        query: Duration,
+    ) -> NodeConn {
+        let endpoint = rwtop::mysql::Endpoint {
+            user: user.to_owned(),
+            password: Some(rwtop::mysql::Secret::new(password)),
+            ..self.sandbox().endpoint(node).expect("endpoint")
+        };
+        let timeouts = Timeouts {
+            connect: Duration::from_secs(3),
+            query,
+        };
+        NodeConn::connect(&endpoint, timeouts)
+            .await
+            .unwrap_or_else(|e| panic!("connecting to {node} as {user}: {e}"))
+    }
+
+    /// A server status counter of `node` (`SHOW GLOBAL STATUS`), such as `Com_show_processlist`.
+    pub fn counter(&self, node: &str, name: &str) -> u64 {
+        let rows = self.admin(node, &format!("SHOW GLOBAL STATUS LIKE '{name}'"));
+        rows.first()
+            .and_then(|r| r.optional_u64(&["Value"]).ok().flatten())
+            .unwrap_or_else(|| panic!("no {name} on {node}: {rows:?}"))
+    }
+
     /// Writes one row on the primary (rwtop's schema exists there from the start).
     pub fn write(&self, id: u64) {
         self.admin(
