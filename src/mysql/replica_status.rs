@@ -298,10 +298,7 @@ fn replica_gtid(row: &RawRow) -> Result<ReplicaGtid, StatusError> {
 /// The first channel of a recorded status under `tests/fixtures/` (`mariadb-10.11/…`).
 #[cfg(test)]
 pub(crate) fn from_fixture(path: &str) -> ReplicaStatus {
-    let path = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let rows = crate::mysql::parse_vertical(&text).unwrap().rows;
-    ReplicaStatus::from_row(&rows[0]).unwrap()
+    ReplicaStatus::from_row(&super::row::fixture_rows(path)[0]).unwrap()
 }
 
 #[cfg(test)]

@@ -349,6 +349,19 @@ fn name_line(line: &str, align: usize) -> Option<(&str, &str, usize)> {
     Some((name, value, colon))
 }
 
+/// The rows of a recorded `--vertical` fixture under `tests/fixtures/`.
+///
+/// # Panics
+/// When the fixture is missing or does not parse: a test's own data is wrong.
+#[must_use]
+pub fn fixture_rows(path: &str) -> Vec<RawRow> {
+    let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
+    parse_vertical(&text)
+        .unwrap_or_else(|e| panic!("{full}: {e}"))
+        .rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -220,12 +220,10 @@ impl SourceHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mysql::{Family, parse_vertical};
+    use crate::mysql::Family;
 
     fn fixture(path: &str) -> crate::mysql::RawRow {
-        let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(full).unwrap();
-        parse_vertical(&text).unwrap().rows.remove(0)
+        crate::mysql::row::fixture_rows(path).remove(0)
     }
 
     fn state_mysql(executed: &str) -> NodeState {

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::alert_view::{Alert, AlertKind, AlertsView};
 use super::apply_rate::{CatchUp, CatchUpState};
 use crate::gtid::{GtidList, GtidSet};
+pub use crate::mysql::row::fixture_rows;
 use crate::mysql::{
     BinlogPos, DdlStatement, Endpoint, GtidState, IoRunning, NodeState, ReplicaStatus,
 };
@@ -324,19 +325,6 @@ impl Topo {
         }
         snapshot
     }
-}
-
-/// The rows of a recorded `--vertical` fixture under `tests/fixtures/`.
-///
-/// # Panics
-/// When the fixture is missing or does not parse: a test's own data is wrong.
-#[must_use]
-pub fn fixture_rows(path: &str) -> Vec<crate::mysql::RawRow> {
-    let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
-    crate::mysql::parse_vertical(&text)
-        .unwrap_or_else(|e| panic!("{full}: {e}"))
-        .rows
 }
 
 /// A replica's status sample taken at `at`, one channel per status, on a `MariaDB` node whose

@@ -1,12 +1,10 @@
 use super::*;
 use crate::gtid::GtidSet;
-use crate::mysql::{Family, ReplicaStatus, parse_vertical};
+use crate::mysql::{Family, ReplicaStatus};
 use crate::store::lag::Lag;
 
 fn fixture(path: &str) -> crate::mysql::RawRow {
-    let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(full).unwrap_or_default();
-    parse_vertical(&text).map(|mut r| r.rows.remove(0)).unwrap()
+    crate::mysql::row::fixture_rows(path).remove(0)
 }
 
 fn list(text: &str) -> GtidList {
