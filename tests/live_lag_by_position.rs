@@ -19,11 +19,33 @@ const DEADLINE: Duration = Duration::from_secs(40);
 const SMALL: Duration = Duration::from_millis(600);
 /// How long the table-only engine is watched: many readings of every replica.
 const WATCH: Duration = Duration::from_secs(5);
+/// Longer than a status interval (1 s): a poller reading its table reads it every 250 ms.
+const QUIET: Duration = Duration::from_millis(1500);
 
 /// The server's global count of `EXECUTE` statements: the prepared heartbeat read is the only
 /// one a replica gets here (`src/mysql/prepared.rs`).
 fn executes(t: &TestSandbox, node: &str) -> u64 {
     t.counter(node, "Com_execute_sql")
+}
+
+/// Waits until `node`'s heartbeat reads stop: no `EXECUTE` for [`QUIET`]. Read from the table
+/// they come every 250 ms, so a poller that never turns to the position never gets there.
+async fn until_no_reads(t: &TestSandbox, node: &str) {
+    let start = Instant::now();
+    let mut count = executes(t, node);
+    let mut quiet_from = Instant::now();
+    while quiet_from.elapsed() < QUIET {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{node} still read its heartbeat row {DEADLINE:?} after both replicas read exact"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = executes(t, node);
+        if now != count {
+            count = now;
+            quiet_from = Instant::now();
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,7 +79,10 @@ async fn live_a_replica_without_the_heartbeat_table_is_read_by_its_position() {
         "r2 filters rwtop's schema: its lag can only have come from its position"
     );
 
-    // Read by position, r1 gets no heartbeat reads.
+    // Read by position, r1 gets no heartbeat reads. A replica turns to its position at its
+    // first status poll that finds the writer's first heartbeat applied; r2 may have had its
+    // poll first, so r1's table reads are waited out (more than a status interval of quiet).
+    until_no_reads(&t, "r1").await;
     let before = executes(&t, "r1");
     let from = Instant::now();
     until(&engine, "a few seconds of readings", DEADLINE, |s| {
