@@ -10,7 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, exact, lag, primary_and, until};
+use common::{Load, TestSandbox, eventually, exact, lag, primary_and, until};
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::store::lag::Lag;
 
@@ -31,21 +31,18 @@ fn executes(t: &TestSandbox, node: &str) -> u64 {
 /// Waits until `node`'s heartbeat reads stop: no `EXECUTE` for [`QUIET`]. Read from the table
 /// they come every 250 ms, so a poller that never turns to the position never gets there.
 async fn until_no_reads(t: &TestSandbox, node: &str) {
-    let start = Instant::now();
     let mut count = executes(t, node);
     let mut quiet_from = Instant::now();
-    while quiet_from.elapsed() < QUIET {
-        assert!(
-            start.elapsed() < DEADLINE,
-            "{node} still read its heartbeat row {DEADLINE:?} after both replicas read exact"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    let what = format!("{node}'s heartbeat reads to stop after both replicas read exact");
+    eventually(&what, DEADLINE, async || {
         let now = executes(t, node);
         if now != count {
             count = now;
             quiet_from = Instant::now();
         }
-    }
+        (quiet_from.elapsed() >= QUIET).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -298,7 +298,7 @@ fn replica_gtid(row: &RawRow) -> Result<ReplicaGtid, StatusError> {
 /// The first channel of a recorded status under `tests/fixtures/` (`mariadb-10.11/…`).
 #[cfg(test)]
 pub(crate) fn from_fixture(path: &str) -> ReplicaStatus {
-    ReplicaStatus::from_row(&super::row::fixture_rows(path)[0]).unwrap()
+    ReplicaStatus::from_row(&super::row::fixture_row(path)).unwrap()
 }
 
 #[cfg(test)]

@@ -362,6 +362,18 @@ pub fn fixture_rows(path: &str) -> Vec<RawRow> {
         .rows
 }
 
+/// The first row of a recorded fixture (a status, a state): what most tests read.
+///
+/// # Panics
+/// As [`fixture_rows`], and when the fixture has no row.
+#[must_use]
+pub fn fixture_row(path: &str) -> RawRow {
+    fixture_rows(path)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("{path}: no row"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -221,10 +221,7 @@ impl SourceHistory {
 mod tests {
     use super::*;
     use crate::mysql::Family;
-
-    fn fixture(path: &str) -> crate::mysql::RawRow {
-        crate::mysql::row::fixture_rows(path).remove(0)
-    }
+    use crate::mysql::row::fixture_row as fixture;
 
     fn state_mysql(executed: &str) -> NodeState {
         NodeState {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::alert_view::{Alert, AlertKind, AlertsView};
 use super::apply_rate::{CatchUp, CatchUpState};
 use crate::gtid::{GtidList, GtidSet};
-pub use crate::mysql::row::fixture_rows;
+pub use crate::mysql::row::{fixture_row, fixture_rows};
 use crate::mysql::{
     BinlogPos, DdlStatement, Endpoint, GtidState, IoRunning, NodeState, ReplicaStatus,
 };
@@ -354,8 +354,8 @@ pub fn replica_sample(at: std::time::Instant, replication: Vec<ReplicaStatus>) -
 /// When the fixture does not parse.
 #[must_use]
 pub fn running_status(channel: &str, source_port: u16) -> ReplicaStatus {
-    let rows = fixture_rows("mariadb-10.11/show_all_slaves_status__running.txt");
-    let mut status = ReplicaStatus::from_row(&rows[0]).unwrap_or_else(|e| panic!("{e}"));
+    let row = fixture_row("mariadb-10.11/show_all_slaves_status__running.txt");
+    let mut status = ReplicaStatus::from_row(&row).unwrap_or_else(|e| panic!("{e}"));
     channel.clone_into(&mut status.channel);
     "127.0.0.1".clone_into(&mut status.source_host);
     status.source_port = source_port;

@@ -1,11 +1,8 @@
 use super::*;
 use crate::gtid::GtidSet;
+use crate::mysql::row::fixture_row as fixture;
 use crate::mysql::{Family, ReplicaStatus};
 use crate::store::lag::Lag;
-
-fn fixture(path: &str) -> crate::mysql::RawRow {
-    crate::mysql::row::fixture_rows(path).remove(0)
-}
 
 fn list(text: &str) -> GtidList {
     GtidList::parse(text).unwrap()
