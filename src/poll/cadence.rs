@@ -1,7 +1,7 @@
 //! Which of the occasional statements each status poll adds, and when: the processlist scan
 //! every 3rd poll (every 15th on a replica whose appliers are idle), the binlog list, discovery
-//! and the clock every 5th, each node at a phase of its own; the binlog coordinate and list only
-//! on a node that feeds a watched replica.
+//! and the clock every 5th (never on a poll that scans), each node at a phase of its own; the
+//! binlog coordinate and list only on a node that feeds a watched replica.
 
 use crate::mysql::{Processlist, ReplicaStatus};
 
@@ -10,16 +10,17 @@ use crate::mysql::{Processlist, ReplicaStatus};
 /// than at the cadence.
 pub const DDL_SCAN_LINGER: u64 = 5;
 
-/// Which of the occasional statements a status poll adds. The node's own binlog coordinate and
-/// list are read only where a watched replica needs them (`feeds.rs`). The list and discovery
-/// change rarely (every 5th poll). The processlist scan answers a row per thread (on MySQL its
-/// query also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how
-/// a DDL in flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while
-/// one runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). On a replica
-/// whose appliers apply nothing ([`Applying`]) the scan comes every [`QUIET_SCAN_EVERY`]th poll
-/// instead ([`PollParts::when_idle`]). Each node keeps these cadences at its own [`phase`], so
-/// a large topology's scans and lists are spread over the seconds rather than all falling on
-/// the same poll of every node.
+/// Which of the occasional statements a status poll adds. The node's own binlog coordinate and list
+/// are read only where a watched replica needs them (`feeds.rs`). The list and discovery change
+/// rarely (every 5th poll, moved a poll on where it would meet the scan, so that the costliest
+/// parts never make one poll together). The processlist scan answers a row per thread (on MySQL its
+/// query also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how a
+/// DDL in flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while one
+/// runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). On a replica whose
+/// appliers apply nothing ([`Applying`]) the scan comes every [`QUIET_SCAN_EVERY`]th poll instead
+/// ([`PollParts::when_idle`]). Each node keeps these cadences at its own [`phase`], so a large
+/// topology's scans and lists are spread over the seconds rather than all falling on the same poll
+/// of every node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[expect(
     clippy::struct_excessive_bools,
@@ -48,13 +49,16 @@ impl PollParts {
     /// next three.
     #[must_use]
     pub fn for_poll(n: u64, phase: u64, discovery: bool) -> Self {
-        let k = tick(n, phase);
-        let every_fifth = n == 0 || k.is_multiple_of(5);
+        let k = tick(n, phase) % PHASES;
+        let scans = k % 3 == 1;
+        // Where every 5th meets every 3rd (k = 10), the 5th's parts come a poll later: a poll
+        // never carries the scan and the list together.
+        let every_fifth = n == 0 || (k.is_multiple_of(5) && !scans) || k == FIFTH_MOVED;
         Self {
             binlog: true,
             binlog_files: every_fifth,
             replica_hosts: every_fifth && discovery,
-            processes: n > 0 && k % 3 == 1,
+            processes: n > 0 && scans,
             clock: every_fifth,
         }
     }
@@ -99,6 +103,10 @@ impl PollParts {
 
 /// Phases of the occasional statements' cadences: every 3rd and every 5th poll both repeat in 15.
 const PHASES: u64 = 15;
+
+/// The place in the 15 where the every-5th parts go instead of 10, the one place where they
+/// would meet the scan's every 3rd: their gaps become 5, 6 and 4 polls.
+const FIFTH_MOVED: u64 = 11;
 
 /// The processlist cadence on a replica whose appliers are idle ([`PollParts::when_idle`]): a
 /// multiple of 3, so these scans are some of those the usual cadence takes.
@@ -197,9 +205,18 @@ mod tests {
             );
             let lists = at(|p| p.binlog_files);
             assert_eq!(lists[0], 0, "{phase}: the first poll reads everything");
-            assert!(lists[1] <= 5, "{phase}: {lists:?}");
-            assert!(lists[1..].windows(2).all(|w| w[1] - w[0] == 5), "{phase}");
+            assert!(lists[1] <= 6, "{phase}: {lists:?}");
+            // Every 5th on average (4 in 20), never more than 6 apart.
+            assert!(
+                lists[1..]
+                    .windows(2)
+                    .all(|w| (4..=6).contains(&(w[1] - w[0]))),
+                "{phase}: {lists:?}"
+            );
+            assert!((12..=13).contains(&lists.len()), "{phase}: {lists:?}");
             assert_eq!(at(|p| p.clock), lists, "{phase}");
+            // The scan and the list never ride in one poll.
+            assert!(scans.iter().all(|n| !lists.contains(n)), "{phase}");
         }
         // On any poll past the first, a third of the phases scan and a fifth read the list.
         for n in 1..30 {
