@@ -20,6 +20,8 @@
 mod alloc;
 #[path = "support/cold.rs"]
 mod cold;
+#[path = "support/env.rs"]
+mod env;
 #[path = "support/procfs.rs"]
 mod procfs;
 #[path = "support/rng.rs"]
@@ -614,11 +616,28 @@ fn live_poll_path() -> Result<()> {
     Ok(())
 }
 
-/// Connections to `r1` in the cold cases, each polled once a second as at 1,000 nodes.
-const COLD_CONNECTIONS: usize = 40;
-/// Unmeasured rounds (the first poll finds the heartbeat table and prepares its read), then
-/// measured ones.
-const COLD_ROUNDS: (u32, u32) = (2, 20);
+/// The cold cases' run, from the environment: `RWTOP_BENCH_COLD_CONNECTIONS` (default 40; the
+/// first cases poll twice that many, in four kinds), `RWTOP_BENCH_COLD_ROUNDS` (20 measured
+/// rounds, a second each) and `RWTOP_BENCH_IDLE_CONNECTIONS` (none): idle connections held open
+/// to `r1` meanwhile, as an application's pool would, since a processlist scan walks every
+/// thread of its server.
+struct Cold {
+    connections: usize,
+    /// Unmeasured rounds (the first poll finds the heartbeat table and prepares its read), then
+    /// measured ones.
+    rounds: (u32, u32),
+    idle: usize,
+}
+
+impl Cold {
+    fn from_env() -> Result<Self> {
+        Ok(Self {
+            connections: env::env_or("RWTOP_BENCH_COLD_CONNECTIONS", 40)?.max(2),
+            rounds: (2, env::env_or("RWTOP_BENCH_COLD_ROUNDS", 20)?.max(1)),
+            idle: env::env_or("RWTOP_BENCH_IDLE_CONNECTIONS", 0)?,
+        })
+    }
+}
 
 /// The server thread's cost of single polls spaced a second apart (`support/cold.rs`), on
 /// connections taking turns so that each case meets the same machine: the floor (`SELECT 1`),
@@ -628,9 +647,14 @@ const COLD_ROUNDS: (u32, u32) = (2, 20);
 /// same with the read unprepared (connections opened while the server was at
 /// `max_prepared_stmt_count = 0` keep the plain read).
 async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<()> {
+    let cold = Cold::from_env()?;
     let second = Duration::from_secs(1);
     let even = |i: usize| i.is_multiple_of(2);
-    let mut conns = cold::open(replica, COLD_CONNECTIONS * 2).await?;
+    sandbox.admin("r1", "SET GLOBAL max_connections = 5000")?;
+    let idle = cold::open(replica, cold.idle).await?;
+    let mut conns = cold::open(replica, cold.connections * 2).await?;
+    let threads = conns[0].conn.query_rows("SHOW PROCESSLIST").await?.len();
+    row("cold_server_threads", threads as f64, "threads");
     let four_kinds = async |i, conn: &mut NodeConn, round| -> Result<()> {
         match i % 4 {
             0 => {
@@ -642,14 +666,17 @@ async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<(
             _ => Op::Poll(Mix::Slow).call(conn, round).await,
         }
     };
-    let mut costs = cold_polls(&mut conns, pid, COLD_ROUNDS, second, four_kinds).await?;
-    // The leaf's polls apart by whether they scanned the processlist (the mix's costliest part).
-    let a_leaf = |i: usize| i % 4 == 1;
+    let mut costs = cold_polls(&mut conns, pid, cold.rounds, second, four_kinds).await?;
+    // The leaf's and the source's polls apart by whether they scanned the processlist (the
+    // mix's costliest part).
     let scans = |round: u32| PollParts::for_poll(u64::from(round), 0, true).processes;
-    cold::of_rounds(&costs, COLD_ROUNDS.0, a_leaf, scans)
-        .print("cold_poll_replica_scanning_server_thread");
-    cold::of_rounds(&costs, COLD_ROUNDS.0, a_leaf, |r| !scans(r))
-        .print("cold_poll_replica_not_scanning_server_thread");
+    for (kind, name) in [(1, "replica"), (2, "as_source")] {
+        let of_kind = |i: usize| i % 4 == kind;
+        cold::of_rounds(&costs, cold.rounds.0, of_kind, scans)
+            .print(&format!("cold_poll_{name}_scanning_server_thread"));
+        cold::of_rounds(&costs, cold.rounds.0, of_kind, |r| !scans(r))
+            .print(&format!("cold_poll_{name}_not_scanning_server_thread"));
+    }
     cold::of(&mut costs, |i| i.is_multiple_of(4)).print("cold_select_1_server_thread");
     cold::of(&mut costs, |i| i % 4 == 1).print("cold_poll_replica_server_thread");
     cold::of(&mut costs, |i| i % 4 == 2).print("cold_poll_replica_as_source_server_thread");
@@ -659,7 +686,7 @@ async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<(
     // Every other connection opened while the server refuses to prepare, and polled once then.
     sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = 0")?;
     let refused = async {
-        let mut conns = cold::open(replica, COLD_CONNECTIONS / 2).await?;
+        let mut conns = cold::open(replica, cold.connections / 2).await?;
         let first =
             async |_, conn: &mut NodeConn, round| Op::PollWithHeartbeat.call(conn, round).await;
         cold_polls(&mut conns, pid, (1, 0), second / 10, first).await?;
@@ -668,8 +695,8 @@ async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<(
     .await;
     sandbox.admin("r1", "SET GLOBAL max_prepared_stmt_count = DEFAULT")?;
     let mut refused = refused?;
-    let mut conns = Vec::with_capacity(COLD_CONNECTIONS);
-    for prepared in cold::open(replica, COLD_CONNECTIONS / 2).await? {
+    let mut conns = Vec::with_capacity(cold.connections);
+    for prepared in cold::open(replica, cold.connections / 2).await? {
         conns.push(prepared);
         conns.extend(refused.pop());
     }
@@ -686,11 +713,12 @@ async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<(
         }
         Ok(())
     };
-    let mut costs = cold_polls(&mut conns, pid, COLD_ROUNDS, second, with_read).await?;
+    let mut costs = cold_polls(&mut conns, pid, cold.rounds, second, with_read).await?;
     cold::of(&mut costs, even).print("cold_poll_replica_with_heartbeat_server_thread");
     cold::of(&mut costs, |i| !even(i))
         .print("cold_poll_replica_with_heartbeat_unprepared_server_thread");
     cold::close(conns).await;
+    cold::close(idle).await;
     Ok(())
 }
 
