@@ -50,15 +50,17 @@ impl PollParts {
     #[must_use]
     pub fn for_poll(n: u64, phase: u64, discovery: bool) -> Self {
         let k = tick(n, phase) % PHASES;
-        let scans = k % 3 == 1;
-        // Where every 5th meets every 3rd (k = 10), the 5th's parts come a poll later: a poll
-        // never carries the scan and the list together.
-        let every_fifth = n == 0 || (k.is_multiple_of(5) && !scans) || k == FIFTH_MOVED;
+        let scans = |k: u64| k % 3 == 1;
+        let fifth = |k: u64| k.is_multiple_of(5);
+        // The every-5th parts due at a poll that scans come a poll later (in 15, at 11 rather
+        // than 10): a poll never carries the scan and the list together.
+        let before = (k + PHASES - 1) % PHASES;
+        let every_fifth = n == 0 || (fifth(k) && !scans(k)) || (fifth(before) && scans(before));
         Self {
             binlog: true,
             binlog_files: every_fifth,
             replica_hosts: every_fifth && discovery,
-            processes: n > 0 && scans,
+            processes: n > 0 && scans(k),
             clock: every_fifth,
         }
     }
@@ -103,10 +105,6 @@ impl PollParts {
 
 /// Phases of the occasional statements' cadences: every 3rd and every 5th poll both repeat in 15.
 const PHASES: u64 = 15;
-
-/// The place in the 15 where the every-5th parts go instead of 10, the one place where they
-/// would meet the scan's every 3rd: their gaps become 5, 6 and 4 polls.
-const FIFTH_MOVED: u64 = 11;
 
 /// The processlist cadence on a replica whose appliers are idle ([`PollParts::when_idle`]): a
 /// multiple of 3, so these scans are some of those the usual cadence takes.
