@@ -2,8 +2,12 @@
 //!
 //! Bounded so that a flapping alert over a week-long session cannot grow memory; the operator
 //! who needs more exports JSON. There is no log file.
+//!
+//! Every snapshot carries the log, four a second, while it changes a few times a minute: the
+//! snapshots share the store's list until the next entry, rather than a copy of up to
+//! `log_capacity` entries (three strings each) apiece.
 
-use std::collections::VecDeque;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -11,14 +15,15 @@ use super::{Alert, LogEntry};
 
 #[derive(Debug)]
 pub struct AlertLog {
-    ring: VecDeque<LogEntry>,
+    /// Newest first; shared with the snapshots published since it last changed.
+    entries: Arc<Vec<LogEntry>>,
     capacity: usize,
 }
 
 impl AlertLog {
     pub fn new(capacity: usize) -> Self {
         Self {
-            ring: VecDeque::with_capacity(capacity.min(1024)),
+            entries: Arc::default(),
             capacity,
         }
     }
@@ -43,22 +48,25 @@ impl AlertLog {
         if self.capacity == 0 {
             return;
         }
-        if self.ring.len() == self.capacity {
-            self.ring.pop_front();
-        }
-        self.ring.push_back(LogEntry {
-            at,
-            raised,
-            kind: alert.kind,
-            node: alert.node.clone(),
-            channel: alert.channel.clone(),
-            summary,
-        });
+        // Copies the list only while a published snapshot still holds it.
+        let entries = Arc::make_mut(&mut self.entries);
+        entries.truncate(self.capacity - 1);
+        entries.insert(
+            0,
+            LogEntry {
+                at,
+                raised,
+                kind: alert.kind,
+                node: alert.node.clone(),
+                channel: alert.channel.clone(),
+                summary,
+            },
+        );
     }
 
-    /// Newest first, as a log panel reads.
-    pub fn newest_first(&self) -> Vec<LogEntry> {
-        self.ring.iter().rev().cloned().collect()
+    /// Newest first, as a log panel reads: the log itself, shared, not a copy.
+    pub fn newest_first(&self) -> Arc<Vec<LogEntry>> {
+        Arc::clone(&self.entries)
     }
 }
 
@@ -73,8 +81,7 @@ mod tests {
     use super::*;
     use crate::alerts::{AlertKind, Severity};
 
-    #[test]
-    fn keeps_the_newest_entries_newest_first() {
+    fn node_down() -> (Alert, DateTime<Utc>) {
         let at = DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default();
         let alert = Alert {
             kind: AlertKind::NodeDown,
@@ -87,6 +94,12 @@ mod tests {
             evidence: Vec::new(),
             cause: "r1 does not answer".to_owned(),
         };
+        (alert, at)
+    }
+
+    #[test]
+    fn keeps_the_newest_entries_newest_first() {
+        let (alert, at) = node_down();
         let mut log = AlertLog::new(2);
         log.raised(&alert, at);
         log.cleared(&alert, at, "after 3 clean samples");
@@ -100,5 +113,22 @@ mod tests {
                 .summary
                 .starts_with("node_down on r1 cleared after 3 clean samples")
         );
+    }
+
+    #[test]
+    fn snapshots_share_the_log_until_it_changes() {
+        let (alert, at) = node_down();
+        let mut log = AlertLog::new(2);
+        log.raised(&alert, at);
+        let published = log.newest_first();
+        assert!(Arc::ptr_eq(&published, &log.newest_first()));
+        log.cleared(&alert, at, "after 3 clean samples");
+        log.raised(&alert, at);
+        // The published list is as it was; the log moved on, still bounded.
+        assert_eq!(published.len(), 1);
+        let now = log.newest_first();
+        assert!(!Arc::ptr_eq(&published, &now));
+        assert_eq!(now.len(), 2);
+        assert!(now[0].raised && !now[1].raised);
     }
 }

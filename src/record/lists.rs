@@ -126,7 +126,7 @@ impl Logs {
     /// Puts a frame's lists back into its snapshot.
     pub(super) fn fill(&self, snapshot: &mut Snapshot, windows: Windows) {
         let [alerts, probes, drains] = windows.0;
-        snapshot.alerts.log = self.alerts.window(alerts);
+        snapshot.alerts.log = self.alerts.window(alerts).into();
         snapshot.probes.recent = self.probes.window(probes);
         snapshot.drain.log = self.drains.window(drains);
     }

@@ -307,10 +307,10 @@ mod tests {
         let from = snap(8, 0.0, None).uptime;
         let mut gatherer = Gatherer::new(settings(), from);
         let mut a = first.clone();
-        a.alerts.log = vec![entry(10, true), entry(4, false)];
+        a.alerts.log = vec![entry(10, true), entry(4, false)].into();
         gatherer.observe(&a);
         let mut b = snap(11, 0.1, Some(3));
-        b.alerts.log = vec![entry(11, false), entry(10, true), entry(4, false)];
+        b.alerts.log = vec![entry(11, false), entry(10, true), entry(4, false)].into();
         gatherer.observe(&b);
         gatherer.observe(&b);
         let end = snap(12, 0.1, None);

@@ -1,6 +1,8 @@
 //! The alerts a snapshot carries, as every output shows them. The rules that raise them live in
 //! `alerts`; these are the published view types.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// What an alert is about. The `snake_case` names are part of the JSON schema: never rename one.
@@ -148,6 +150,6 @@ pub fn place(node: Option<&str>, channel: Option<&str>) -> Option<String> {
 pub struct AlertsView {
     /// Critical first, then oldest first.
     pub active: Vec<Alert>,
-    /// Newest first.
-    pub log: Vec<LogEntry>,
+    /// Newest first; every snapshot shares the alert engine's list until it next changes.
+    pub log: Arc<Vec<LogEntry>>,
 }

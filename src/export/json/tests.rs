@@ -198,7 +198,8 @@ fn alerts_and_the_log_name_their_channel() {
         node: Some("r2".to_owned()),
         channel: Some("p2".to_owned()),
         summary: "SQL thread stopped".to_owned(),
-    }];
+    }]
+    .into();
     let d = doc(&snapshot);
     assert_eq!(d["alerts"][0]["channel"], "p2");
     assert_eq!(d["alerts"][0]["node"], "r2");
@@ -243,7 +244,8 @@ fn every_key_is_documented() {
         node: None,
         channel: None,
         summary: "cleared".to_owned(),
-    }];
+    }]
+    .into();
     let mut all = BTreeSet::new();
     keys(&doc(&snapshot), &mut all);
     let missing: Vec<&String> = all

@@ -331,7 +331,7 @@ mod tests {
         ];
         snapshot.alerts = AlertsView {
             active: vec![backlog, sbm],
-            log,
+            log: log.into(),
         };
         snapshot
     }
@@ -396,7 +396,7 @@ mod tests {
         assert!(all.contains("✓ no active alerts"), "{all}");
         assert_eq!(fg_at(&buf, "✓ no active"), Theme::builtin().ok.fg);
         assert!(all.contains("22:12:40 ▲ raised"), "{all}");
-        snapshot.alerts.log.clear();
+        snapshot.alerts.log = std::sync::Arc::default();
         let all = text(&draw(&snapshot, 48, 8));
         assert!(
             all.contains("✓ no active alerts") && all.contains("no alerts raised yet"),
