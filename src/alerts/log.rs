@@ -3,9 +3,9 @@
 //! Bounded so that a flapping alert over a week-long session cannot grow memory; the operator
 //! who needs more exports JSON. There is no log file.
 //!
-//! Every snapshot carries the log, four a second, while it changes a few times a minute: the
-//! snapshots share the store's list until the next entry, rather than a copy of up to
-//! `log_capacity` entries (three strings each) apiece.
+//! Every snapshot carries the log (up to four a second) while it changes a few times a minute:
+//! the snapshots share this one list until the next entry, rather than each holding a copy of
+//! up to `log_capacity` entries (up to three strings each).
 
 use std::sync::Arc;
 
