@@ -404,12 +404,12 @@ impl Op {
                     Mix::Fast => PollParts::default(),
                     Mix::Slow => PollParts::ALL,
                 };
-                black_box(poll_status(conn, parts, None).await?);
+                black_box(poll_status(conn, parts, None, None).await?);
             }
             Self::PollWithHeartbeat => {
                 let parts = PollParts::for_poll(u64::from(i), 0, true).as_source(false);
                 let read = heartbeat_read_sql(&[WRITER_ID.to_owned()]);
-                let (sample, ahead) = poll_status(conn, parts, Some(&read)).await?;
+                let (sample, ahead) = poll_status(conn, parts, Some(&read), None).await?;
                 black_box(sample);
                 if ahead.lead.transpose()?.is_none_or(|rows| rows.is_empty()) {
                     bail!("the heartbeat row vanished from {}", conn.address());

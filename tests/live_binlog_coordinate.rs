@@ -1,10 +1,11 @@
 //! A node's own binlog coordinate (`SHOW BINLOG STATUS`) and list (`SHOW BINARY LOGS`) are read
 //! only where a watched replica replicates from it (`src/poll/feeds.rs`): the primary and a
-//! cascade's middle read the coordinate on every poll and the list every 5th, a leaf neither
-//! once every node has answered, and the replicas' bytes behind still come from their sources'
-//! coordinates. When a leaf becomes a source (a replica repointed to it), it reads them again
-//! and its new replica's bytes behind follow. The servers' own counters say which node was
-//! asked.
+//! cascade's middle read the coordinate on every poll, a leaf neither once every node has
+//! answered, and the replicas' bytes behind still come from their sources' coordinates. When a
+//! leaf becomes a source (a replica repointed to it), it reads them again and its new replica's
+//! bytes behind follow. The list, which costs the server a file opened per binlog, is read when a
+//! node begins to feed, at once after each rotation (every snapshot shows the rotated file's final
+//! size) and otherwise once a minute. The servers' own counters say which node was asked.
 
 mod common;
 
@@ -15,9 +16,9 @@ use rwtop::store::Snapshot;
 use rwtop::topology::Topology as _;
 
 const DEADLINE: Duration = Duration::from_secs(40);
-/// How long the counters are watched: six polls of every node, so at least one that reads the
-/// binlog list (every 5th).
-const WATCH: Duration = Duration::from_secs(6);
+/// How long the counters are watched: twelve polls of every node, at most one of which reads the
+/// binlog list of a node that holds one (every 60th; it was every 5th, two or three in twelve).
+const WATCH: Duration = Duration::from_secs(12);
 
 /// The server's global counts of `SHOW BINLOG STATUS` (`MariaDB` 10.5.2 and later) and `SHOW
 /// BINARY LOGS`.
@@ -85,9 +86,9 @@ const NONE: Reads = Reads {
     list: 0,
 };
 
-/// A source's reads over [`WATCH`]: the coordinate on (nearly) every poll, the list at least once.
+/// A source's reads over [`WATCH`]: the coordinate on (nearly) every poll, the list at most once.
 fn feeds(reads: Reads) -> bool {
-    reads.coordinate >= WATCH.as_secs() - 1 && reads.list >= 1
+    reads.coordinate >= WATCH.as_secs() - 1 && reads.list <= 1
 }
 
 fn source_of<'a>(s: &'a Snapshot, replica: &str) -> Option<&'a str> {
@@ -115,6 +116,7 @@ async fn live_only_a_node_that_feeds_a_watched_replica_reads_its_binlog_coordina
     assert_eq!(reads[3], NONE, "c1 feeds nobody: {reads:?}");
 
     // c1 is repointed at r2: r2 becomes a source and r1 a leaf.
+    let r2_before = coordinate_reads(&t, "r2");
     let r2 = t.sandbox().endpoint("r2").expect("r2's endpoint");
     t.admin(
         "c1",
@@ -134,5 +136,72 @@ async fn live_only_a_node_that_feeds_a_watched_replica_reads_its_binlog_coordina
     assert_eq!(reads[1], NONE, "r1 feeds nobody now: {reads:?}");
     assert!(feeds(reads[2]), "r2 feeds c1 now: {reads:?}");
     assert_eq!(reads[3], NONE, "c1 still feeds nobody: {reads:?}");
+    // r2 read its list when it began to feed; r1 shows none once it stopped.
+    assert!(coordinate_reads(&t, "r2").list > r2_before.list);
+    let s = engine.snapshots().borrow().clone();
+    let listed = |node: &str| s.node(node).map(|n| n.binlog_files.clone());
+    assert!(listed("r2").is_some_and(|f| !f.is_empty()), "r2 feeds c1");
+    assert_eq!(listed("r1"), Some(Vec::new()), "r1 is a leaf");
+    engine.shutdown().await;
+}
+
+/// `FLUSH BINARY LOGS` in the rotation test.
+const ROTATIONS: u64 = 3;
+
+/// The primary's binlog files and their sizes, as the server lists them.
+fn listed(t: &TestSandbox) -> Vec<(String, u64)> {
+    t.admin("primary", "SHOW BINARY LOGS")
+        .iter()
+        .map(|r| {
+            let name = r.optional_text(&["Log_name"]).expect("Log_name").to_owned();
+            (name, r.optional_u64(&["File_size"]).unwrap().expect("size"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_the_binlog_list_follows_each_rotation_at_once_and_is_read_rarely_between() {
+    let t = TestSandbox::start(1, false);
+    let spec = primary_and(&t, &["r1"]);
+    let engine = rwtop::engine::Engine::start(&spec);
+    let _load = Load::start(&t).await;
+    let settled = |s: &Snapshot| bytes_behind(s, "r1").is_some();
+    let reads = reads_while(&t, &engine, &["primary"], settled).await;
+    assert!(feeds(reads[0]), "no rotation, at most one list: {reads:?}");
+
+    let before = coordinate_reads(&t, "primary");
+    for _ in 0..ROTATIONS {
+        t.admin("primary", "FLUSH BINARY LOGS");
+        // The file rotated out is closed: its size is final. One more listing of ours below.
+        let files = listed(&t);
+        let [.., (closed, size), (current, _)] = files.as_slice() else {
+            panic!("a rotation leaves two files at least: {files:?}");
+        };
+        // Every snapshot that shows the new file shows the closed one at its final size, from
+        // the first on; ten of them in a row (two and a half seconds of polls).
+        let mut shown = 0;
+        until(&engine, "the rotation shown", DEADLINE, |s| {
+            let primary = s.node("primary")?;
+            if primary.binlog_head.as_ref()?.file != *current {
+                return None;
+            }
+            let kept = primary.binlog_files.iter().find(|f| f.name == *closed);
+            assert_eq!(
+                kept.map(|f| f.size),
+                Some(*size),
+                "{closed} in the list once {current} is the coordinate: {:?}",
+                primary.binlog_files
+            );
+            shown += 1;
+            (shown >= 10).then_some(())
+        })
+        .await;
+    }
+    let lists = coordinate_reads(&t, "primary").list - before.list - ROTATIONS;
+    // One read per rotation, and the minute's cadence at most once more.
+    assert!(
+        (ROTATIONS..=ROTATIONS + 1).contains(&lists),
+        "{lists} reads of the list over {ROTATIONS} rotations"
+    );
     engine.shutdown().await;
 }

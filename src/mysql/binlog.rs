@@ -72,6 +72,27 @@ pub fn bytes_between(files: &[BinlogFile], from: &BinlogPos, to: &BinlogPos) -> 
         .checked_add(to.pos)
 }
 
+/// Makes `files` reach `head`, a coordinate of the same server: its file grown to it when the
+/// list was read before it got there, or added when the list predates the file (the newest file's
+/// size in a list is only what it was when read).
+pub fn reach(files: &mut Vec<BinlogFile>, head: &BinlogPos) {
+    match files.iter_mut().find(|f| f.name == head.file) {
+        Some(current) => current.size = current.size.max(head.pos),
+        None => files.push(BinlogFile {
+            name: head.file.clone(),
+            size: head.pos,
+        }),
+    }
+}
+
+/// A copy of `files` made to [`reach`] `head`.
+#[must_use]
+pub fn reached(files: &[BinlogFile], head: &BinlogPos) -> Vec<BinlogFile> {
+    let mut files = files.to_vec();
+    reach(&mut files, head);
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

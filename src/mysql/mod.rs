@@ -19,7 +19,7 @@ pub mod settings;
 pub mod tls;
 
 pub use appliers::{ApplierCounters, WorkerSample};
-pub use binlog::{BinlogFile, BinlogStatus, bytes_between};
+pub use binlog::{BinlogFile, BinlogStatus, bytes_between, reach, reached};
 pub use conn::{NodeConn, SqlError};
 pub use endpoint::{Endpoint, Secret, Timeouts};
 pub use flavor::{Family, Flavor, GtidWaitOutcome, SourceLink, ThreadControl, Version};

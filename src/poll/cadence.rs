@@ -1,7 +1,8 @@
 //! Which of the occasional statements each status poll adds, and when: the processlist scan
-//! every 3rd poll (every 15th on a replica whose appliers are idle), the binlog list, discovery
-//! and the clock every 5th (never on a poll that scans), each node at a phase of its own; the
-//! binlog coordinate and list only on a node that feeds a watched replica.
+//! every 3rd poll (every 15th on a replica whose appliers are idle), discovery and the clock every
+//! 5th (never on a poll that scans), the binlog list when none is held and every 60th, each node
+//! at a phase of its own; the binlog coordinate and list only on a node that feeds a watched
+//! replica.
 
 use crate::mysql::{Processlist, ReplicaStatus};
 
@@ -11,9 +12,13 @@ use crate::mysql::{Processlist, ReplicaStatus};
 pub const DDL_SCAN_LINGER: u64 = 5;
 
 /// Which of the occasional statements a status poll adds. The node's own binlog coordinate and list
-/// are read only where a watched replica needs them (`feeds.rs`). The list and discovery change
+/// are read only where a watched replica needs them (`feeds.rs`). Discovery and the clock change
 /// rarely (every 5th poll, moved a poll on where it would meet the scan, so that the costliest
-/// parts never make one poll together). The processlist scan answers a row per thread (on MySQL its
+/// parts never make one poll together). The list costs the server a file opened per binlog kept
+/// (~2 µs each hot on `MariaDB` 10.11, ~1.35 ms more a cold poll at 500 files: docs/benchmarks.md),
+/// and changes only at a rotation or a purge: it is read when none is held
+/// ([`PollParts::list_held`]), at once after a rotation (`node_poller::poll_status`), and every
+/// [`LIST_EVERY`]th poll for a `PURGE`. The processlist scan answers a row per thread (on MySQL its
 /// query also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how a
 /// DDL in flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while one
 /// runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). On a replica whose
@@ -58,11 +63,19 @@ impl PollParts {
         let every_fifth = n == 0 || (fifth(k) && !scans(k)) || (fifth(before) && scans(before));
         Self {
             binlog: true,
-            binlog_files: every_fifth,
+            binlog_files: n == 0 || tick(n, phase).is_multiple_of(LIST_EVERY),
             replica_hosts: every_fifth && discovery,
             processes: n > 0 && scans(k),
             clock: every_fifth,
         }
+    }
+
+    /// Adds the binlog list unless this connection `held` one from the polls before (it reads
+    /// one when it starts feeding a replica, or after a poll that left the coordinate out).
+    #[must_use]
+    pub fn list_held(mut self, held: bool) -> Self {
+        self.binlog_files |= !held;
+        self
     }
 
     /// Leaves the node's binlog coordinate and list out unless it `feeds` a watched replica.
@@ -105,6 +118,11 @@ impl PollParts {
 
 /// Phases of the occasional statements' cadences: every 3rd and every 5th poll both repeat in 15.
 const PHASES: u64 = 15;
+
+/// The binlog list's cadence while one is held: a `PURGE BINARY LOGS`, which changes the list
+/// with no rotation, is seen within this many polls. A multiple of [`PHASES`] whose polls fall
+/// at the cadences' phase 0, where nothing scans.
+pub const LIST_EVERY: u64 = 60;
 
 /// The processlist cadence on a replica whose appliers are idle ([`PollParts::when_idle`]): a
 /// multiple of 3, so these scans are some of those the usual cadence takes.
@@ -171,7 +189,7 @@ mod tests {
             "every 3rd poll"
         );
         assert_eq!(
-            polls.iter().filter(|p| p.binlog_files).count(),
+            polls.iter().filter(|p| p.clock).count(),
             4,
             "every 5th poll"
         );
@@ -201,22 +219,22 @@ mod tests {
                 scans.windows(2).all(|w| w[1] - w[0] == 3),
                 "{phase}: {scans:?}"
             );
-            let lists = at(|p| p.binlog_files);
-            assert_eq!(lists[0], 0, "{phase}: the first poll reads everything");
-            assert!(lists[1] <= 6, "{phase}: {lists:?}");
+            let fifths = at(|p| p.clock);
+            assert_eq!(fifths[0], 0, "{phase}: the first poll reads everything");
+            assert!(fifths[1] <= 6, "{phase}: {fifths:?}");
             // Every 5th on average (4 in 20), never more than 6 apart.
             assert!(
-                lists[1..]
+                fifths[1..]
                     .windows(2)
                     .all(|w| (4..=6).contains(&(w[1] - w[0]))),
-                "{phase}: {lists:?}"
+                "{phase}: {fifths:?}"
             );
-            assert!((12..=13).contains(&lists.len()), "{phase}: {lists:?}");
-            assert_eq!(at(|p| p.clock), lists, "{phase}");
-            // The scan and the list never ride in one poll.
-            assert!(scans.iter().all(|n| !lists.contains(n)), "{phase}");
+            assert!((12..=13).contains(&fifths.len()), "{phase}: {fifths:?}");
+            // The scan and the every-5th parts never ride in one poll.
+            assert!(scans.iter().all(|n| !fifths.contains(n)), "{phase}");
+            assert_eq!(at(|p| p.replica_hosts), fifths, "{phase}");
         }
-        // On any poll past the first, a third of the phases scan and a fifth read the list.
+        // On any poll past the first, a third of the phases scan and a fifth sample the clock.
         for n in 1..30 {
             let of = |part: fn(&PollParts) -> bool| {
                 (0..PHASES)
@@ -224,7 +242,7 @@ mod tests {
                     .count()
             };
             assert_eq!(of(|p| p.processes), 5, "poll {n}");
-            assert_eq!(of(|p| p.binlog_files), 3, "poll {n}");
+            assert_eq!(of(|p| p.clock), 3, "poll {n}");
         }
         // Names spread over the phases: no phase holds more than twice its share of 1,000.
         let mut counts = vec![0_u32; usize::try_from(PHASES).unwrap()];
@@ -232,6 +250,46 @@ mod tests {
             counts[usize::try_from(phase(&format!("r{}#{i:03}", i % 10 + 1))).unwrap()] += 1;
         }
         assert!(counts.iter().all(|&c| c > 30 && c < 134), "{counts:?}");
+    }
+
+    #[test]
+    fn the_list_comes_when_none_is_held_then_every_60th_poll_off_the_scan() {
+        for phase in 0..PHASES {
+            let lists = |held: fn(u64) -> bool| -> Vec<u64> {
+                (0..200)
+                    .filter(|&n| {
+                        PollParts::for_poll(n, phase, true)
+                            .list_held(held(n))
+                            .binlog_files
+                    })
+                    .collect()
+            };
+            // Held from the first poll on: the first, then every 60th.
+            let held = lists(|n| n > 0);
+            assert_eq!(held[0], 0, "{phase}: {held:?}");
+            assert!(held[1] <= LIST_EVERY, "{phase}: {held:?}");
+            assert!(
+                held[1..].windows(2).all(|w| w[1] - w[0] == LIST_EVERY),
+                "{phase}: {held:?}"
+            );
+            // Never with the scan: on a poll of the every-5th parts.
+            for &n in &held {
+                let parts = PollParts::for_poll(n, phase, true);
+                assert!(!parts.processes && parts.clock, "{phase}: poll {n}");
+            }
+            // Not held (a node that has just begun to feed a replica): every poll until one is.
+            assert_eq!(
+                lists(|n| n >= 7).len(),
+                7 + held.iter().filter(|&&n| n >= 7).count()
+            );
+            // A node that feeds nobody reads none, held or not.
+            assert!((0..200).all(|n| {
+                !PollParts::for_poll(n, phase, true)
+                    .list_held(false)
+                    .as_source(false)
+                    .binlog_files
+            }));
+        }
     }
 
     #[test]

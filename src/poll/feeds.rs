@@ -1,5 +1,5 @@
 //! Which nodes feed a replica rwtop watches. A node's own binlog coordinate (`SHOW BINLOG
-//! STATUS`, every poll) and list (`SHOW BINARY LOGS`, every 5th) are only ever read as a
+//! STATUS`, every poll) and list (`SHOW BINARY LOGS`, `cadence.rs`) are only ever read as a
 //! source's state: its replicas' bytes behind, their byte rates and catch-up, the retention
 //! headroom they still need. So a status poll asks for them only on a node that some watched
 //! channel replicates from, or while that is not known yet (a node has not answered, so its

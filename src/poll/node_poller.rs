@@ -161,6 +161,9 @@ async fn poll_connected(
     let mut ddl_seen: Option<u64> = None;
     // How many polls in a row its appliers were seen applying: if few, a thinner scan cadence.
     let mut applying = Applying::default();
+    // The binlog list this connection read while the node fed a replica (its newest file's
+    // name; `None` inside: the list was empty); `None` while none is held.
+    let mut list: Option<Option<String>> = None;
     let beat_sql = heartbeat_sql(&spec.heartbeat);
     let phase = phase(&name);
     loop {
@@ -191,17 +194,25 @@ async fn poll_connected(
             let parts = PollParts::for_poll(poll, phase, spec.discovery)
                 .when_idle(poll, phase, applying)
                 .after_ddl(ddl_seen.map(|seen| poll - seen))
+                .list_held(list.is_some())
                 .as_source(spec.feeds.feeds(&name));
             polls += 1;
+            if !parts.binlog {
+                list = None;
+            }
+            let tail = list.as_ref().and_then(|newest| newest.as_deref());
             // Whether this node reads a heartbeat, and whether its applied position stands for
             // the table, is known from its last poll; on the first, and when it just became a
             // replica, the reading follows the poll alone.
             let reads = read_due && reads_heartbeat(&spec.heartbeat, is_replica);
             let lead = (reads && !by_position).then_some(beat_sql.as_str());
             let sent_utc = chrono::Utc::now();
-            match poll_status(&mut conn, parts, lead).await {
+            match poll_status(&mut conn, parts, lead, tail).await {
                 Ok((mut sample, ahead)) => {
                     resolve(&mut sample, &mut resolved).await;
+                    if let Some(files) = &sample.binlog_files {
+                        list = Some(files.last().map(|f| f.name.clone()));
+                    }
                     statuses = statuses.saturating_add(1);
                     if statuses == 1 {
                         let _ = send(PollEvent::Conn {
@@ -390,10 +401,14 @@ async fn resolve(sample: &mut NodeSample, known: &mut HashMap<String, bool>) {
 /// it reported. Discovery and the processlist are optional: a missing grant leaves them out.
 /// The clock sample (when `parts` has it) and `lead` (a heartbeat read) go first in the same
 /// round trip; their rows come back beside the sample, which was sent at the sample's `at`.
+/// `list_tail` is the newest file of the binlog list held from earlier polls: a coordinate in
+/// another file (a rotation since) has the list read again at once, a second round trip, so that
+/// a sample's list always reaches its coordinate's file.
 pub async fn poll_status(
     conn: &mut NodeConn,
     parts: PollParts,
     lead: Option<&str>,
+    list_tail: Option<&str>,
 ) -> Result<(NodeSample, Ahead), SqlError> {
     let at = Instant::now();
     // One round trip (src/mysql/batch.rs).
@@ -417,6 +432,15 @@ pub async fn poll_status(
             processes: parts.processes,
         })
         .await?;
+    let rotated = match (&binlog, &binlog_files, list_tail) {
+        (Some(head), None, Some(tail)) => head.position.file != tail,
+        _ => false,
+    };
+    let binlog_files = if rotated {
+        Some(conn.binlog_files().await?)
+    } else {
+        binlog_files
+    };
     let replica_hosts = replica_hosts.map(|hosts| {
         hosts
             .into_iter()

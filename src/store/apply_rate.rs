@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use crate::gtid::GtidList;
 use crate::mysql::{
     BinlogFile, BinlogPos, GtidState, IoRunning, NodeState, ReplicaGtid, ReplicaStatus,
-    bytes_between,
+    bytes_between, reached,
 };
 use crate::units;
 
@@ -335,7 +335,7 @@ pub fn catch_up(
         if let Some(source) = &source {
             // The applied position is in the source's binlog coordinates.
             let files = match source.writes.points.back().and_then(|w| w.head.as_ref()) {
-                Some(head) => files_with(source.files, head),
+                Some(head) => reached(source.files, head),
                 None => source.files.to_vec(),
             };
             out.apply_bytes_per_s = bytes_between(&files, &first.pos, &last.pos)
@@ -387,25 +387,13 @@ fn source_rates(source: &SourceInput<'_>, from_ms: u64) -> (Option<f64>, Option<
         .head
         .as_ref()
         .zip(first.head.as_ref())
-        .and_then(|(now, then)| bytes_between(&files_with(source.files, now), then, now))
+        .and_then(|(now, then)| bytes_between(&reached(source.files, now), then, now))
         .and_then(|b| per_second(u128::from(b), span_ms));
     (trx, bytes)
 }
 
 /// The binlog list with the head's file in it: the list is read every few polls, the head every
 /// poll, so the newest file may not be listed yet (its size is then the head's position).
-fn files_with(files: &[BinlogFile], head: &BinlogPos) -> Vec<BinlogFile> {
-    let mut files = files.to_vec();
-    match files.iter_mut().find(|f| f.name == head.file) {
-        Some(current) => current.size = current.size.max(head.pos),
-        None => files.push(BinlogFile {
-            name: head.file.clone(),
-            size: head.pos,
-        }),
-    }
-    files
-}
-
 #[expect(clippy::cast_precision_loss, reason = "rates, not counts")]
 fn per_second(amount: u128, span_ms: u64) -> Option<f64> {
     (span_ms > 0).then(|| amount as f64 * 1000.0 / span_ms as f64)

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::gtid::{GtidList, GtidSet};
 use crate::mysql::{
-    BinlogFile, BinlogPos, GtidState, NodeState, ReplicaGtid, ReplicaStatus, bytes_between,
+    BinlogFile, BinlogPos, GtidState, NodeState, ReplicaGtid, ReplicaStatus, bytes_between, reached,
 };
 use crate::poll::NodeSample;
 
@@ -127,14 +127,7 @@ pub fn bytes_behind(
     let Some(head) = head else {
         return BytesBehind::default();
     };
-    let mut files = files.to_vec();
-    match files.iter_mut().find(|f| f.name == head.file) {
-        Some(current) => current.size = current.size.max(head.pos),
-        None => files.push(BinlogFile {
-            name: head.file.clone(),
-            size: head.pos,
-        }),
-    }
+    let files = reached(files, head);
     // The replica is sampled after that state of its source: a read position past the source's
     // head then means nothing is left to read (0), not an unknown distance.
     let index = |pos: &BinlogPos| files.iter().position(|f| f.name == pos.file);

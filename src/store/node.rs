@@ -177,6 +177,15 @@ impl NodeEntry {
         if let Some(files) = sample.binlog_files.take() {
             self.binlog_files = files;
         }
+        // The list is read every minute or so; its newest file's size follows the coordinate. A
+        // poll without the coordinate (a leaf's) leaves no stale list behind.
+        match &sample.binlog {
+            Some(head) if !self.binlog_files.is_empty() => {
+                crate::mysql::reach(&mut self.binlog_files, &head.position);
+            }
+            Some(_) => {}
+            None => self.binlog_files.clear(),
+        }
         self.samples += 1;
         let scanned = sample.processes.is_some();
         if let Some(processes) = sample.processes.take() {
@@ -304,6 +313,9 @@ impl NodeEntry {
             lb: None,
             channels,
             settings: self.settings.clone().filter(|_| self.is_up()),
+            binlog_head: sample
+                .and_then(|s| s.binlog.as_ref())
+                .map(|b| b.position.clone()),
             binlog_files: if self.is_up() {
                 self.binlog_files.clone()
             } else {

@@ -109,9 +109,15 @@ pub struct NodeView {
     /// node answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<crate::mysql::Settings>,
-    /// The node's binlogs (`SHOW BINARY LOGS`, read every few polls), oldest first, while the
-    /// node answers: what its replicas can still fetch. Read only on a node a watched replica
-    /// replicates from (or while a node has not answered yet); empty on a leaf.
+    /// The node's own binlog coordinate (`SHOW BINLOG STATUS`) from the newest sample, while it
+    /// answers: read only on a node a watched replica replicates from (or while a node has not
+    /// answered yet); `None` on a leaf and where binary logging is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binlog_head: Option<crate::mysql::BinlogPos>,
+    /// The node's binlogs (`SHOW BINARY LOGS`), oldest first, while the node answers: what its
+    /// replicas can still fetch. Read when a node begins to feed a replica, at once after each
+    /// rotation and every minute (a `PURGE`); the newest file's size follows
+    /// [`Self::binlog_head`]. Read only where the coordinate is; empty on a leaf.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub binlog_files: Vec<crate::mysql::BinlogFile>,
 }

@@ -112,6 +112,7 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         lb: None,
         channels: Vec::new(),
         settings: None,
+        binlog_head: None,
         binlog_files: Vec::new(),
     }
 }
