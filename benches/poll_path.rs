@@ -26,29 +26,23 @@ mod env;
 mod procfs;
 #[path = "support/rng.rs"]
 mod rng;
+#[path = "support/store_memory.rs"]
+mod store_memory;
 
-use procfs::{clock_ticks_per_second, machine, own_cpu, process_ticks, row, rss_kib};
-use rng::Rng;
+use procfs::{clock_ticks_per_second, machine, own_cpu, process_ticks, row};
 
-use std::fs;
 use std::hint::black_box;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cold::cold_polls;
 use rwtop::mysql::prepared::Lead;
-use rwtop::mysql::{
-    BinlogFile, BinlogStatus, Endpoint, Family, NodeConn, NodeState, Processlist, RawRow,
-    ReplicaStatus, Timeouts, parse_vertical,
-};
+use rwtop::mysql::{Endpoint, NodeConn, Timeouts};
 use rwtop::poll::beat_gtid::APPLIED_SQL;
 use rwtop::poll::heartbeat::heartbeat_read_sql;
 use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
-use rwtop::poll::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent};
 use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
-use rwtop::store::{Role, Store, StoreSettings};
 
 /// Measured calls per case, after `WARMUP` unmeasured ones.
 const CALLS: u32 = 2_000;
@@ -56,16 +50,6 @@ const WARMUP: u32 = 200;
 /// How long the servers' own background CPU is watched before anything is measured.
 const IDLE_WATCH: Duration = Duration::from_secs(5);
 const WRITER_ID: &str = "bench";
-
-/// Replicas in the synthetic store.
-const REPLICAS: usize = 200;
-const HEARTBEAT_MS: u64 = 250;
-const POLL_MS: u64 = 1_000;
-/// A full 15-minute window plus the current minute.
-const WINDOW_MINUTES: u64 = 16;
-/// Then on to a full hour of series points.
-const HOUR_MINUTES: u64 = 61;
-const SNAPSHOT_ROUNDS: u32 = 20;
 
 fn main() -> ExitCode {
     match run() {
@@ -81,279 +65,8 @@ fn run() -> Result<()> {
     println!("# machine: {}", machine());
     // The store first, in a fresh process, so that memory freed by the live part cannot be
     // reused by the store and hide part of its size.
-    store_memory()?;
+    store_memory::store_memory()?;
     live_poll_path()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Memory per replica with full windows, and snapshot time.
-
-struct Fixtures {
-    status: ReplicaStatus,
-    replica_state: NodeState,
-    primary_state: NodeState,
-    binlog: BinlogStatus,
-    files: Vec<BinlogFile>,
-}
-
-fn fixture_row(name: &str) -> Result<RawRow> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/mariadb-10.11")
-        .join(name);
-    let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let parsed = parse_vertical(&text).with_context(|| format!("parsing {}", path.display()))?;
-    parsed
-        .rows
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("{} holds no row", path.display()))
-}
-
-fn fixtures() -> Result<Fixtures> {
-    let state = |name| -> Result<NodeState> {
-        Ok(NodeState::from_row(&fixture_row(name)?, Family::Mariadb)?)
-    };
-    Ok(Fixtures {
-        status: ReplicaStatus::from_row(&fixture_row("show_all_slaves_status__running.txt")?)?,
-        replica_state: state("state__replica.txt")?,
-        primary_state: state("state__primary.txt")?,
-        binlog: BinlogStatus::from_row(&fixture_row("show_master_status__primary.txt")?)?,
-        files: vec![BinlogFile::from_row(&fixture_row(
-            "show_binary_logs__primary.txt",
-        )?)?],
-    })
-}
-
-/// Distributions this bench draws from the shared generator.
-impl Rng {
-    /// How many heartbeats behind a replica is: mostly none, with a Pareto tail of seconds.
-    fn heartbeats_behind(&mut self) -> u64 {
-        let ms = self.pareto(50.0);
-        // Whole heartbeats; far below u64::MAX after the cap.
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "a positive value capped at 2,400"
-        )]
-        let behind = (ms.min(600_000.0) / HEARTBEAT_MS as f64) as u64;
-        behind
-    }
-}
-
-/// Feeds the store what a primary and `REPLICAS` replicas would send from `from` to `to`
-/// (simulated): an ack every 250 ms, each replica's heartbeat read right after it, and every
-/// node's status sample every second, with the parts the poller reads on that poll
-/// (`PollParts::for_poll`, discovery off as in the store's settings).
-struct Feed {
-    base: Instant,
-    rng: Rng,
-    fixtures: Fixtures,
-    heartbeat_time: Duration,
-    heartbeats: u64,
-    sample_time: Duration,
-    samples: u64,
-}
-
-impl Feed {
-    fn run(&mut self, store: &mut Store, from_ms: u64, to_ms: u64) {
-        let mut now_ms = from_ms;
-        let mut events = Vec::with_capacity(REPLICAS + 1);
-        while now_ms < to_ms {
-            let at = self.base + Duration::from_millis(now_ms);
-            let seq = now_ms / HEARTBEAT_MS + 1;
-            // Events are built first, as pollers would, so only the store's work is timed.
-            events.push(PollEvent::Ack {
-                writer: 0,
-                seq,
-                at,
-                gtid: None,
-            });
-            for i in 0..REPLICAS {
-                let behind = self.rng.heartbeats_behind().min(seq - 1);
-                let read = HeartbeatRead {
-                    sent_at: at + Duration::from_millis(2),
-                    rtt: Duration::from_micros(300),
-                    rows: vec![BeatRow {
-                        seq: Some(seq - behind),
-                        row_age_ms: i64::try_from(behind * HEARTBEAT_MS + 3).ok(),
-                    }],
-                };
-                events.push(PollEvent::Heartbeat {
-                    node: replica_name(i),
-                    read,
-                });
-            }
-            self.heartbeat_time += apply_all(store, &mut events);
-            self.heartbeats += REPLICAS as u64;
-            if now_ms.is_multiple_of(POLL_MS) {
-                let parts = PollParts::for_poll(now_ms / POLL_MS, 0, false);
-                events.push(PollEvent::Sample {
-                    node: "primary".to_owned(),
-                    sample: Box::new(self.sample(at, false, parts)),
-                });
-                for i in 0..REPLICAS {
-                    events.push(PollEvent::Sample {
-                        node: replica_name(i),
-                        sample: Box::new(self.sample(at, true, parts)),
-                    });
-                }
-                self.sample_time += apply_all(store, &mut events);
-                self.samples += REPLICAS as u64 + 1;
-            }
-            now_ms += HEARTBEAT_MS;
-        }
-    }
-
-    fn sample(&self, at: Instant, replica: bool, parts: PollParts) -> NodeSample {
-        let f = &self.fixtures;
-        NodeSample {
-            at: at + Duration::from_millis(5),
-            replication: if replica {
-                vec![f.status.clone()]
-            } else {
-                Vec::new()
-            },
-            state: if replica {
-                f.replica_state.clone()
-            } else {
-                f.primary_state.clone()
-            },
-            // As the poller reads them: the primary feeds the replicas, which feed nobody.
-            binlog: (parts.binlog && !replica).then(|| f.binlog.clone()),
-            binlog_files: (parts.binlog_files && !replica).then(|| f.files.clone()),
-            replica_hosts: None,
-            processes: parts.processes.then(Processlist::default),
-            took: Duration::from_micros(900),
-        }
-    }
-}
-
-/// Applies and empties `events`; returns the time the store took.
-fn apply_all(store: &mut Store, events: &mut Vec<PollEvent>) -> Duration {
-    let began = Instant::now();
-    for event in events.drain(..) {
-        black_box(store.apply(event));
-    }
-    began.elapsed()
-}
-
-fn replica_name(i: usize) -> String {
-    format!("replica-{i:04}")
-}
-
-fn store_memory() -> Result<()> {
-    let fixtures = fixtures()?;
-    // The fixture's replica replicates from 127.0.0.1:26306: make that the store's primary, so
-    // snapshots resolve every replica's source and compute backlog and bytes behind.
-    let endpoint = rwtop::store::testkit::local_endpoint;
-    let mut nodes = vec![("primary".to_owned(), endpoint(26_306), Role::Primary)];
-    for i in 0..REPLICAS {
-        let port = u16::try_from(30_000 + i)?;
-        nodes.push((replica_name(i), endpoint(port), Role::Replica));
-    }
-    let settings = StoreSettings {
-        heartbeat_interval: Duration::from_millis(HEARTBEAT_MS),
-        poll_interval: Duration::from_millis(POLL_MS),
-        ..rwtop::store::testkit::store_settings()
-    };
-
-    let rss_before = rss_kib()?;
-    let mut store = Store::new(settings, &nodes);
-    for (name, _, _) in &nodes {
-        store.apply(PollEvent::Conn {
-            node: name.clone(),
-            state: ConnState::Up,
-        });
-    }
-    let rss_empty = rss_kib()?;
-    let mut feed = Feed {
-        base: Instant::now(),
-        rng: Rng(0x5EED),
-        fixtures,
-        heartbeat_time: Duration::ZERO,
-        heartbeats: 0,
-        sample_time: Duration::ZERO,
-        samples: 0,
-    };
-    let window_ms = WINDOW_MINUTES * 60_000;
-    feed.run(&mut store, 0, window_ms);
-    let rss_window = rss_kib()?;
-    let per_replica = |rss: u64| rss.saturating_sub(rss_before) as f64 / REPLICAS as f64;
-
-    row("store_rss_empty_per_replica", per_replica(rss_empty), "KiB");
-    row(
-        "store_rss_16min_per_replica",
-        per_replica(rss_window),
-        "KiB",
-    );
-    row(
-        "store_rss_16min_total",
-        rss_window.saturating_sub(rss_before) as f64 / 1_024.0,
-        "MiB",
-    );
-    let now = feed.base + Duration::from_millis(window_ms);
-    // Not kept: a snapshot shares each replica's chart, and would keep old ones alive.
-    let full = store
-        .snapshot(now)
-        .nodes
-        .iter()
-        .filter_map(|n| n.replica())
-        .filter(|r| {
-            r.windows
-                .iter()
-                .all(|(_, s)| s.is_some_and(|s| s.samples > 0))
-        })
-        .count();
-    if full != REPLICAS {
-        bail!("{full} of {REPLICAS} replicas have all lag windows after {WINDOW_MINUTES} minutes");
-    }
-    time_snapshots(&store, now, "16min");
-
-    // On to a full hour, so the 1-hour series is full too (windows stay at 15 minutes).
-    let hour_ms = HOUR_MINUTES * 60_000;
-    feed.run(&mut store, window_ms, hour_ms);
-    let rss_hour = rss_kib()?;
-    row("store_rss_61min_per_replica", per_replica(rss_hour), "KiB");
-    row(
-        "store_rss_61min_total",
-        rss_hour.saturating_sub(rss_before) as f64 / 1_024.0,
-        "MiB",
-    );
-    row(
-        "store_rss_61min_per_1000_replicas",
-        per_replica(rss_hour) * 1_000.0 / 1_024.0,
-        "MiB",
-    );
-    time_snapshots(&store, feed.base + Duration::from_millis(hour_ms), "61min");
-
-    row(
-        "store_apply_heartbeat",
-        feed.heartbeat_time.as_nanos() as f64 / feed.heartbeats as f64,
-        "ns/event",
-    );
-    row(
-        "store_apply_sample",
-        feed.sample_time.as_nanos() as f64 / feed.samples as f64 / 1_000.0,
-        "us/event",
-    );
-    black_box(&store);
-    Ok(())
-}
-
-fn time_snapshots(store: &Store, now: Instant, label: &str) {
-    // One untimed round to fault in whatever a snapshot touches first.
-    black_box(store.snapshot(now));
-    let began = Instant::now();
-    for _ in 0..SNAPSHOT_ROUNDS {
-        black_box(store.snapshot(black_box(now)));
-    }
-    let ms = began.elapsed().as_secs_f64() * 1e3 / f64::from(SNAPSHOT_ROUNDS);
-    row(&format!("snapshot_{label}_{REPLICAS}_replicas"), ms, "ms");
-    row(
-        &format!("snapshot_{label}_per_1000_replicas"),
-        ms * 1_000.0 / REPLICAS as f64,
-        "ms",
-    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,9 +78,14 @@ enum Mix {
     /// Those `PollParts::for_poll` picks for the nth poll, as the poller does on a node that
     /// feeds nobody rwtop watches (no binlog coordinate nor list; `poll/feeds.rs`).
     AsPoller,
-    /// The same on a node that feeds a watched replica: the coordinate on every poll, the list
-    /// every 5th.
+    /// The same on a node that feeds a watched replica and holds its binlog list: the
+    /// coordinate on every poll, the list every 60th (and after a rotation, which none here
+    /// makes).
     AsSource,
+    /// [`Self::AsSource`] with the list every 5th poll, with the clock, as the poller read it
+    /// before it followed the rotations (issue 18, twelfth steps): that change's before,
+    /// measured in turns with it.
+    AsSourceListEvery5th,
     Fast,
     Slow,
 }
@@ -401,6 +119,13 @@ impl Op {
                 let parts = match mix {
                     Mix::AsPoller => PollParts::for_poll(u64::from(i), 0, true).as_source(false),
                     Mix::AsSource => PollParts::for_poll(u64::from(i), 0, true),
+                    Mix::AsSourceListEvery5th => {
+                        let parts = PollParts::for_poll(u64::from(i), 0, true);
+                        PollParts {
+                            binlog_files: parts.clock,
+                            ..parts
+                        }
+                    }
                     Mix::Fast => PollParts::default(),
                     Mix::Slow => PollParts::ALL,
                 };
@@ -617,16 +342,18 @@ fn live_poll_path() -> Result<()> {
 }
 
 /// The cold cases' run, from the environment: `RWTOP_BENCH_COLD_CONNECTIONS` (default 40; the
-/// first cases poll twice that many, in four kinds), `RWTOP_BENCH_COLD_ROUNDS` (20 measured
-/// rounds, a second each) and `RWTOP_BENCH_IDLE_CONNECTIONS` (none): idle connections held open
+/// first cases poll twice that many, in five kinds), `RWTOP_BENCH_COLD_ROUNDS` (20 measured
+/// rounds, a second each), `RWTOP_BENCH_IDLE_CONNECTIONS` (none): idle connections held open
 /// to `r1` meanwhile, as an application's pool would, since a processlist scan walks every
-/// thread of its server.
+/// thread of its server; and `RWTOP_BENCH_BINLOGS` (none): `r1`'s binlogs rotated up to that
+/// many files first, since `SHOW BINARY LOGS` opens every one.
 struct Cold {
     connections: usize,
     /// Unmeasured rounds (the first poll finds the heartbeat table and prepares its read), then
     /// measured ones.
     rounds: (u32, u32),
     idle: usize,
+    binlogs: usize,
 }
 
 impl Cold {
@@ -635,52 +362,84 @@ impl Cold {
             connections: env::env_or("RWTOP_BENCH_COLD_CONNECTIONS", 40)?.max(2),
             rounds: (2, env::env_or("RWTOP_BENCH_COLD_ROUNDS", 20)?.max(1)),
             idle: env::env_or("RWTOP_BENCH_IDLE_CONNECTIONS", 0)?,
+            binlogs: env::env_or("RWTOP_BENCH_BINLOGS", 0)?,
         })
     }
 }
 
+/// The kinds of poll the first cold cases take turns at ([`cold_cases`]).
+const COLD_KINDS: usize = 5;
+
+/// Which measured rounds of a kind of poll to count.
+type Rounds = fn(u32) -> bool;
+
 /// The server thread's cost of single polls spaced a second apart (`support/cold.rs`), on
 /// connections taking turns so that each case meets the same machine: the floor (`SELECT 1`),
 /// the status poll without a heartbeat read as the poller sends it to a node that feeds nobody
-/// (no binlog coordinate) and to one that feeds a watched replica (with it), and the poll with
-/// every part; then a replica's poll with its heartbeat read as the poller sends it beside the
-/// same with the read unprepared (connections opened while the server was at
-/// `max_prepared_stmt_count = 0` keep the plain read).
+/// (no binlog coordinate) and to one that feeds a watched replica (with it; and with the binlog
+/// list every 5th poll, as before), and the poll with every part; then a replica's poll with its
+/// heartbeat read as the poller sends it beside the same with the read unprepared (connections
+/// opened while the server was at `max_prepared_stmt_count = 0` keep the plain read).
 async fn cold_cases(sandbox: &Sandbox, replica: &Endpoint, pid: i32) -> Result<()> {
     let cold = Cold::from_env()?;
     let second = Duration::from_secs(1);
     let even = |i: usize| i.is_multiple_of(2);
     sandbox.admin("r1", "SET GLOBAL max_connections = 5000")?;
+    let files = sandbox.admin("r1", "SHOW BINARY LOGS")?.len();
+    if cold.binlogs > files {
+        sandbox.admin("r1", &"FLUSH BINARY LOGS;".repeat(cold.binlogs - files))?;
+    }
+    let files = sandbox.admin("r1", "SHOW BINARY LOGS")?.len();
+    row("cold_binlog_files", files as f64, "files");
     let idle = cold::open(replica, cold.idle).await?;
     let mut conns = cold::open(replica, cold.connections * 2).await?;
     let threads = conns[0].conn.query_rows("SHOW PROCESSLIST").await?.len();
     row("cold_server_threads", threads as f64, "threads");
-    let four_kinds = async |i, conn: &mut NodeConn, round| -> Result<()> {
-        match i % 4 {
+    let kinds = async |i, conn: &mut NodeConn, round| -> Result<()> {
+        match i % COLD_KINDS {
             0 => {
                 black_box(conn.query_rows("SELECT 1").await?);
                 Ok(())
             }
             1 => Op::Poll(Mix::AsPoller).call(conn, round).await,
             2 => Op::Poll(Mix::AsSource).call(conn, round).await,
+            3 => Op::Poll(Mix::AsSourceListEvery5th).call(conn, round).await,
             _ => Op::Poll(Mix::Slow).call(conn, round).await,
         }
     };
-    let mut costs = cold_polls(&mut conns, pid, cold.rounds, second, four_kinds).await?;
+    let mut costs = cold_polls(&mut conns, pid, cold.rounds, second, kinds).await?;
     // The leaf's and the source's polls apart by whether they scanned the processlist (the
-    // mix's costliest part).
-    let scans = |round: u32| PollParts::for_poll(u64::from(round), 0, true).processes;
+    // mix's costliest part), and the source's before apart by whether they read the list.
+    let scans: Rounds = |round| PollParts::for_poll(u64::from(round), 0, true).processes;
+    let lists: Rounds = |round| PollParts::for_poll(u64::from(round), 0, true).clock;
+    let apart: [(usize, &str, Rounds); 4] = [
+        (1, "replica_scanning", scans),
+        (2, "as_source_scanning", scans),
+        (3, "as_source_list_every_5th_listing", lists),
+        (3, "as_source_list_every_5th_not_listing", |round| {
+            !PollParts::for_poll(u64::from(round), 0, true).clock
+        }),
+    ];
+    for (kind, name, picked) in apart {
+        let of_kind = |i: usize| i % COLD_KINDS == kind;
+        cold::of_rounds(&costs, cold.rounds.0, of_kind, picked)
+            .print(&format!("cold_poll_{name}_server_thread"));
+    }
     for (kind, name) in [(1, "replica"), (2, "as_source")] {
-        let of_kind = |i: usize| i % 4 == kind;
-        cold::of_rounds(&costs, cold.rounds.0, of_kind, scans)
-            .print(&format!("cold_poll_{name}_scanning_server_thread"));
+        let of_kind = |i: usize| i % COLD_KINDS == kind;
         cold::of_rounds(&costs, cold.rounds.0, of_kind, |r| !scans(r))
             .print(&format!("cold_poll_{name}_not_scanning_server_thread"));
     }
-    cold::of(&mut costs, |i| i.is_multiple_of(4)).print("cold_select_1_server_thread");
-    cold::of(&mut costs, |i| i % 4 == 1).print("cold_poll_replica_server_thread");
-    cold::of(&mut costs, |i| i % 4 == 2).print("cold_poll_replica_as_source_server_thread");
-    cold::of(&mut costs, |i| i % 4 == 3).print("cold_poll_replica_slow_server_thread");
+    let names = [
+        "cold_select_1_server_thread",
+        "cold_poll_replica_server_thread",
+        "cold_poll_replica_as_source_server_thread",
+        "cold_poll_replica_as_source_list_every_5th_server_thread",
+        "cold_poll_replica_slow_server_thread",
+    ];
+    for (kind, name) in names.into_iter().enumerate() {
+        cold::of(&mut costs, |i| i % COLD_KINDS == kind).print(name);
+    }
     cold::close(conns).await;
 
     // Every other connection opened while the server refuses to prepare, and polled once then.
