@@ -2,14 +2,12 @@
 //! are full, and the time to take a snapshot of it: `poll_path`'s first part, run before the live
 //! part in a fresh process so that memory the live part frees cannot hide part of the store's.
 
-use std::fs;
 use std::hint::black_box;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, bail};
 use rwtop::mysql::{
-    BinlogFile, BinlogStatus, Family, NodeState, Processlist, RawRow, ReplicaStatus, parse_vertical,
+    BinlogFile, BinlogStatus, Family, NodeState, Processlist, RawRow, ReplicaStatus,
 };
 use rwtop::poll::node_poller::PollParts;
 use rwtop::poll::{BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent};
@@ -36,31 +34,23 @@ struct Fixtures {
     files: Vec<BinlogFile>,
 }
 
-fn fixture_row(name: &str) -> Result<RawRow> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/mariadb-10.11")
-        .join(name);
-    let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let parsed = parse_vertical(&text).with_context(|| format!("parsing {}", path.display()))?;
-    parsed
-        .rows
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("{} holds no row", path.display()))
+/// A row of a recorded MariaDB 10.11 fixture (the tests' own; a missing one panics, naming it).
+fn fixture_row(name: &str) -> RawRow {
+    rwtop::mysql::row::fixture_row(&format!("mariadb-10.11/{name}"))
 }
 
 fn fixtures() -> Result<Fixtures> {
     let state = |name| -> Result<NodeState> {
-        Ok(NodeState::from_row(&fixture_row(name)?, Family::Mariadb)?)
+        Ok(NodeState::from_row(&fixture_row(name), Family::Mariadb)?)
     };
     Ok(Fixtures {
-        status: ReplicaStatus::from_row(&fixture_row("show_all_slaves_status__running.txt")?)?,
+        status: ReplicaStatus::from_row(&fixture_row("show_all_slaves_status__running.txt"))?,
         replica_state: state("state__replica.txt")?,
         primary_state: state("state__primary.txt")?,
-        binlog: BinlogStatus::from_row(&fixture_row("show_master_status__primary.txt")?)?,
+        binlog: BinlogStatus::from_row(&fixture_row("show_master_status__primary.txt"))?,
         files: vec![BinlogFile::from_row(&fixture_row(
             "show_binary_logs__primary.txt",
-        )?)?],
+        ))?],
     })
 }
 
