@@ -392,8 +392,6 @@ fn source_rates(source: &SourceInput<'_>, from_ms: u64) -> (Option<f64>, Option<
     (trx, bytes)
 }
 
-/// The binlog list with the head's file in it: the list is read every few polls, the head every
-/// poll, so the newest file may not be listed yet (its size is then the head's position).
 #[expect(clippy::cast_precision_loss, reason = "rates, not counts")]
 fn per_second(amount: u128, span_ms: u64) -> Option<f64> {
     (span_ms > 0).then(|| amount as f64 * 1000.0 / span_ms as f64)
