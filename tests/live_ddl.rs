@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{TestSandbox, primary_and, until, until_healthy};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
-use rwtop::mysql::{Endpoint, NodeConn, Secret, Timeouts};
+use rwtop::mysql::NodeConn;
 use rwtop::store::Snapshot;
 use tokio::sync::{oneshot, watch};
 
@@ -20,10 +20,13 @@ const DEADLINE: Duration = Duration::from_secs(90);
 /// machine. No more: waiting for three clean samples (the old rule) takes 2 s plus the wait for
 /// the first scan, so a bound past 2 s would let it pass.
 const CLEAR_WITHIN: Duration = Duration::from_secs(2);
-/// Rows of the rebuilt table: its `ALGORITHM=COPY` rebuild runs about 5 s on the primary and as
-/// long again on each replica here, long enough for the processlist cadence (every 3rd poll)
-/// to see it on every node and for the alert to be raised there.
+/// Rows of the rebuilt table: its `ALGORITHM=COPY` rebuild runs 2.5–5 s on each node here,
+/// long enough for a replica, whose busy applier has it scanned on its next poll.
 const ROWS: u32 = 400_000;
+/// How long the primary's ALTER runs at least ([`TestSandbox::alter_big_table`]): up to 3 polls
+/// until a scan meets it (every 3rd poll), a poll more for the alert's second bad sample, and
+/// the rest for a slow machine; held 5 s, it was raised 3.7–4.0 s in, too near the end.
+const PRIMARY_RUNS: Duration = Duration::from_secs(8);
 const ALTER: &str = "ALTER TABLE rwtop.big ENGINE=InnoDB, ALGORITHM=COPY";
 /// How often the test's own watchers look at each node.
 const WATCH_EVERY: Duration = Duration::from_millis(20);
@@ -118,19 +121,7 @@ async fn live_ddl_alert_and_banner_clear_within_two_seconds_of_the_last_node() {
     let (stop_recording, recording) = record(&engine);
 
     // The application runs the ALTER, not rwtop (whose user may not).
-    let app = Endpoint {
-        user: "app".to_owned(),
-        password: Some(Secret::new("app-test-only")),
-        ..t.sandbox().endpoint("primary").unwrap()
-    };
-    let timeouts = Timeouts {
-        connect: Duration::from_secs(3),
-        query: Duration::from_secs(600),
-    };
-    let mut conn = NodeConn::connect(&app, timeouts).await.unwrap();
-    let started = Instant::now();
-    conn.query_rows(ALTER).await.unwrap();
-    let primary_end = Instant::now();
+    let (mut conn, started, primary_end) = t.alter_big_table(ALTER, PRIMARY_RUNS).await;
     let rows = conn.query_rows("SELECT @@last_gtid AS g").await.unwrap();
     let gtid = rows[0].text(&["g"]).unwrap().unwrap().to_owned();
     gtid_tx.send(Some(gtid)).unwrap();

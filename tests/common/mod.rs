@@ -169,6 +169,42 @@ impl TestSandbox {
         self.sandbox().wait_replicating(deadline).unwrap();
     }
 
+    /// Runs `alter` (of `rwtop.big`, [`Self::load_big_table`]) on the primary as `app`, as an
+    /// application would, and returns the connection it ran on with when it was sent and when it
+    /// ended. Its end is held back until it has run `at_least`: a transaction that read the table
+    /// keeps the ALTER waiting for its metadata lock, so however fast this machine copies the
+    /// table (2.5 s on one, 5 s on another) the statement stays in the primary's processlist that
+    /// long, and the replicas get it no sooner.
+    pub async fn alter_big_table(
+        &self,
+        alter: &str,
+        at_least: Duration,
+    ) -> (NodeConn, Instant, Instant) {
+        const APP: (&str, &str) = ("app", "app-test-only");
+        let mut holder = self
+            .connect_as("primary", APP, Duration::from_secs(10))
+            .await;
+        for sql in ["START TRANSACTION", "SELECT id FROM rwtop.big WHERE id = 1"] {
+            holder.query_rows(sql).await.unwrap();
+        }
+        let mut conn = self
+            .connect_as("primary", APP, Duration::from_secs(600))
+            .await;
+        let sql = alter.to_owned();
+        let started = Instant::now();
+        let run = tokio::spawn(async move {
+            conn.query_rows(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            (conn, Instant::now())
+        });
+        tokio::time::sleep_until((started + at_least).into()).await;
+        holder.query_rows("COMMIT").await.unwrap();
+        holder.close().await;
+        let (conn, ended) = run.await.unwrap();
+        (conn, started, ended)
+    }
+
     /// Starts again the servers that were killed.
     pub fn restart_stopped(&mut self) {
         self.sandbox
