@@ -20,13 +20,13 @@ const DEADLINE: Duration = Duration::from_secs(90);
 /// machine. No more: waiting for three clean samples (the old rule) takes 2 s plus the wait for
 /// the first scan, so a bound past 2 s would let it pass.
 const CLEAR_WITHIN: Duration = Duration::from_secs(2);
-/// Rows of the rebuilt table: its `ALGORITHM=COPY` rebuild runs 2.5–5 s on each node here,
-/// long enough for a replica, whose busy applier has it scanned on its next poll.
+/// Rows of the rebuilt table: its `ALGORITHM=COPY` rebuild runs 2.5–5 s on each node here.
 const ROWS: u32 = 400_000;
-/// How long the primary's ALTER runs at least ([`TestSandbox::alter_big_table`]): up to 3 polls
-/// until a scan meets it (every 3rd poll), a poll more for the alert's second bad sample, and
-/// the rest for a slow machine; held 5 s, it was raised 3.7–4.0 s in, too near the end.
-const PRIMARY_RUNS: Duration = Duration::from_secs(8);
+/// How long the ALTER runs at least on every node ([`TestSandbox::alter_big_table`]). On the
+/// primary: up to 3 polls until a scan meets it (every 3rd poll) and a poll more for the alert's
+/// second bad sample; on a replica: two polls that see its applier busy, then two scans. Held
+/// 5 s, the primary's alert came 3.7–4.0 s in; unheld, a replica's ~0.7 s before its end.
+const RUNS_AT_LEAST: Duration = Duration::from_secs(8);
 const ALTER: &str = "ALTER TABLE rwtop.big ENGINE=InnoDB, ALGORITHM=COPY";
 /// How often the test's own watchers look at each node.
 const WATCH_EVERY: Duration = Duration::from_millis(20);
@@ -121,7 +121,8 @@ async fn live_ddl_alert_and_banner_clear_within_two_seconds_of_the_last_node() {
     let (stop_recording, recording) = record(&engine);
 
     // The application runs the ALTER, not rwtop (whose user may not).
-    let (mut conn, started, primary_end) = t.alter_big_table(ALTER, PRIMARY_RUNS).await;
+    let (mut conn, started, primary_end) =
+        t.alter_big_table(ALTER, RUNS_AT_LEAST, &["r1", "r2"]).await;
     let rows = conn.query_rows("SELECT @@last_gtid AS g").await.unwrap();
     let gtid = rows[0].text(&["g"]).unwrap().unwrap().to_owned();
     gtid_tx.send(Some(gtid)).unwrap();

@@ -171,21 +171,21 @@ impl TestSandbox {
 
     /// Runs `alter` (of `rwtop.big`, [`Self::load_big_table`]) on the primary as `app`, as an
     /// application would, and returns the connection it ran on with when it was sent and when it
-    /// ended. Its end is held back until it has run `at_least`: a transaction that read the table
-    /// keeps the ALTER waiting for its metadata lock, so however fast this machine copies the
-    /// table (2.5 s on one, 5 s on another) the statement stays in the primary's processlist that
-    /// long, and the replicas get it no sooner.
+    /// ended there. On the primary and on each of `replicas` its end is held back until it has run
+    /// `at_least` there (on a replica, counted from the primary's end, when its applier gets it):
+    /// a transaction that read the table keeps the ALTER waiting for its metadata lock. However
+    /// fast this machine copies the table (2.5 s on one, 5 s on another), the statement stays in
+    /// every node's processlist that long.
     pub async fn alter_big_table(
         &self,
         alter: &str,
         at_least: Duration,
+        replicas: &[&str],
     ) -> (NodeConn, Instant, Instant) {
-        const APP: (&str, &str) = ("app", "app-test-only");
-        let mut holder = self
-            .connect_as("primary", APP, Duration::from_secs(10))
-            .await;
-        for sql in ["START TRANSACTION", "SELECT id FROM rwtop.big WHERE id = 1"] {
-            holder.query_rows(sql).await.unwrap();
+        let primary_hold = self.hold_big_table("primary").await;
+        let mut replica_holds = Vec::new();
+        for replica in replicas {
+            replica_holds.push(self.hold_big_table(replica).await);
         }
         let mut conn = self
             .connect_as("primary", APP, Duration::from_secs(600))
@@ -198,11 +198,24 @@ impl TestSandbox {
                 .unwrap_or_else(|e| panic!("{sql}: {e}"));
             (conn, Instant::now())
         });
-        tokio::time::sleep_until((started + at_least).into()).await;
-        holder.query_rows("COMMIT").await.unwrap();
-        holder.close().await;
+        release_at(primary_hold, started + at_least).await;
         let (conn, ended) = run.await.unwrap();
+        for hold in replica_holds {
+            tokio::spawn(release_at(hold, ended + at_least));
+        }
         (conn, started, ended)
+    }
+
+    /// A connection to `node` as `app` in a transaction that has read `rwtop.big`: until it ends,
+    /// an ALTER of the table there waits for its metadata lock before it can finish.
+    async fn hold_big_table(&self, node: &str) -> NodeConn {
+        let mut hold = self.connect_as(node, APP, Duration::from_secs(10)).await;
+        for sql in ["START TRANSACTION", "SELECT id FROM rwtop.big WHERE id = 1"] {
+            hold.query_rows(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{node}: {sql}: {e}"));
+        }
+        hold
     }
 
     /// Starts again the servers that were killed.
@@ -267,6 +280,16 @@ impl TestSandbox {
             ),
         );
     }
+}
+
+/// The account `TestSandbox::load_big_table` creates for the application's DDL.
+const APP: (&str, &str) = ("app", "app-test-only");
+
+/// Ends `hold`'s transaction at `at` ([`TestSandbox::alter_big_table`]).
+async fn release_at(mut hold: NodeConn, at: Instant) {
+    tokio::time::sleep_until(at.into()).await;
+    hold.query_rows("COMMIT").await.unwrap();
+    hold.close().await;
 }
 
 impl Drop for TestSandbox {
