@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, primary_and, until, until_healthy};
+use common::{BIG_TABLE_ALTER, BIG_TABLE_ROWS, TestSandbox, primary_and, until, until_healthy};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
 use rwtop::mysql::NodeConn;
@@ -20,14 +20,6 @@ const DEADLINE: Duration = Duration::from_secs(90);
 /// machine. No more: waiting for three clean samples (the old rule) takes 2 s plus the wait for
 /// the first scan, so a bound past 2 s would let it pass.
 const CLEAR_WITHIN: Duration = Duration::from_secs(2);
-/// Rows of the rebuilt table: its `ALGORITHM=COPY` rebuild runs 2.5–5 s on each node here.
-const ROWS: u32 = 400_000;
-/// How long the ALTER runs at least on every node ([`TestSandbox::alter_big_table`]). On the
-/// primary: up to 3 polls until a scan meets it (every 3rd poll) and a poll more for the alert's
-/// second bad sample; on a replica: two polls that see its applier busy, then two scans. Held
-/// 5 s, the primary's alert came 3.7–4.0 s in; unheld, a replica's ~0.7 s before its end.
-const RUNS_AT_LEAST: Duration = Duration::from_secs(8);
-const ALTER: &str = "ALTER TABLE rwtop.big ENGINE=InnoDB, ALGORITHM=COPY";
 /// How often the test's own watchers look at each node.
 const WATCH_EVERY: Duration = Duration::from_millis(20);
 
@@ -74,7 +66,7 @@ async fn applied_end(
     gtid: watch::Receiver<Option<String>>,
 ) -> Instant {
     let running_sql = format!(
-        "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE '{ALTER}%'"
+        "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE '{BIG_TABLE_ALTER}%'"
     );
     let mut last_busy: Option<Instant> = None;
     loop {
@@ -105,7 +97,7 @@ async fn applied_end(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_ddl_alert_and_banner_clear_within_two_seconds_of_the_last_node() {
     let t = TestSandbox::start(2, false);
-    t.load_big_table(ROWS, DEADLINE);
+    t.load_big_table(BIG_TABLE_ROWS, DEADLINE);
     let engine = Engine::start(&primary_and(&t, &["r1", "r2"]));
     until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
@@ -121,8 +113,7 @@ async fn live_ddl_alert_and_banner_clear_within_two_seconds_of_the_last_node() {
     let (stop_recording, recording) = record(&engine);
 
     // The application runs the ALTER, not rwtop (whose user may not).
-    let (mut conn, started, primary_end) =
-        t.alter_big_table(ALTER, RUNS_AT_LEAST, &["r1", "r2"]).await;
+    let (mut conn, started, primary_end) = t.alter_big_table(&["r1", "r2"]).await;
     let rows = conn.query_rows("SELECT @@last_gtid AS g").await.unwrap();
     let gtid = rows[0].text(&["g"]).unwrap().unwrap().to_owned();
     gtid_tx.send(Some(gtid)).unwrap();

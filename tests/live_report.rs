@@ -9,19 +9,14 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, chromium, primary_and, until, until_healthy};
+use common::{
+    BIG_TABLE_ALTER, BIG_TABLE_ROWS, TestSandbox, chromium, primary_and, until, until_healthy,
+};
 use rwtop::engine::Engine;
 use rwtop::record::{Recorder, Recording};
 use rwtop::report::{self, CatchUp, Live, ReportSettings};
 
 const DEADLINE: Duration = Duration::from_secs(120);
-/// Rows of the rebuilt table (`tests/live_ddl.rs`).
-const ROWS: u32 = 400_000;
-/// How long the ALTER runs at least on every node ([`TestSandbox::alter_big_table`]), so that
-/// each node's scan sees it and a replica blocked that long is seconds behind
-/// (`tests/live_ddl.rs` says why this long).
-const RUNS_AT_LEAST: Duration = Duration::from_secs(8);
-const ALTER: &str = "ALTER TABLE rwtop.big ENGINE=InnoDB, ALGORITHM=COPY";
 
 fn settings() -> ReportSettings {
     ReportSettings {
@@ -34,7 +29,7 @@ fn settings() -> ReportSettings {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_ddl_opens_and_closes_a_window_and_its_report_is_written() {
     let t = TestSandbox::start(2, false);
-    t.load_big_table(ROWS, DEADLINE);
+    t.load_big_table(BIG_TABLE_ROWS, DEADLINE);
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("run.jsonl");
     let reports = dir.path().join("reports");
@@ -62,7 +57,7 @@ async fn live_ddl_opens_and_closes_a_window_and_its_report_is_written() {
         notes
     });
 
-    let (conn, started, ended) = t.alter_big_table(ALTER, RUNS_AT_LEAST, &["r1", "r2"]).await;
+    let (conn, started, ended) = t.alter_big_table(&["r1", "r2"]).await;
     conn.close().await;
     eprintln!("the ALTER ran {:?} on the primary", ended - started);
 
@@ -108,7 +103,7 @@ async fn live_ddl_opens_and_closes_a_window_and_its_report_is_written() {
     )
     .unwrap();
     eprintln!("{md}");
-    assert!(md.contains(ALTER), "{md}");
+    assert!(md.contains(BIG_TABLE_ALTER), "{md}");
     assert!(md.contains("| primary | client on the primary |"), "{md}");
     let page = std::fs::read_to_string(html).unwrap();
     assert_eq!(page.matches("<svg").count(), 2, "a chart per replica");
@@ -131,7 +126,7 @@ fn same_window_offline(rec: &std::path::Path, md: &str) {
     assert!(!facts.bounds.cut_short);
     let on = |node: &str| facts.statements.iter().find(|s| s.node == node);
     let primary = on("primary").expect("the ALTER on the primary");
-    assert!(!primary.applier && primary.text.starts_with(ALTER));
+    assert!(!primary.applier && primary.text.starts_with(BIG_TABLE_ALTER));
     // It ran seconds (about 5 here); the scan sees whole seconds.
     assert!(primary.elapsed_s >= 1, "{primary:?}");
     let primary_done = facts.primary_done.expect("the primary's end");

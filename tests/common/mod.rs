@@ -169,19 +169,14 @@ impl TestSandbox {
         self.sandbox().wait_replicating(deadline).unwrap();
     }
 
-    /// Runs `alter` (of `rwtop.big`, [`Self::load_big_table`]) on the primary as `app`, as an
-    /// application would, and returns the connection it ran on with when it was sent and when it
-    /// ended there. On the primary and on each of `replicas` its end is held back until it has run
-    /// `at_least` there (on a replica, counted from the primary's end, when its applier gets it):
+    /// Runs [`BIG_TABLE_ALTER`] on the primary as `app`, as an application would, and returns the
+    /// connection it ran on with when it was sent and when it ended there. On the primary and on
+    /// each of `replicas` its end is held back until it has run [`ALTER_RUNS_AT_LEAST`] there (on
+    /// a replica, counted from the primary's end, when its applier gets it):
     /// a transaction that read the table keeps the ALTER waiting for its metadata lock. However
     /// fast this machine copies the table (2.5 s on one, 5 s on another), the statement stays in
     /// every node's processlist that long.
-    pub async fn alter_big_table(
-        &self,
-        alter: &str,
-        at_least: Duration,
-        replicas: &[&str],
-    ) -> (NodeConn, Instant, Instant) {
+    pub async fn alter_big_table(&self, replicas: &[&str]) -> (NodeConn, Instant, Instant) {
         let primary_hold = self.hold_big_table("primary").await;
         let mut replica_holds = Vec::new();
         for replica in replicas {
@@ -190,18 +185,18 @@ impl TestSandbox {
         let mut conn = self
             .connect_as("primary", APP, Duration::from_secs(600))
             .await;
-        let sql = alter.to_owned();
+        let sql = BIG_TABLE_ALTER;
         let started = Instant::now();
         let run = tokio::spawn(async move {
-            conn.query_rows(&sql)
+            conn.query_rows(sql)
                 .await
                 .unwrap_or_else(|e| panic!("{sql}: {e}"));
             (conn, Instant::now())
         });
-        release_at(primary_hold, started + at_least).await;
+        release_at(primary_hold, started + ALTER_RUNS_AT_LEAST).await;
         let (conn, ended) = run.await.unwrap();
         for hold in replica_holds {
-            tokio::spawn(release_at(hold, ended + at_least));
+            tokio::spawn(release_at(hold, ended + ALTER_RUNS_AT_LEAST));
         }
         (conn, started, ended)
     }
@@ -281,6 +276,17 @@ impl TestSandbox {
         );
     }
 }
+
+/// Rows of `rwtop.big` for the DDL tests: its `ALGORITHM=COPY` rebuild runs 2.5–5 s on each
+/// node, depending on the machine.
+pub const BIG_TABLE_ROWS: u32 = 400_000;
+/// The DDL the tests run on `rwtop.big` ([`TestSandbox::alter_big_table`]).
+pub const BIG_TABLE_ALTER: &str = "ALTER TABLE rwtop.big ENGINE=InnoDB, ALGORITHM=COPY";
+/// How long [`BIG_TABLE_ALTER`] runs at least on every node. On the primary: up to 3 polls until
+/// a scan meets it (every 3rd poll) and a poll more for the alert's second bad sample; on a
+/// replica: two polls that see its applier busy, then two scans. Held 5 s, the primary's alert
+/// came 3.7–4.0 s in; unheld, a replica's ~0.7 s before its end.
+const ALTER_RUNS_AT_LEAST: Duration = Duration::from_secs(8);
 
 /// The account `TestSandbox::load_big_table` creates for the application's DDL.
 const APP: (&str, &str) = ("app", "app-test-only");
