@@ -1897,6 +1897,7 @@ fn hostile_snapshot(scenario: &str, variant: u8) -> Snapshot {
                 elapsed_s: u64::MAX,
                 progress: Some(f64::NAN),
                 applier: true,
+                waiting_for: Some("\u{1b}[2J\u{7} lock\n".repeat(40)),
             });
             node.ddl.push(DdlStatement {
                 id: 0,
@@ -1904,6 +1905,7 @@ fn hostile_snapshot(scenario: &str, variant: u8) -> Snapshot {
                 elapsed_s: 0,
                 progress: Some(f64::INFINITY),
                 applier: false,
+                waiting_for: Some(String::new()),
             });
         }
         let Some(r) = node.replica_mut().filter(|_| variant >= 3) else {

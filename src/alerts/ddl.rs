@@ -37,6 +37,9 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         "client"
     };
     evidence.push(fact("run_by", run_by));
+    if let Some(lock) = &ddl.waiting_for {
+        evidence.push(fact("waiting_for", lock));
+    }
     if node.ddl.len() > 1 {
         evidence.push(fact("ddl_statements", node.ddl.len().to_string()));
     }
@@ -60,6 +63,12 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
             .map(|p| format!(" ({p:.0} %)"))
             .unwrap_or_default()
     );
+    if let Some(lock) = &ddl.waiting_for {
+        cause.push_str(", waiting for ");
+        cause.push_str(lock);
+        cause.push_str(held_up(ddl, lock));
+        return Verdict::bad(evidence, cause);
+    }
     match etas.as_slice() {
         [(name, eta)] if *name == node.name => {
             cause.push_str(", ");
@@ -80,6 +89,19 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         _ => {}
     }
     Verdict::bad(evidence, cause)
+}
+
+/// What a DDL waiting for `lock` holds up: the applier everything replicated after it; a
+/// client's, while it waits for a table's metadata lock, every later statement on the table
+/// (the server queues them behind the pending lock).
+fn held_up(ddl: &DdlStatement, lock: &str) -> &'static str {
+    if ddl.applier {
+        ": replication waits behind it"
+    } else if lock == "table metadata lock" {
+        ": every later query on the table queues behind it"
+    } else {
+        ""
+    }
 }
 
 /// The replicas an ETA is owed: the node itself when it is a lagging replica; for a primary,
@@ -185,6 +207,48 @@ mod tests {
             "db1 running OPTIMIZE for 1m15s (38 %); lagging: r1 ETA unknown"
         );
         assert!(alert.evidence.contains(&fact("progress", "37.5 %")));
+    }
+
+    #[test]
+    fn a_ddl_waiting_for_a_lock_says_so_and_what_it_holds_up() {
+        let waiting = |applier: bool, lock: &str| {
+            let mut statement = ddl("ALTER TABLE big ADD c INT", 95, applier);
+            statement.progress = Some(0.0);
+            statement.waiting_for = Some(lock.to_owned());
+            vec![statement]
+        };
+        let mut topo = Topo::new();
+        topo.node_mut("db1", |n| n.ddl = waiting(false, "table metadata lock"));
+        topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(9.0) });
+        let alert = topo.raise(KIND, Some("db1"));
+        assert_eq!(
+            alert.cause,
+            "db1 running ALTER for 1m35s (0 %), waiting for table metadata lock: every later \
+             query on the table queues behind it"
+        );
+        assert!(
+            alert
+                .evidence
+                .contains(&fact("waiting_for", "table metadata lock"))
+        );
+
+        let mut topo = Topo::new();
+        topo.node_mut("r1", |n| n.ddl = waiting(true, "table metadata lock"));
+        let alert = topo.raise(KIND, Some("r1"));
+        assert_eq!(
+            alert.cause,
+            "r1 applying ALTER for 1m35s (0 %), waiting for table metadata lock: replication \
+             waits behind it"
+        );
+
+        // A backup's lock holds back the DDL alone: nothing queues behind it.
+        let mut topo = Topo::new();
+        topo.node_mut("db1", |n| n.ddl = waiting(false, "backup lock"));
+        let alert = topo.raise(KIND, Some("db1"));
+        assert_eq!(
+            alert.cause,
+            "db1 running ALTER for 1m35s (0 %), waiting for backup lock"
+        );
     }
 
     #[test]

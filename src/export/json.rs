@@ -289,6 +289,8 @@ pub struct JsonDdl {
     pub progress_percent: Option<f64>,
     /// Applied by replication (the SQL thread), not run by a client.
     pub applier: bool,
+    /// The lock it waits for (`table metadata lock`, `backup lock`); null while it works.
+    pub waiting_for_lock: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -459,6 +461,7 @@ fn node(n: &NodeView) -> JsonNode {
                 elapsed_seconds: d.elapsed_s,
                 progress_percent: d.progress,
                 applier: d.applier,
+                waiting_for_lock: d.waiting_for.clone(),
             })
             .collect(),
         io_running: r.map(|r| r.io_running),

@@ -32,6 +32,11 @@ pub struct DdlStatement {
     pub progress: Option<f64>,
     /// Run by replication (the SQL thread applying it), not by a client.
     pub applier: bool,
+    /// The lock it waits for before it can go on (`table metadata lock`, `backup lock`), from
+    /// the thread's state; `None` while it works. A DDL waiting for a table's metadata lock
+    /// queues every later statement on that table behind it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -99,6 +104,13 @@ fn is_ddl(info: &str) -> bool {
     )
 }
 
+/// The lock a thread's `STATE` says it waits for (`Waiting for table metadata lock` →
+/// `table metadata lock`), as `MariaDB` and `MySQL` both name them; `None` for any other state.
+fn lock_waited(state: &str) -> Option<String> {
+    let lock = state.trim().strip_prefix("Waiting for ")?;
+    lock.ends_with(" lock").then(|| lock.to_owned())
+}
+
 /// Replication plumbing and idle threads: not a client doing work.
 fn is_idle_or_plumbing(command: &str, user: &str) -> bool {
     user == "system user"
@@ -156,6 +168,7 @@ impl Processlist {
                     elapsed_s: time,
                     progress: row.optional_text(&["PROGRESS"]).and_then(percent),
                     applier: user == "system user",
+                    waiting_for: row.optional_text(&["STATE"]).and_then(lock_waited),
                 });
             }
         }
@@ -238,6 +251,50 @@ mod tests {
                 longest_query_s: 41
             }
         );
+    }
+
+    #[test]
+    fn a_ddl_waiting_for_a_lock_names_the_lock() {
+        let with_state = |id: &str, user: &str, state: &str, info: &str| {
+            let mut row = row(id, user, "Query", "95", Some(info), Some("0.000"));
+            row.push("STATE", Some(state.into()));
+            row
+        };
+        let rows = [
+            with_state(
+                "5",
+                "app",
+                "Waiting for table metadata lock",
+                "ALTER TABLE big ADD c INT",
+            ),
+            with_state(
+                "6",
+                "system user",
+                "Waiting for backup lock",
+                "CREATE INDEX i ON t (a)",
+            ),
+            with_state("7", "app", "copy to tmp table", "OPTIMIZE TABLE t"),
+            // Not a DDL: queued behind the first, it is no schema change of its own.
+            with_state(
+                "8",
+                "app",
+                "Waiting for table metadata lock",
+                "SELECT * FROM big",
+            ),
+            // A state that waits, but for no lock.
+            with_state("9", "app", "Waiting for table flush", "RENAME TABLE a TO b"),
+        ];
+        let list = Processlist::from_rows(&rows).unwrap();
+        let waits: Vec<Option<&str>> = list.ddl.iter().map(|d| d.waiting_for.as_deref()).collect();
+        assert_eq!(
+            waits,
+            [Some("table metadata lock"), Some("backup lock"), None, None]
+        );
+        assert_eq!(
+            lock_waited("  Waiting for global read lock "),
+            Some("global read lock".into())
+        );
+        assert_eq!(lock_waited("Waiting for lock"), None);
     }
 
     #[test]

@@ -79,6 +79,7 @@ pub fn ddl(statement: &str, elapsed_s: u64, applier: bool) -> DdlStatement {
         elapsed_s,
         progress: None,
         applier,
+        waiting_for: None,
     }
 }
 

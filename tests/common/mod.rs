@@ -203,7 +203,7 @@ impl TestSandbox {
 
     /// A connection to `node` as `app` in a transaction that has read `rwtop.big`: until it ends,
     /// an ALTER of the table there waits for its metadata lock before it can finish.
-    async fn hold_big_table(&self, node: &str) -> NodeConn {
+    pub async fn hold_big_table(&self, node: &str) -> NodeConn {
         let mut hold = self.connect_as(node, APP, Duration::from_secs(10)).await;
         for sql in ["START TRANSACTION", "SELECT id FROM rwtop.big WHERE id = 1"] {
             hold.query_rows(sql)
@@ -289,7 +289,7 @@ pub const BIG_TABLE_ALTER: &str = "ALTER TABLE rwtop.big ENGINE=InnoDB, ALGORITH
 const ALTER_RUNS_AT_LEAST: Duration = Duration::from_secs(8);
 
 /// The account `TestSandbox::load_big_table` creates for the application's DDL.
-const APP: (&str, &str) = ("app", "app-test-only");
+pub const APP: (&str, &str) = ("app", "app-test-only");
 
 /// Ends `hold`'s transaction at `at` ([`TestSandbox::alter_big_table`]).
 async fn release_at(mut hold: NodeConn, at: Instant) {

@@ -114,7 +114,9 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
 }
 
 /// `DDL <statement> — db1 running 7s · r1 applying 2s (92 %)`, one group per distinct
-/// statement, primaries first; `None` when nothing runs.
+/// statement, primaries first; `None` when nothing runs. A statement waiting for a lock says
+/// which (`db1 running 9s, waiting for table metadata lock`), and its text is cut shorter to
+/// leave that room.
 fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
     let mut nodes: Vec<&NodeView> = ctx
         .snapshot
@@ -126,16 +128,7 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for node in nodes {
         for d in &node.ddl {
-            let verb = if d.applier { "applying" } else { "running" };
-            let progress = d
-                .progress
-                .map(|p| format!(" ({p:.0} %)"))
-                .unwrap_or_default();
-            let part = format!(
-                "{} {verb} {}{progress}",
-                node.name,
-                units::secs(d.elapsed_s)
-            );
+            let part = ddl_part(&node.name, d);
             let key = one_line(&d.statement, usize::MAX);
             match groups.iter_mut().find(|(s, _)| *s == key) {
                 Some((_, parts)) => parts.push(part),
@@ -146,7 +139,16 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
     if groups.is_empty() {
         return None;
     }
-    let budget = (usize::from(width) / 2 / groups.len()).max(16);
+    let width = usize::from(width);
+    // "DDL ", then per group " — " and its parts, "  │  " between groups.
+    let fixed: usize = 4
+        + groups
+            .iter()
+            .map(|(_, parts)| parts.join(" · ").chars().count() + 3)
+            .sum::<usize>()
+        + 5 * (groups.len() - 1);
+    let most = (width / 2 / groups.len()).max(16);
+    let budget = (width.saturating_sub(fixed) / groups.len()).clamp(16, most);
     let text: Vec<String> = groups
         .iter()
         .map(|(statement, parts)| {
@@ -157,6 +159,22 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
         format!("DDL {}", text.join("  │  ")),
         ctx.theme.warning,
     ))
+}
+
+/// One node's part of the banner: `r1 applying 2s (92 %)`; while waiting for a lock,
+/// `db1 running 9s, waiting for table metadata lock` (a progress of 0 left out: nothing done).
+fn ddl_part(node: &str, d: &crate::mysql::DdlStatement) -> String {
+    let verb = if d.applier { "applying" } else { "running" };
+    let progress = d
+        .progress
+        .filter(|&p| d.waiting_for.is_none() || p > 0.0)
+        .map(|p| format!(" ({p:.0} %)"))
+        .unwrap_or_default();
+    let run = format!("{node} {verb} {}{progress}", units::secs(d.elapsed_s));
+    match &d.waiting_for {
+        Some(lock) => format!("{run}, waiting for {}", one_line(lock, 40)),
+        None => run,
+    }
 }
 
 /// No schema change: alerts at a glance and how fresh this picture is.
@@ -412,6 +430,30 @@ pub(crate) mod tests {
         assert!(banner.contains(want), "{banner}");
         assert_eq!(style_of(&buf, "DDL"), Theme::builtin().warning);
         assert_eq!(one_line("ALTER TABLE\n  t\tFORCE", 10), "ALTER TAB…");
+    }
+
+    #[test]
+    fn ddl_banner_says_what_lock_a_waiting_statement_waits_for() {
+        let mut snap = troubled();
+        let db1 = snap.nodes.iter_mut().find(|n| n.name == "db1").unwrap();
+        db1.ddl[0].waiting_for = Some("table metadata lock".to_owned());
+        db1.ddl[0].progress = Some(0.0);
+        let buf = draw(render, &snap, &UiState::default(), 160, 3);
+        let banner = lines(&buf).get(1).cloned().unwrap_or_default();
+        let want = "— db1 running 7s, waiting for table metadata lock · r1 applying 2s (92 %)";
+        assert!(banner.contains(want), "{banner}");
+        // At 80 columns the statement gives way, not the wait.
+        snap.nodes
+            .iter_mut()
+            .for_each(|n| n.ddl.truncate(usize::from(n.name == "db1")));
+        let buf = draw(render, &snap, &UiState::default(), 80, 3);
+        let banner = lines(&buf).get(1).cloned().unwrap_or_default();
+        assert!(
+            banner.starts_with(
+                "DDL ALTER TABLE big ENGINE=In… — db1 running 7s, waiting for table metadata lock"
+            ),
+            "{banner}"
+        );
     }
 
     #[test]
