@@ -129,6 +129,20 @@ fn same_window_offline(rec: &std::path::Path, md: &str) {
     assert!(!primary.applier && primary.text.starts_with(BIG_TABLE_ALTER));
     // It ran seconds (about 5 here); the scan sees whole seconds.
     assert!(primary.elapsed_s >= 1, "{primary:?}");
+    // Held on its metadata lock until it had run 8 s (`alter_big_table`), the copy taking
+    // 2.5–5 s: on every node the scans saw it wait for seconds, and the report says so.
+    for s in &facts.statements {
+        eprintln!(
+            "{}: waited {}s of {}s",
+            s.node, s.wait.waited_s, s.elapsed_s
+        );
+        assert_eq!(s.wait.lock.as_deref(), Some("table metadata lock"), "{s:?}");
+        assert!(
+            s.wait.waited_s >= 1 && s.wait.waited_s <= s.elapsed_s,
+            "{s:?}"
+        );
+    }
+    assert!(md.contains("for the table metadata lock |"), "{md}");
     let primary_done = facts.primary_done.expect("the primary's end");
     for name in ["r1", "r2"] {
         let applied = on(name).unwrap_or_else(|| panic!("{name} never seen applying it"));

@@ -4,8 +4,9 @@
 //! 1. **The primary's duration.** A schema change replicates as one statement that the replica
 //!    runs from the start after the primary finished it, and usually takes about as long there.
 //!    When the engine saw the same statement text running on the primary, the estimate is the
-//!    longest time it was seen running there minus the time the replica has spent on it so far
-//!    (never below zero: "any moment now").
+//!    longest time it was seen running there, less what of it the statement waited there for a
+//!    lock ([`DdlWait`]: the replica's applier does not wait for the primary's clients), minus
+//!    the time the replica has spent on it so far (never below zero: "any moment now").
 //! 2. **The channel's catch-up.** Otherwise the store's estimate for any lag
 //!    ([`crate::store::apply_rate`]): while the heartbeat lag shrinks over the last 20 s of polls,
 //!    the lag beyond `SQL_Delay` divided by how fast it shrinks (60 s of lag falling 0.5 s per
@@ -16,6 +17,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::mysql::{DdlStatement, DdlWait};
 use crate::store::apply_rate::CatchUpState;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 use crate::units;
@@ -27,7 +29,10 @@ const REMEMBERED: usize = 256;
 pub enum Eta {
     FromPrimary {
         remaining: Duration,
+        /// Seconds the primary worked on it, its waits left out.
         primary_took_s: u64,
+        /// Seconds it waited there for a lock, and which; `None` when it never waited.
+        primary_waited: Option<(u64, String)>,
     },
     FromTrend {
         remaining: Duration,
@@ -54,11 +59,18 @@ impl Eta {
             Self::FromPrimary {
                 remaining,
                 primary_took_s,
-            } => format!(
-                "{} (the primary ran it for {})",
-                units::eta(*remaining),
-                units::secs(*primary_took_s)
-            ),
+                primary_waited,
+            } => {
+                let waited = primary_waited
+                    .as_ref()
+                    .map(|(s, lock)| format!(", after waiting {} for the {lock}", units::secs(*s)))
+                    .unwrap_or_default();
+                format!(
+                    "{} (the primary ran it for {}{waited})",
+                    units::eta(*remaining),
+                    units::secs(*primary_took_s)
+                )
+            }
             Self::FromTrend { remaining, rate } => {
                 format!("{} (lag falling {rate:.2} s/s)", units::eta(*remaining))
             }
@@ -78,6 +90,7 @@ fn key(statement: &str) -> String {
 #[derive(Debug)]
 struct PrimaryRun {
     longest_s: u64,
+    wait: DdlWait,
     /// Seen in the newest evaluation; a statement seen again after it was gone is a new run.
     running: bool,
     last_seen: Duration,
@@ -92,24 +105,27 @@ pub struct DdlMemory {
 impl DdlMemory {
     /// Notes the client DDL running on primaries now; called on every snapshot.
     pub fn observe(&mut self, snapshot: &Snapshot) {
-        let now: HashMap<String, u64> = snapshot
+        let now: HashMap<String, &DdlStatement> = snapshot
             .nodes
             .iter()
             .filter(|n| n.role == Role::Primary)
             .flat_map(|n| n.ddl.iter().filter(|d| !d.applier))
-            .map(|d| (key(&d.statement), d.elapsed_s))
+            .map(|d| (key(&d.statement), d))
             .collect();
-        for (statement, &elapsed) in &now {
+        for (statement, ddl) in &now {
             let run = self.runs.entry(statement.clone()).or_insert(PrimaryRun {
-                longest_s: elapsed,
+                longest_s: ddl.elapsed_s,
+                wait: DdlWait::default(),
                 running: false,
                 last_seen: snapshot.uptime,
             });
-            run.longest_s = if run.running {
-                run.longest_s.max(elapsed)
+            if run.running {
+                run.longest_s = run.longest_s.max(ddl.elapsed_s);
             } else {
-                elapsed
-            };
+                run.longest_s = ddl.elapsed_s;
+                run.wait = DdlWait::default();
+            }
+            run.wait.observe(ddl);
             run.last_seen = snapshot.uptime;
         }
         for (statement, run) in &mut self.runs {
@@ -128,8 +144,12 @@ impl DdlMemory {
         }
     }
 
-    pub fn primary_took(&self, statement: &str) -> Option<u64> {
-        self.runs.get(&key(statement)).map(|run| run.longest_s)
+    /// How long the primary worked on `statement` (its waits for a lock left out), with the
+    /// wait.
+    pub fn primary_took(&self, statement: &str) -> Option<(u64, &DdlWait)> {
+        self.runs
+            .get(&key(statement))
+            .map(|run| (run.wait.worked(run.longest_s), &run.wait))
     }
 }
 
@@ -140,10 +160,15 @@ pub fn catch_up(memory: &DdlMemory, node: &NodeView, replica: &ReplicaView) -> E
         .iter()
         .filter(|d| d.applier)
         .find_map(|d| Some((memory.primary_took(&d.statement)?, d.elapsed_s)));
-    if let Some((took, elapsed)) = from_primary {
+    if let Some(((took, wait), elapsed)) = from_primary {
         return Eta::FromPrimary {
             remaining: Duration::from_secs(took.saturating_sub(elapsed)),
             primary_took_s: took,
+            primary_waited: wait
+                .lock
+                .clone()
+                .filter(|_| wait.waited_s > 0)
+                .map(|lock| (wait.waited_s, lock)),
         };
     }
     from_trend(replica)
@@ -181,7 +206,12 @@ mod tests {
         memory.observe(&topo.at(2));
         topo.node_mut("db1", |n| n.ddl.clear());
         memory.observe(&topo.at(3));
-        assert_eq!(memory.primary_took("ALTER TABLE big ADD c INT"), Some(190));
+        assert_eq!(
+            memory
+                .primary_took("ALTER TABLE big ADD c INT")
+                .map(|(s, _)| s),
+            Some(190)
+        );
         topo.node_mut("r1", |n| {
             n.ddl = vec![ddl("ALTER TABLE big ADD c INT", 41, true)];
         });
@@ -197,7 +227,8 @@ mod tests {
             eta,
             Eta::FromPrimary {
                 remaining: secs(149.0),
-                primary_took_s: 190
+                primary_took_s: 190,
+                primary_waited: None,
             }
         );
         assert_eq!(eta.explained(), "~2m00s (the primary ran it for 3m10s)");
@@ -206,7 +237,50 @@ mod tests {
             n.ddl = vec![ddl("ALTER TABLE big ADD c INT", 5, false)];
         });
         memory.observe(&topo.at(5));
-        assert_eq!(memory.primary_took("ALTER TABLE big ADD c INT"), Some(5));
+        assert_eq!(
+            memory
+                .primary_took("ALTER TABLE big ADD c INT")
+                .map(|(s, _)| s),
+            Some(5)
+        );
+    }
+
+    #[test]
+    fn the_primarys_wait_for_a_lock_is_no_work_the_replica_repeats() {
+        let statement = "ALTER TABLE big ADD c INT";
+        let mut topo = Topo::new();
+        let mut memory = DdlMemory::default();
+        // Waiting for the table's metadata lock for its first 100 s, then 30 s of work.
+        for (at, elapsed, waiting) in [
+            (1, 40, true),
+            (2, 100, true),
+            (3, 101, false),
+            (4, 130, false),
+        ] {
+            topo.node_mut("db1", |n| {
+                let mut seen = ddl(statement, elapsed, false);
+                seen.waiting_for = waiting.then(|| "table metadata lock".to_owned());
+                n.ddl = vec![seen];
+            });
+            memory.observe(&topo.at(at));
+        }
+        topo.node_mut("db1", |n| n.ddl.clear());
+        topo.node_mut("r1", |n| n.ddl = vec![ddl(statement, 10, true)]);
+        let snapshot = topo.at(5);
+        let r1 = snapshot.node("r1").unwrap();
+        let eta = catch_up(&memory, r1, r1.replica().unwrap());
+        assert_eq!(
+            eta,
+            Eta::FromPrimary {
+                remaining: secs(20.0),
+                primary_took_s: 30,
+                primary_waited: Some((100, "table metadata lock".to_owned())),
+            }
+        );
+        assert_eq!(
+            eta.explained(),
+            "~20s (the primary ran it for 30s, after waiting 1m40s for the table metadata lock)"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::ReportSettings;
 use super::replica::{self, ReplicaLag};
 use super::window::Bounds;
 use crate::drain::ActionRecord;
+use crate::mysql::DdlWait;
 use crate::probe::ProbeResult;
 use crate::store::alert_view::LogEntry;
 use crate::store::{NodeView, Role, Snapshot};
@@ -36,6 +37,8 @@ pub struct Statement {
     pub progress: Option<f64>,
     /// Still running in the window's last snapshot.
     pub running_at_end: bool,
+    /// How long of it the statement waited for a lock, and which.
+    pub wait: DdlWait,
 }
 
 /// Everything a report shows about one window.
@@ -193,7 +196,9 @@ impl Gatherer {
                 elapsed_s: ddl.elapsed_s,
                 progress: None,
                 running_at_end: true,
+                wait: DdlWait::default(),
             });
+            statement.wait.observe(ddl);
             statement.last_seen = now;
             statement.elapsed_s = statement.elapsed_s.max(ddl.elapsed_s);
             statement.progress = match (statement.progress, ddl.progress) {

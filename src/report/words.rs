@@ -67,14 +67,21 @@ pub fn run_by(statement: &Statement) -> &'static str {
     }
 }
 
-/// `9s, done` or `≥ 42s, still running`.
+/// `9s, done by 12:03:14` or `≥ 42s, still running`, and how long of it the statement waited
+/// for a lock: `; waited 30s for the table metadata lock`.
 #[must_use]
 pub fn run_time(statement: &Statement) -> String {
     let time = units::secs(statement.elapsed_s);
-    if statement.running_at_end {
+    let run = if statement.running_at_end {
         format!("≥ {time}, still running")
     } else {
         format!("{time}, done by {}", statement.last_seen.format("%H:%M:%S"))
+    };
+    match (&statement.wait.lock, statement.wait.waited_s) {
+        (Some(lock), waited @ 1..) => {
+            format!("{run}; waited {} for the {lock}", units::secs(waited))
+        }
+        _ => run,
     }
 }
 
