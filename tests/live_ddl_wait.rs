@@ -27,9 +27,9 @@ fn run(mut conn: NodeConn, sql: &'static str) -> tokio::task::JoinHandle<NodeCon
     })
 }
 
-/// Waits for `node`'s `ddl_in_flight` alert to show the ALTER waiting for `lock`; returns its
-/// cause.
-async fn waiting_alert(engine: &Engine, node: &str, lock: &str) -> String {
+/// Waits for `node`'s `ddl_in_flight` alert to show the ALTER waiting for `lock`, and checks
+/// that its cause starts with `starts` and ends with `ends`.
+async fn waiting_alert(engine: &Engine, node: &str, lock: &str, (starts, ends): (&str, &str)) {
     let what = format!("{node}'s ddl_in_flight waiting for the {lock}");
     let (cause, _) = until(engine, &what, DEADLINE, |s| {
         let a = alert(s, KIND, Some(node))?;
@@ -47,7 +47,10 @@ async fn waiting_alert(engine: &Engine, node: &str, lock: &str) -> String {
         })
     })
     .await;
-    cause
+    assert!(
+        cause.starts_with(starts) && cause.ends_with(ends),
+        "{cause}"
+    );
 }
 
 /// Waits until no node shows a DDL and no `ddl_in_flight` alert is active.
@@ -74,21 +77,23 @@ async fn live_a_ddl_waiting_for_a_lock_says_which_and_what_it_holds_up() {
 
     // 1. On the primary, behind an application's open transaction; a read of the table sent
     // after it queues behind the waiting ALTER.
-    let primary_hold = t.hold_big_table("primary").await;
+    let mut primary_hold = t.hold_big_table("primary").await;
     // And on the replica a transaction that has read the table, for when the ALTER gets there.
-    let replica_hold = t.hold_big_table("r1").await;
+    let mut replica_hold = t.hold_big_table("r1").await;
     let alter = run(
         app().await,
         "ALTER TABLE rwtop.big ADD COLUMN c INT, ALGORITHM=INPLACE",
     );
-    let cause = waiting_alert(&engine, "primary", "table metadata lock").await;
-    assert!(
-        cause.starts_with("primary running ALTER for ")
-            && cause.ends_with(
-                "waiting for table metadata lock: every later query on the table queues behind it"
-            ),
-        "{cause}"
-    );
+    waiting_alert(
+        &engine,
+        "primary",
+        "table metadata lock",
+        (
+            "primary running ALTER for ",
+            "waiting for table metadata lock: every later query on the table queues behind it",
+        ),
+    )
+    .await;
     let read = run(app().await, "SELECT COUNT(*) FROM rwtop.big");
     let mut watch = t.connect("primary").await;
     eventually("the read queued behind the ALTER", DEADLINE, async || {
@@ -107,18 +112,19 @@ async fn live_a_ddl_waiting_for_a_lock_says_which_and_what_it_holds_up() {
 
     // 2. Released on the primary, the ALTER runs there, then waits on the replica behind its
     // open transaction, and replication with it.
-    let mut primary_hold = primary_hold;
     primary_hold.query_rows("COMMIT").await.unwrap();
-    let conn = alter.await.unwrap();
-    conn.close().await;
+    alter.await.unwrap().close().await;
     read.await.unwrap().close().await;
-    let cause = waiting_alert(&engine, "r1", "table metadata lock").await;
-    assert!(
-        cause.starts_with("r1 applying ALTER for ")
-            && cause.ends_with("waiting for table metadata lock: replication waits behind it"),
-        "{cause}"
-    );
-    let mut replica_hold = replica_hold;
+    waiting_alert(
+        &engine,
+        "r1",
+        "table metadata lock",
+        (
+            "r1 applying ALTER for ",
+            "waiting for table metadata lock: replication waits behind it",
+        ),
+    )
+    .await;
     replica_hold.query_rows("COMMIT").await.unwrap();
     no_ddl(&engine, "the ALTER done everywhere").await;
 
@@ -133,12 +139,13 @@ async fn live_a_ddl_waiting_for_a_lock_says_which_and_what_it_holds_up() {
         app().await,
         "ALTER TABLE rwtop.big ADD COLUMN d INT, ALGORITHM=INPLACE",
     );
-    let cause = waiting_alert(&engine, "primary", "backup lock").await;
-    assert!(
-        cause.starts_with("primary running ALTER for ")
-            && cause.ends_with(", waiting for backup lock"),
-        "{cause}"
-    );
+    waiting_alert(
+        &engine,
+        "primary",
+        "backup lock",
+        ("primary running ALTER for ", ", waiting for backup lock"),
+    )
+    .await;
     dba.query_rows("BACKUP STAGE END").await.unwrap();
     alter.await.unwrap().close().await;
     no_ddl(&engine, "the second ALTER done").await;

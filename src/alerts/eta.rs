@@ -164,11 +164,7 @@ pub fn catch_up(memory: &DdlMemory, node: &NodeView, replica: &ReplicaView) -> E
         return Eta::FromPrimary {
             remaining: Duration::from_secs(took.saturating_sub(elapsed)),
             primary_took_s: took,
-            primary_waited: wait
-                .lock
-                .clone()
-                .filter(|_| wait.waited_s > 0)
-                .map(|lock| (wait.waited_s, lock)),
+            primary_waited: wait.waited().map(|(s, lock)| (s, lock.to_owned())),
         };
     }
     from_trend(replica)

@@ -9,8 +9,8 @@ use super::processlist::DdlStatement;
 /// one scan late; while a DDL runs the scan comes every poll (`poll/cadence.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DdlWait {
-    /// The statement's run time at the newest scan seen.
-    last_elapsed: Option<u64>,
+    /// The statement's run time at the newest scan seen (0 before the first).
+    last_elapsed: u64,
     pub waited_s: u64,
     /// The newest lock it was seen waiting for.
     pub lock: Option<String>,
@@ -19,12 +19,19 @@ pub struct DdlWait {
 impl DdlWait {
     /// Takes one scan's sight of the statement; a repeat of the same scan adds nothing.
     pub fn observe(&mut self, ddl: &DdlStatement) {
-        let since = ddl.elapsed_s.saturating_sub(self.last_elapsed.unwrap_or(0));
+        let since = ddl.elapsed_s.saturating_sub(self.last_elapsed);
         if let Some(lock) = &ddl.waiting_for {
             self.waited_s += since;
             self.lock = Some(lock.clone());
         }
-        self.last_elapsed = Some(self.last_elapsed.unwrap_or(0).max(ddl.elapsed_s));
+        self.last_elapsed = self.last_elapsed.max(ddl.elapsed_s);
+    }
+
+    /// The seconds waited and the lock, when the scans saw a wait that lasted.
+    #[must_use]
+    pub fn waited(&self) -> Option<(u64, &str)> {
+        let lock = self.lock.as_deref()?;
+        (self.waited_s > 0).then_some((self.waited_s, lock))
     }
 
     /// Of `elapsed` seconds, those not spent waiting.
@@ -58,7 +65,7 @@ mod tests {
             wait.observe(&seen(elapsed, lock));
         }
         assert_eq!(wait.waited_s, 6);
-        assert_eq!(wait.lock.as_deref(), Some("table metadata lock"));
+        assert_eq!(wait.waited(), Some((6, "table metadata lock")));
         assert_eq!(wait.worked(9), 3);
         // Working, then waiting at the end (a copy's last step), seen at 10 and 12 s.
         let mut wait = DdlWait::default();

@@ -77,11 +77,9 @@ pub fn run_time(statement: &Statement) -> String {
     } else {
         format!("{time}, done by {}", statement.last_seen.format("%H:%M:%S"))
     };
-    match (&statement.wait.lock, statement.wait.waited_s) {
-        (Some(lock), waited @ 1..) => {
-            format!("{run}; waited {} for the {lock}", units::secs(waited))
-        }
-        _ => run,
+    match statement.wait.waited() {
+        Some((waited, lock)) => format!("{run}; waited {} for the {lock}", units::secs(waited)),
+        None => run,
     }
 }
 

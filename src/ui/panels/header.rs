@@ -13,6 +13,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::topology::conn_glyph;
 use crate::alerts::Severity;
+use crate::mysql::DdlStatement;
 use crate::poll::{ConnState, WriterState};
 use crate::store::{NodeView, Role};
 use crate::ui::RenderCtx;
@@ -139,21 +140,23 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
     if groups.is_empty() {
         return None;
     }
+    let groups: Vec<(String, String)> = groups
+        .into_iter()
+        .map(|(statement, parts)| (statement, parts.join(" · ")))
+        .collect();
     let width = usize::from(width);
     // "DDL ", then per group " — " and its parts, "  │  " between groups.
     let fixed: usize = 4
         + groups
             .iter()
-            .map(|(_, parts)| parts.join(" · ").chars().count() + 3)
+            .map(|(_, parts)| parts.chars().count() + 3)
             .sum::<usize>()
         + 5 * (groups.len() - 1);
     let most = (width / 2 / groups.len()).max(16);
     let budget = (width.saturating_sub(fixed) / groups.len()).clamp(16, most);
     let text: Vec<String> = groups
         .iter()
-        .map(|(statement, parts)| {
-            format!("{} — {}", one_line(statement, budget), parts.join(" · "))
-        })
+        .map(|(statement, parts)| format!("{} — {parts}", one_line(statement, budget)))
         .collect();
     Some(Line::styled(
         format!("DDL {}", text.join("  │  ")),
@@ -163,7 +166,7 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
 
 /// One node's part of the banner: `r1 applying 2s (92 %)`; while waiting for a lock,
 /// `db1 running 9s, waiting for table metadata lock` (a progress of 0 left out: nothing done).
-fn ddl_part(node: &str, d: &crate::mysql::DdlStatement) -> String {
+fn ddl_part(node: &str, d: &DdlStatement) -> String {
     let verb = if d.applier { "applying" } else { "running" };
     let progress = d
         .progress
