@@ -285,6 +285,8 @@ fn engine_spec(sandbox: &Sandbox, nodes_wanted: usize) -> Result<EngineSpec> {
         by_position: defaults.heartbeat.by_position,
         thresholds: defaults.thresholds,
         drain: None,
+        found_roots: rwtop::engine::upward::FoundRoots::Write,
+        found: Vec::new(),
     })
 }
 

@@ -247,13 +247,7 @@ fn live_poll_path() -> Result<()> {
     println!("# server: {version}");
 
     // The heartbeat row the replicas read, written as the writer would.
-    sandbox.admin(
-        "primary",
-        "CREATE TABLE IF NOT EXISTS rwtop.heartbeat (\
-         writer_id VARCHAR(64) NOT NULL PRIMARY KEY, \
-         seq BIGINT UNSIGNED NOT NULL, \
-         ts DATETIME(6) NOT NULL) ENGINE=InnoDB",
-    )?;
+    sandbox.admin("primary", &rwtop::mysql::own_tables::HEARTBEAT.create_sql())?;
     sandbox.admin(
         "primary",
         &format!(

@@ -282,6 +282,8 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize, opts: &Options) -> Result<Engine
         by_position: opts.by_position,
         thresholds: defaults.thresholds,
         drain: None,
+        found_roots: rwtop::engine::upward::FoundRoots::Write,
+        found: Vec::new(),
     })
 }
 

@@ -51,6 +51,18 @@ pub struct Channel<'a> {
     pub health: Health,
 }
 
+/// Whether rwtop may write its rows in one of its tables on a root now, as the nodes below it
+/// hold that table (`mysql::own_tables`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableGate {
+    /// Every node that answers has had its copy read, and none below the root differs.
+    Open,
+    /// A node has not answered its first poll or had its copy read yet.
+    Wait,
+    /// A node below the root holds a copy that would not take rwtop's rows: why, in one line.
+    Unsafe(String),
+}
+
 /// The topology as the latest snapshot shows it.
 pub trait Topology: Send + Sync + 'static {
     /// Every node, in display order.
@@ -60,12 +72,13 @@ pub trait Topology: Send + Sync + 'static {
         self.members().into_iter().find(|m| m.name == name)
     }
 
-    /// `None` for a node with no replication status (a primary, or one not yet polled). A node
-    /// with several channels is judged by its default one, as [`Self::channels`] lists first.
+    /// `None` for a node with no replication status now (a primary, one not yet polled, one
+    /// that does not answer). A node with several channels is judged by its default one, as
+    /// [`Self::channels`] lists first.
     fn health(&self, name: &str) -> Option<Health>;
 
     /// Every channel of a node, in the server's order; empty for a node that replicates from
-    /// nobody or has not answered yet.
+    /// nobody, has not answered yet or does not answer now.
     fn channels(&self, node: &str) -> Vec<Channel<'_>>;
 
     /// The writable roots (heartbeat roots) upstream of one channel of `node`, following its
@@ -90,6 +103,12 @@ pub trait Topology: Send + Sync + 'static {
     /// coordinate a replica's figures need. `None` while a node has not answered yet, since its
     /// channels, and so the sources, are not known.
     fn sources(&self) -> Option<Vec<&str>>;
+
+    /// Whether rows in `table` (`rwtop.heartbeat`) written on `root` would meet, on some node
+    /// below it, a copy of the table that is not rwtop's.
+    fn own_table_gate(&self, _root: &str, _table: &str) -> TableGate {
+        TableGate::Open
+    }
 
     /// The node's GTID state as rwtop last polled it, and how old that poll is now: the
     /// "monitored position" a proxy's fast modes route on. `None` before a poll answered.

@@ -73,7 +73,7 @@ fn config_file(dir: &tempfile::TempDir, name: &str, text: &str) -> CliOverrides 
 
 fn nodes(primary: Option<&str>, replicas: &[&str]) -> CliOverrides {
     CliOverrides {
-        primary: primary.map(str::to_owned),
+        primaries: primary.map(str::to_owned).into_iter().collect(),
         replicas: replicas.iter().map(|&r| r.to_owned()).collect(),
         ..CliOverrides::default()
     }
@@ -291,7 +291,7 @@ fn cli_nodes_replace_the_file_nodes() {
     assert_eq!(config.interval, Duration::from_secs(2));
 
     // Replicas alone replace the file's primary too.
-    cli.primary = None;
+    cli.primaries.clear();
     let config = load_ok(&cli);
     assert_eq!(config.primary(), None);
     assert_eq!(config.nodes.len(), 2);

@@ -1619,7 +1619,7 @@ proptest! {
             }
         }
         let cli = CliOverrides {
-            primary: Some(flag.clone()),
+            primaries: vec![flag.clone()],
             replicas: vec![flag.clone(), format!("r={flag}")],
             interval: with_interval.then_some(flag),
             ..CliOverrides::default()

@@ -175,11 +175,13 @@ async fn live_observed_heartbeat_lag_is_unknown_until_the_row_advances() {
     // A row of this writer id, 20 s old, as a writer that stopped writing left it.
     t.admin(
         "primary",
-        "CREATE TABLE IF NOT EXISTS rwtop.heartbeat (writer_id VARCHAR(64) NOT NULL PRIMARY KEY, \
-         seq BIGINT UNSIGNED NOT NULL, ts DATETIME(6) NOT NULL) ENGINE=InnoDB; \
-         INSERT INTO rwtop.heartbeat VALUES ('rwtop-test', 41, UTC_TIMESTAMP(6) - INTERVAL 20 SECOND); \
-         CREATE USER 'other'@'127.0.0.1' IDENTIFIED BY 'test-only'; \
-         GRANT ALL ON rwtop.* TO 'other'@'127.0.0.1'",
+        &format!(
+            "{}; \
+             INSERT INTO rwtop.heartbeat VALUES ('rwtop-test', 41, UTC_TIMESTAMP(6) - INTERVAL 20 SECOND); \
+             CREATE USER 'other'@'127.0.0.1' IDENTIFIED BY 'test-only'; \
+             GRANT ALL ON rwtop.* TO 'other'@'127.0.0.1'",
+            rwtop::mysql::own_tables::HEARTBEAT.create_sql()
+        ),
     );
     t.sandbox().wait_replicating(DEADLINE).unwrap();
     // ... and still holds the writer lock: this rwtop observes instead of writing.

@@ -355,9 +355,10 @@ async fn live_reads_in_front_of_the_status_poll_read_what_they_read_alone() {
 
     t.admin(
         "primary",
-        "CREATE TABLE rwtop.heartbeat (writer_id VARCHAR(64) NOT NULL PRIMARY KEY, \
-         seq BIGINT UNSIGNED NOT NULL, ts DATETIME(6) NOT NULL); \
-         INSERT INTO rwtop.heartbeat VALUES ('led-test', 41, UTC_TIMESTAMP(6))",
+        &format!(
+            "{}; INSERT INTO rwtop.heartbeat VALUES ('led-test', 41, UTC_TIMESTAMP(6))",
+            rwtop::mysql::own_tables::HEARTBEAT.create_sql()
+        ),
     );
     let seq = |rows: &[rwtop::mysql::RawRow]| {
         rows.first()

@@ -35,7 +35,7 @@ fn stale_verdict(
     if !stale {
         return Verdict::Clean;
     }
-    let mut evidence = vec![fact("writer", writer_name(writer))];
+    let mut evidence = vec![fact("writer", writer.name())];
     if let Some(seq) = last_seq {
         evidence.push(fact("last_seq", seq.to_string()));
     }
@@ -46,23 +46,14 @@ fn stale_verdict(
         WriterState::Failing { cause } => {
             format!("heartbeat writer failing: {}", format::quote(cause))
         }
-        WriterState::Refused { reason } => {
-            format!("heartbeat writer refused: {}", format::quote(reason))
-        }
+        WriterState::Refused { .. } | WriterState::Unsafe { .. } => format!(
+            "heartbeat writer refused: {}",
+            format::quote(&writer.detail().unwrap_or_default())
+        ),
         _ => "heartbeat not advancing on the primary: lag of caught-up replicas is unknown"
             .to_owned(),
     };
     Verdict::bad(evidence, cause)
-}
-
-fn writer_name(writer: &WriterState) -> &'static str {
-    match writer {
-        WriterState::Starting => "starting",
-        WriterState::Writing => "writing",
-        WriterState::Observing => "observing",
-        WriterState::Refused { .. } => "refused",
-        WriterState::Failing { .. } => "failing",
-    }
 }
 
 /// Every replica that answers is beyond the routing threshold, so a router that honours it

@@ -6,7 +6,8 @@ use super::ddl::DdlMemory;
 use super::format;
 use super::topology::TopologyMemory;
 use super::{AlertKind, AlertSettings};
-use crate::mysql::IoRunning;
+use crate::mysql::replica_status::ThreadError;
+use crate::mysql::{IoRunning, own_tables};
 use crate::poll::ConnState;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 use crate::units;
@@ -268,11 +269,12 @@ fn sql_thread_stopped(r: &ReplicaView) -> Verdict {
     let cause = match &r.last_sql_error {
         Some(e) => {
             evidence.push(fact("last_sql_error", format::thread_error(e)));
-            format!(
+            let cause = format!(
                 "SQL thread stopped on error {}: {}",
                 e.errno,
                 format::quote(&e.message)
-            )
+            );
+            own_damage(cause, e, &mut evidence)
         }
         None => "SQL thread stopped without an error (by hand or an UNTIL condition): \
                  nothing received is applied"
@@ -294,11 +296,30 @@ fn replication_error(r: &ReplicaView) -> Verdict {
     }
     // The SQL error first: it means data did not apply, an IO error only that it did not arrive.
     let cause = match (&r.last_sql_error, &r.last_io_error) {
-        (Some(e), _) => format!("SQL error {}: {}", e.errno, format::quote(&e.message)),
+        (Some(e), _) => own_damage(
+            format!("SQL error {}: {}", e.errno, format::quote(&e.message)),
+            e,
+            &mut evidence,
+        ),
         (None, Some(e)) => format!("IO error {}: {}", e.errno, format::quote(&e.message)),
         (None, None) => String::new(),
     };
     Verdict::bad(evidence, cause)
+}
+
+/// An applier error that names one of rwtop's own tables is rwtop's doing: the cause says so,
+/// and how to repair the channel without touching anything but rwtop's rows.
+fn own_damage(cause: String, e: &ThreadError, evidence: &mut Vec<(String, String)>) -> String {
+    let Some(table) = own_tables::named_in(&e.message) else {
+        return cause;
+    };
+    evidence.push(fact("caused_by", format!("rwtop ({table})")));
+    format!(
+        "{cause}. rwtop caused this: the failing transaction writes only rwtop's own {table}, \
+         none of your data. Repair: make this replica's {table} rwtop's definition without \
+         logging it (`rwtop lint` prints the statement; run it after SET SESSION sql_log_bin = \
+         0), then start this channel's SQL thread again; skip nothing"
+    )
 }
 
 fn gtid_backlog_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use super::rules::{Verdict, fact};
+use crate::poll::ConnState;
 use crate::store::{NodeView, Role, Snapshot};
 
 #[derive(Debug, Default)]
@@ -133,6 +134,16 @@ impl TopologyMemory {
         if current.is_empty() {
             return;
         }
+        // The first picture waits for every primary that may still answer: two roots whose
+        // first polls land in different snapshots are one topology, not a switchover.
+        let unanswered = snapshot.nodes.iter().any(|n| {
+            n.role == Role::Primary
+                && n.read_only.is_none()
+                && matches!(n.conn, ConnState::Connecting | ConnState::Up)
+        });
+        if self.primaries.is_none() && unanswered {
+            return;
+        }
         if raised || self.primaries.is_none() {
             self.primaries = Some(current);
         }
@@ -230,6 +241,26 @@ mod tests {
                 .cause
                 .starts_with("r2 now replicates from db1 (was r1)")
         );
+    }
+
+    /// Two roots whose first answers land in different snapshots are one topology from the
+    /// start, not "the primaries are now db1, p2".
+    #[test]
+    fn roots_answering_one_after_the_other_raise_nothing() {
+        let mut topo = Topo::new();
+        topo.add_primary("p2", 4);
+        topo.node_mut("db1", |n| n.read_only = Some(false));
+        topo.node_mut("p2", |n| n.read_only = None);
+        let mut engine = AlertEngine::new(AlertSettings::default());
+        engine.evaluate(&topo.at(1));
+        topo.node_mut("p2", |n| n.read_only = Some(false));
+        for step in 2..8 {
+            let view = engine.evaluate(&topo.at(step));
+            assert!(
+                find(&view, AlertKind::TopologyChanged, None).is_none(),
+                "{view:?}"
+            );
+        }
     }
 
     #[test]

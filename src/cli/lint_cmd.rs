@@ -14,10 +14,10 @@ use super::output::emit;
 
 pub fn run(target: &TargetArgs, as_json: bool, wait: Duration) -> anyhow::Result<()> {
     let config = super::load_config(target)?;
-    let spec = EngineSpec::from_config(&config);
+    let mut spec = EngineSpec::from_config(&config);
     let runtime = super::runtime()?;
     let snapshot = runtime.block_on(async {
-        let engine = Engine::start(&spec);
+        let engine = Engine::start_finding_roots(&mut spec).await;
         let mut updates = engine.snapshots();
         let deadline = Instant::now() + wait;
         while !ready(&engine.latest()) && Instant::now() < deadline {

@@ -49,15 +49,33 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// `--server-option NODE:NAME=VALUE`: the node, and the option line.
+fn server_option_arg(text: &str) -> Result<(String, String), String> {
+    let usage =
+        || format!("{text:?} is not NODE:NAME=VALUE (e.g. primary:character_set_server=utf8mb4)");
+    let (node, option) = text.split_once(':').ok_or_else(usage)?;
+    let (name, _) = option.split_once('=').ok_or_else(usage)?;
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    if !plain(node) || !plain(name) || option.contains('\n') {
+        return Err(usage());
+    }
+    Ok((node.to_owned(), option.to_owned()))
+}
+
 /// Which servers to watch and how; shared by every command that talks to a topology.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TargetArgs {
     /// Config file [default: ./rwtop.toml, then $XDG_CONFIG_HOME/rwtop/rwtop.toml].
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
-    /// The primary, as [NAME=]mysql://USER@HOST[:PORT]; replaces the config file's nodes.
-    #[arg(long, global = true)]
-    pub primary: Option<String>,
+    /// A primary (a root of the topology), as [NAME=]mysql://USER@HOST[:PORT]; repeat for
+    /// several roots; replaces the config file's nodes.
+    #[arg(long = "primary", id = "primary_dsns", global = true)]
+    pub primaries: Vec<String>,
     /// A replica, as [NAME=]mysql://USER@HOST[:PORT]; repeat for more.
     #[arg(long = "replica", id = "replica_dsns", global = true)]
     pub replicas: Vec<String>,
@@ -86,7 +104,7 @@ impl TargetArgs {
     pub fn overrides(&self) -> rwtop::config::CliOverrides {
         rwtop::config::CliOverrides {
             config: self.config.clone(),
-            primary: self.primary.clone(),
+            primaries: self.primaries.clone(),
             replicas: self.replicas.clone(),
             interval: self.interval.clone(),
             password_file: self.password_file.clone(),
@@ -219,6 +237,11 @@ pub enum SandboxAction {
         /// replica_parallel_workers on MySQL); 0 keeps one applier thread.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=256))]
         parallel: u16,
+        /// A server option of one node, as NODE:NAME=VALUE (e.g.
+        /// primary:character_set_server=utf8mb4), written last in its option file; repeat for
+        /// more. Nodes set up differently, as a fleet's are.
+        #[arg(long = "server-option", value_parser = server_option_arg)]
+        server_options: Vec<(String, String)>,
         /// Sandbox folder [default: $TMPDIR/rwtop-sandbox-<uid>].
         #[arg(long)]
         dir: Option<PathBuf>,

@@ -33,7 +33,7 @@ pub fn run(
         config.keys.iter().map(|(a, k)| (a.as_str(), k.as_str())),
         &origin,
     )?;
-    let spec = EngineSpec::from_config(&config);
+    let mut spec = EngineSpec::from_config(&config);
     let recorder = super::record_cmd::create(record)?;
     let runtime = super::runtime()?;
     runtime.block_on(async {
@@ -42,7 +42,7 @@ pub fn run(
             Some(addr) => Some(super::serve_cmd::bind(addr).await?),
             None => None,
         };
-        let engine = Engine::start(&spec);
+        let engine = Engine::start_finding_roots(&mut spec).await;
         let server = super::serve_cmd::serve(listener, engine.snapshots(), &config.cluster);
         let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(1);
         let recording = super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx));

@@ -76,7 +76,7 @@ pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
             .map_err(|message| flag_error("--strategy", message))?,
         None => vec![config.probe.strategy],
     };
-    let spec = EngineSpec::from_config(&config);
+    let mut spec = EngineSpec::from_config(&config);
     let probe_spec = spec.probe_spec().ok_or_else(|| {
         anyhow::anyhow!(
             "no primary to probe: a probe writes a marker row on the primary, so name one with \
@@ -111,7 +111,7 @@ pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
     };
     let runtime = super::runtime()?;
     let report = runtime.block_on(async {
-        let engine = Engine::start(&spec);
+        let engine = Engine::start_finding_roots(&mut spec).await;
         let report = bake(&engine, probe_spec, &configured, &mut plan).await;
         engine.shutdown().await;
         report

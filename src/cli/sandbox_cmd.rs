@@ -19,9 +19,14 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
             multi_source,
             tls,
             parallel,
+            server_options,
             dir,
             base_port,
         } => {
+            let mut by_node = std::collections::BTreeMap::<String, Vec<String>>::new();
+            for (node, option) in server_options {
+                by_node.entry(node).or_default().push(option);
+            }
             let spec = SandboxSpec {
                 dir: dir.unwrap_or_else(layout::default_dir),
                 replicas: usize::from(replicas),
@@ -33,6 +38,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
                 tls,
                 multi_source,
                 parallel,
+                server_options: by_node,
             };
             let start = Instant::now();
             let sandbox = Sandbox::up(&spec)?;

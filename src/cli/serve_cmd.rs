@@ -41,12 +41,12 @@ pub fn run(
     let listen =
         listen.ok_or_else(|| anyhow::anyhow!("rwtop serve needs --metrics-listen ADDR"))?;
     let config = super::load_config(target)?;
-    let spec = EngineSpec::from_config(&config);
+    let mut spec = EngineSpec::from_config(&config);
     let recorder = super::record_cmd::create(record)?;
     let runtime = super::runtime()?;
     runtime.block_on(async {
         let listener = bind(listen).await?;
-        let engine = Engine::start(&spec);
+        let engine = Engine::start_finding_roots(&mut spec).await;
         let server = listener.with_cluster(&config.cluster).serve(engine.snapshots());
         // No screen: a recorder's trouble is on stderr when it stops.
         let recording = super::record_cmd::spawn(recorder, engine.snapshots(), None);

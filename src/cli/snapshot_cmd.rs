@@ -13,10 +13,10 @@ use super::output::emit;
 
 pub fn run(target: &TargetArgs, as_json: bool, duration: Duration) -> anyhow::Result<()> {
     let config = super::load_config(target)?;
-    let spec = EngineSpec::from_config(&config);
+    let mut spec = EngineSpec::from_config(&config);
     let runtime = super::runtime()?;
     let snapshot = runtime.block_on(async {
-        let engine = Engine::start(&spec);
+        let engine = Engine::start_finding_roots(&mut spec).await;
         tokio::time::sleep(duration).await;
         // One more publication so the last events are in.
         let mut updates = engine.snapshots();
@@ -31,7 +31,7 @@ pub fn run(target: &TargetArgs, as_json: bool, duration: Duration) -> anyhow::Re
         text
     } else {
         let mut text = table(&snapshot);
-        let why = why_not_up(&snapshot);
+        let why = why_not_up(&snapshot) + &why_unknown(&snapshot);
         if !why.is_empty() {
             text.push('\n');
             text.push_str(&why);
@@ -48,6 +48,32 @@ fn why_not_up(s: &Snapshot) -> String {
     for n in &s.nodes {
         if let Some(cause) = conn_cause(&n.conn) {
             let _ = writeln!(out, "{} is {}: {cause}", n.name, n.conn.name());
+        }
+    }
+    out
+}
+
+/// Why each root's heartbeat is not written, and why each channel's lag is unknown: a `?` in
+/// the table is never left unexplained.
+fn why_unknown(s: &Snapshot) -> String {
+    let mut out = String::new();
+    for root in &s.heartbeat.roots {
+        if let Some(detail) = root.writer.detail() {
+            let node = root.node.as_deref().unwrap_or("the primary");
+            let _ = writeln!(out, "heartbeat on {node} {}: {detail}", root.writer.name());
+        }
+    }
+    for n in s
+        .nodes
+        .iter()
+        .filter(|n| n.conn == rwtop::poll::ConnState::Up)
+    {
+        for r in &n.channels {
+            if let rwtop::store::lag::Lag::Unknown { reason } = &r.heartbeat_lag {
+                let channel = Some(r.channel.as_str()).filter(|c| !c.is_empty());
+                let place = rwtop::store::alert_view::place(Some(&n.name), channel);
+                let _ = writeln!(out, "{} lag unknown: {reason}", place.unwrap_or_default());
+            }
         }
     }
     out

@@ -153,14 +153,14 @@ fn from_recording(path: &Path) -> anyhow::Result<Collector> {
 /// The configured topology watched for `duration`, its series gathered every minute.
 fn live(target: &TargetArgs, duration: Duration) -> anyhow::Result<Collector> {
     let config = super::load_config(target)?;
-    let spec = EngineSpec::from_config(&config);
+    let mut spec = EngineSpec::from_config(&config);
     let runtime = super::runtime()?;
     eprintln!(
         "rwtop: watching the topology's lag for {} (no probe written)…",
         rwtop::units::duration(duration)
     );
     Ok(runtime.block_on(async {
-        let engine = Engine::start(&spec);
+        let engine = Engine::start_finding_roots(&mut spec).await;
         let mut collector = Collector::default();
         let mut left = duration;
         while !left.is_zero() {

@@ -279,7 +279,7 @@ pub fn cli_node_specs(cli: &CliOverrides) -> Vec<NodeSpec> {
         dsn: dsn.clone(),
         origin: Origin::Flag(flag.to_owned()),
     };
-    cli.primary
+    cli.primaries
         .iter()
         .map(|dsn| spec(Role::Primary, "--primary", dsn))
         .chain(

@@ -130,6 +130,7 @@ struct HeartbeatFile {
     writer_id: Option<Spanned<String>>,
     pt_table: Option<Spanned<String>>,
     by_position: Option<bool>,
+    write_discovered_roots: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -338,6 +339,9 @@ impl HeartbeatFile {
                 .checked(self.pt_table.as_ref(), "heartbeat.pt_table", check_pt_table)?
                 .unwrap_or(d.pt_table),
             by_position: self.by_position.unwrap_or(d.by_position),
+            write_discovered_roots: self
+                .write_discovered_roots
+                .unwrap_or(d.write_discovered_roots),
         })
     }
 }

@@ -23,7 +23,7 @@ use std::time::Duration;
 pub use crate::alerts::Thresholds;
 pub use crate::topology::Role;
 pub use crate::units::parse_duration;
-pub use dsn::{ParsedDsn, parse_dsn, redact};
+pub use dsn::{ParsedDsn, check_name as check_node_name, parse_dsn, redact};
 pub use file::Settings;
 pub use report_file::ReportConfig;
 
@@ -37,7 +37,8 @@ use crate::mysql::{Endpoint, Timeouts};
 #[derive(Debug, Clone, Default)]
 pub struct CliOverrides {
     pub config: Option<PathBuf>,
-    pub primary: Option<String>,
+    /// `--primary`, once per root.
+    pub primaries: Vec<String>,
     pub replicas: Vec<String>,
     pub interval: Option<String>,
     pub password_file: Option<PathBuf>,
@@ -69,6 +70,9 @@ pub struct HeartbeatConfig {
     /// Read a replica's heartbeat from its applied GTID position where that tells, instead
     /// of from the table.
     pub by_position: bool,
+    /// Write a heartbeat on a root found through a replica's channel rather than named in the
+    /// config (`engine::upward`); `false` only reads it.
+    pub write_discovered_roots: bool,
 }
 
 impl Default for HeartbeatConfig {
@@ -80,6 +84,7 @@ impl Default for HeartbeatConfig {
             writer_id: String::new(),
             pt_table: "percona.heartbeat".to_owned(),
             by_position: true,
+            write_discovered_roots: true,
         }
     }
 }

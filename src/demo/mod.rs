@@ -120,6 +120,7 @@ impl Demo {
             multi_source: true,
             // Four workers per replica, so the ALTER and the burst show them busy.
             parallel: 4,
+            server_options: std::collections::BTreeMap::new(),
         };
         // A port chosen free can be taken by another program before its server binds it; `up`
         // leaves nothing behind on failure, so once more on new ports is clean.
@@ -204,6 +205,8 @@ impl Demo {
             by_position: defaults.by_position,
             thresholds: crate::config::Thresholds::default(),
             drain: None,
+            found_roots: crate::engine::upward::FoundRoots::Write,
+            found: Vec::new(),
         }
     }
 

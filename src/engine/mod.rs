@@ -5,6 +5,7 @@
 
 mod spec;
 mod store_task;
+pub mod upward;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -68,6 +69,16 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// Finds the roots above the configured nodes ([`upward::find_roots`]), says on standard
+    /// error what it found and chose, then starts the engine over them.
+    pub async fn start_finding_roots(spec: &mut EngineSpec) -> Self {
+        let limit = spec.timeouts.connect + spec.timeouts.query * 2;
+        for found in upward::find_roots(spec, limit).await {
+            eprintln!("rwtop: {}", found.describe());
+        }
+        Self::start(spec)
+    }
+
     /// Starts the store, a poller per node and the heartbeat writer. Must run inside a tokio
     /// runtime.
     #[must_use]
@@ -77,7 +88,10 @@ impl Engine {
         let (drain_tx, drain_rx) = mpsc::channel::<DrainEvent>(WORKER_EVENT_QUEUE);
         let (stop_tx, stop_rx) = watch::channel(false);
         let pace = Arc::new(ReadPace::new(spec.read_interval, spec.read_budget));
-        let store = Store::new(spec.store_settings(&pace), &spec.nodes);
+        let mut store = Store::new(spec.store_settings(&pace), &spec.nodes);
+        for found in &spec.found {
+            store.mark_found(&found.name);
+        }
         let (snap_tx, snap_rx) = watch::channel(Arc::new(store.snapshot(Instant::now())));
         let (found_tx, found_rx) = mpsc::unbounded_channel::<Discovered>();
         let mut tasks = JoinSet::new();
@@ -262,6 +276,14 @@ fn spawn_writer(
         .zip(spec.writer_ids())
         .enumerate()
     {
+        if let Some(reason) = spec.read_only_root(name) {
+            let state = WriterState::Refused { reason };
+            let _ = events_tx.try_send(PollEvent::Writer {
+                writer: index,
+                state,
+            });
+            continue;
+        }
         let writer = WriterSpec {
             node: name.to_owned(),
             endpoint: endpoint.clone(),

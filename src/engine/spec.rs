@@ -37,6 +37,10 @@ pub struct EngineSpec {
     pub thresholds: Thresholds,
     /// The load balancer drains go through; `None` without one.
     pub drain: Option<DrainSpec>,
+    /// Whether the roots [`super::upward::find_roots`] adds get a heartbeat writer.
+    pub found_roots: super::upward::FoundRoots,
+    /// The nodes found above the configured ones before the engine started.
+    pub found: Vec<super::upward::Found>,
 }
 
 impl EngineSpec {
@@ -60,6 +64,12 @@ impl EngineSpec {
             by_position: config.heartbeat.by_position,
             thresholds: config.thresholds,
             drain: config.drain.clone(),
+            found_roots: if config.heartbeat.write_discovered_roots {
+                super::upward::FoundRoots::Write
+            } else {
+                super::upward::FoundRoots::Read
+            },
+            found: Vec::new(),
         }
     }
 
@@ -120,6 +130,22 @@ impl EngineSpec {
             .into_iter()
             .map(|(name, _)| name.to_owned());
         self.writer_ids().into_iter().zip(roots).collect()
+    }
+
+    /// Why rwtop writes no heartbeat on root `name`, when it was found rather than configured
+    /// and `write_discovered_roots` is off.
+    #[must_use]
+    pub fn read_only_root(&self, name: &str) -> Option<String> {
+        self.found
+            .iter()
+            .find(|f| f.name == name && f.role == Role::Primary && !f.writes)
+            .map(|f| {
+                format!(
+                    "{} was found through {} and heartbeat.write_discovered_roots is false: \
+                     rwtop only reads it (name it with --primary or a [[primary]] to write there)",
+                    f.name, f.via
+                )
+            })
     }
 
     /// Every configured node's endpoint but `name`'s, by name.

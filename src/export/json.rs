@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.7";
+pub const SCHEMA_VERSION: &str = "1.9";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -140,6 +140,23 @@ pub struct JsonHeartbeat {
     pub last_seq: Option<u64>,
     pub last_ack_age_seconds: Option<f64>,
     pub stale: bool,
+    /// Since 1.9: every root's heartbeat (configured primaries, then roots found through a
+    /// replica's channel), the one above first.
+    pub roots: Vec<JsonRoot>,
+}
+
+/// One root's heartbeat row and its writer.
+#[derive(Debug, Serialize)]
+pub struct JsonRoot {
+    pub node: Option<String>,
+    /// Whether the root was named in the config or on the command line (`false`: found).
+    pub configured: bool,
+    pub writer_id: String,
+    pub writer: &'static str,
+    pub writer_detail: Option<String>,
+    pub last_seq: Option<u64>,
+    pub last_ack_age_seconds: Option<f64>,
+    pub stale: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -173,7 +190,8 @@ pub struct JsonNode {
     pub last_io_error: Option<JsonError>,
     pub last_sql_error: Option<JsonError>,
     /// Every replication channel, in the server's order (since 1.4); empty on a node that
-    /// replicates from nobody and on one that does not answer now.
+    /// replicates from nobody. Since 1.8 a node that does not answer now keeps the channels it
+    /// last showed, each with its lag unknown and its live fields null.
     pub channels: Vec<JsonChannel>,
 }
 
@@ -187,18 +205,19 @@ pub struct JsonChannel {
     pub source: Option<String>,
     /// Where the source is, as the replica reports it (`host:port`).
     pub source_address: String,
-    pub io_running: IoRunning,
-    pub sql_running: bool,
-    pub io_state: String,
-    pub sql_state: String,
+    // The channel's live state: null (since 1.8) while its node does not answer.
+    pub io_running: Option<IoRunning>,
+    pub sql_running: Option<bool>,
+    pub io_state: Option<String>,
+    pub sql_state: Option<String>,
     pub seconds_behind_source: Option<u64>,
     pub heartbeat_lag_seconds: JsonLag,
     /// In a cascade, this hop's own share of the lag; null when its source is a root.
     pub hop_lag_seconds: Option<f64>,
     pub gtid_backlog: JsonBacklog,
     pub bytes_behind: JsonBytes,
-    pub received: JsonPosition,
-    pub applied: JsonPosition,
+    pub received: Option<JsonPosition>,
+    pub applied: Option<JsonPosition>,
     pub sql_delay: Option<u64>,
     pub sql_remaining_delay: Option<u64>,
     pub last_io_error: Option<JsonError>,
@@ -398,22 +417,24 @@ fn appliers(a: &crate::store::ApplierView) -> JsonAppliers {
     }
 }
 
-fn channel(r: &ReplicaView) -> JsonChannel {
+/// One channel; `live` is false while its node does not answer (the view is then
+/// [`ReplicaView::unanswered`], and its threads, states and positions are written null).
+fn channel(r: &ReplicaView, live: bool) -> JsonChannel {
     JsonChannel {
         channel: r.channel.clone(),
         source: r.source.clone(),
         source_address: r.source_address.clone(),
-        io_running: r.io_running,
-        sql_running: r.sql_running,
-        io_state: r.io_state.clone(),
-        sql_state: r.sql_state.clone(),
+        io_running: live.then_some(r.io_running),
+        sql_running: live.then_some(r.sql_running),
+        io_state: live.then(|| r.io_state.clone()),
+        sql_state: live.then(|| r.sql_state.clone()),
         seconds_behind_source: r.seconds_behind_source,
         heartbeat_lag_seconds: lag(&r.heartbeat_lag, &r.windows),
         hop_lag_seconds: r.hop_lag.map(|d| d.as_secs_f64()),
         gtid_backlog: backlog(r),
         bytes_behind: bytes(r),
-        received: position(&r.received),
-        applied: position(&r.applied),
+        received: live.then(|| position(&r.received)),
+        applied: live.then(|| position(&r.applied)),
         sql_delay: r.sql_delay,
         sql_remaining_delay: r.sql_remaining_delay,
         last_io_error: error(r.last_io_error.as_ref()),
@@ -424,7 +445,8 @@ fn channel(r: &ReplicaView) -> JsonChannel {
 }
 
 fn node(n: &NodeView) -> JsonNode {
-    let r = n.replica();
+    // The node's own replica fields stay null while it does not answer, as before 1.8.
+    let r = n.replica().filter(|_| n.answers());
     let unknown_lag = (n.role == Role::Replica && r.is_none()).then(|| JsonLag {
         kind: "unknown",
         now: None,
@@ -473,19 +495,13 @@ fn node(n: &NodeView) -> JsonNode {
         sql_delay: r.and_then(|r| r.sql_delay),
         last_io_error: r.and_then(|r| error(r.last_io_error.as_ref())),
         last_sql_error: r.and_then(|r| error(r.last_sql_error.as_ref())),
-        channels: n.channels.iter().map(channel).collect(),
+        channels: n.channels.iter().map(|r| channel(r, n.answers())).collect(),
     }
 }
 
 #[must_use]
 pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
-    let (writer, writer_detail) = match &s.heartbeat.writer {
-        crate::poll::WriterState::Starting => ("starting", None),
-        crate::poll::WriterState::Writing => ("writing", None),
-        crate::poll::WriterState::Observing => ("observing", None),
-        crate::poll::WriterState::Refused { reason } => ("refused", Some(reason.clone())),
-        crate::poll::WriterState::Failing { cause } => ("failing", Some(cause.clone())),
-    };
+    let (writer, writer_detail) = (s.heartbeat.writer.name(), s.heartbeat.writer.detail());
     JsonSnapshot {
         schema_version: SCHEMA_VERSION,
         taken_at: s.taken_at.to_rfc3339(),
@@ -498,6 +514,25 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
             last_seq: s.heartbeat.last_seq,
             last_ack_age_seconds: s.heartbeat.last_ack_age.map(|d| d.as_secs_f64()),
             stale: s.heartbeat.stale,
+            roots: s
+                .heartbeat
+                .roots
+                .iter()
+                .map(|root| JsonRoot {
+                    configured: root
+                        .node
+                        .as_deref()
+                        .and_then(|name| s.node(name))
+                        .is_none_or(|n| n.configured),
+                    node: root.node.clone(),
+                    writer_id: root.writer_id.clone(),
+                    writer: root.writer.name(),
+                    writer_detail: root.writer.detail(),
+                    last_seq: root.last_seq,
+                    last_ack_age_seconds: root.last_ack_age.map(|d| d.as_secs_f64()),
+                    stale: root.stale,
+                })
+                .collect(),
         },
         nodes: s.nodes.iter().map(node).collect(),
         alerts: s.alerts.active.iter().map(alert).collect(),

@@ -23,7 +23,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use crate::alerts::AlertKind;
-use crate::poll::{ConnState, WriterState};
+use crate::poll::ConnState;
 use crate::store::{NodeView, Role, Snapshot};
 
 mod appliers;
@@ -179,19 +179,14 @@ fn process(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
 
 fn heartbeat(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
     let hb = &s.heartbeat;
-    let writer = match hb.writer {
-        WriterState::Starting => "starting",
-        WriterState::Writing => "writing",
-        WriterState::Observing => "observing",
-        WriterState::Refused { .. } => "refused",
-        WriterState::Failing { .. } => "failing",
-    };
+    let writer = hb.writer.name();
     let none = NO_LABELS;
     family(
         e,
         "rwtop_heartbeat_writer_state",
         "The heartbeat writer on the primary: 1 for its current state (writing: this rwtop \
-         writes; observing: another rwtop writes, this one times the row; refused: read-only; \
+         writes; observing: another rwtop writes, this one times the row; refused: read-only, or its \
+         table is not rwtop's; \
          failing: writes fail).",
         MetricType::Gauge,
         |m| one_hot(m, none, &WRITER_STATES, writer),

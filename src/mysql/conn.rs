@@ -352,7 +352,16 @@ impl NodeConn {
         let sql = self.flavor.settings_sql();
         let family = self.flavor.family;
         let row = self.one_row(sql).await?;
-        self.parse(sql, super::Settings::from_row(&row, family))
+        let mut settings = self.parse(sql, super::Settings::from_row(&row, family))?;
+        // The node's copies of rwtop's tables, whether or not rwtop writes here: a replica's
+        // copy must take the rows its roots send. Unread when refused (a missing grant).
+        let check = super::own_tables::check_sql(&super::own_tables::ALL);
+        match self.query_rows(&check).await {
+            Ok(rows) => settings.own_tables = super::own_tables::mismatches(&rows),
+            Err(SqlError::Server { .. }) => {}
+            Err(other) => return Err(other),
+        }
+        Ok(settings)
     }
 
     /// Whether the node refuses writes now, asked right before a write (a switchover turns a

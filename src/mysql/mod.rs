@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod flavor;
 pub mod grants;
 pub mod node_state;
+pub mod own_tables;
 pub mod prepared;
 pub mod processlist;
 pub mod replica_hosts;

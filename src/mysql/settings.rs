@@ -40,6 +40,10 @@ pub struct Settings {
     pub preserve_commit_order: Option<bool>,
     /// What these settings are called on this node's flavor, for the fixes the lint prints.
     pub names: SettingNames,
+    /// This node's copies of rwtop's tables that are not rwtop's definition
+    /// (`mysql::own_tables`): rows written above it could stop its channel.
+    #[serde(default)]
+    pub own_tables: Vec<super::own_tables::Mismatch>,
 }
 
 /// The flavor's names for the settings a fix changes: the lint above prints them and never asks
@@ -133,6 +137,7 @@ impl Settings {
                 .filter(|m| !m.is_empty()),
             preserve_commit_order: row.optional_bool(&["preserve_commit_order"])?,
             names: SettingNames::of(family),
+            own_tables: Vec::new(),
         })
     }
 }

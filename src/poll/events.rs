@@ -129,9 +129,44 @@ pub enum WriterState {
     Refused {
         reason: String,
     },
+    /// The root's `rwtop.heartbeat` is not rwtop's definition: rows written to it could stop
+    /// a replica below, so nothing is written until it is fixed (`mysql::own_tables`).
+    Unsafe {
+        mismatch: crate::mysql::own_tables::Mismatch,
+    },
     Failing {
         cause: String,
     },
+}
+
+impl WriterState {
+    /// The state's one word in JSON, metrics and alert evidence: a table that is not rwtop's is
+    /// a refusal like a read-only primary, with its own detail.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Writing => "writing",
+            Self::Observing => "observing",
+            Self::Refused { .. } | Self::Unsafe { .. } => "refused",
+            Self::Failing { .. } => "failing",
+        }
+    }
+
+    /// Why it refuses or fails, in one line; `None` while all is well.
+    #[must_use]
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            Self::Starting | Self::Writing | Self::Observing => None,
+            Self::Refused { reason } => Some(reason.clone()),
+            Self::Unsafe { mismatch } => Some(format!(
+                "{}; rwtop writes nothing there until it is fixed: {}",
+                mismatch.summary(),
+                mismatch.fix
+            )),
+            Self::Failing { cause } => Some(cause.clone()),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -6,6 +6,10 @@
 //! across runs, and a named lock makes a second rwtop on the same primary watch the row instead
 //! of writing it twice.
 //!
+//! Before its first write on a connection the writer reads the root's `rwtop.heartbeat`
+//! (`mysql::own_tables`): it creates the table with every property spelled out when it is
+//! missing, and writes nothing on a root whose copy is not rwtop's definition.
+//!
 //! The writer never writes to a node with `read_only=ON`: it checks before every write, since a
 //! switchover turns the primary read-only under a live connection and an account with SUPER or
 //! `READ_ONLY ADMIN` would still be let through by the server. (A check and a write are two
@@ -33,8 +37,8 @@ use super::beat_gtid::{LAST_GTID_SQL, Marks, Run};
 use super::events::{PollEvent, WriterState};
 use super::node_poller::backoff;
 use crate::gtid::DomainGtid;
-use crate::mysql::{Endpoint, Family, NodeConn, SqlError, Timeouts, literal};
-use crate::topology::Topology;
+use crate::mysql::{Endpoint, Family, NodeConn, SqlError, Timeouts, literal, own_tables};
+use crate::topology::{TableGate, Topology};
 
 /// How often an observer tries to take the lock over from a writer that may have gone away,
 /// and a refused writer re-checks `read_only` (a failover can make the node writable).
@@ -81,12 +85,6 @@ pub fn heartbeat_read_sql(writer_ids: &[String]) -> String {
     )
 }
 
-const CREATE_SCHEMA: &str = "CREATE DATABASE IF NOT EXISTS rwtop";
-const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS rwtop.heartbeat (\
-     writer_id VARCHAR(64) NOT NULL PRIMARY KEY, \
-     seq BIGINT UNSIGNED NOT NULL, \
-     ts DATETIME(6) NOT NULL) ENGINE=InnoDB";
-
 fn lock_sql(writer_id: &str) -> String {
     format!(
         "SELECT GET_LOCK({}, 0) AS got",
@@ -111,6 +109,22 @@ async fn refuse(spec: &WriterSpec, conn: NodeConn, events: &mpsc::Sender<PollEve
     Served::Refused
 }
 
+/// Look before writing: a copy of the table that is not rwtop's would send row images a replica
+/// below may not be able to apply. Says what differs, closes the connection; the caller looks
+/// again later.
+async fn refuse_table(
+    spec: &WriterSpec,
+    conn: NodeConn,
+    events: &mpsc::Sender<PollEvent>,
+    mismatch: own_tables::Mismatch,
+) -> Served {
+    let _ = events
+        .send(spec.state(WriterState::Unsafe { mismatch }))
+        .await;
+    conn.close().await;
+    Served::Refused
+}
+
 fn write_sql(writer_id: &str, seq: u64) -> String {
     format!(
         "INSERT INTO rwtop.heartbeat (writer_id, seq, ts) VALUES ({}, {seq}, UTC_TIMESTAMP(6)) \
@@ -129,7 +143,14 @@ pub async fn run<T: Topology>(
     let mut failures = 0u32;
     loop {
         let outcome = match NodeConn::connect(&spec.endpoint, spec.timeouts).await {
-            Ok(conn) => serve(&spec, conn, &events, &mut stop, &mut failures).await,
+            Ok(conn) => {
+                let watch = Watch {
+                    events: &events,
+                    stop: &mut stop,
+                    snapshots: &snapshots,
+                };
+                serve(&spec, conn, watch, &mut failures).await
+            }
             Err(err) => Err(err),
         };
         let wait = match outcome {
@@ -196,21 +217,65 @@ enum Served {
     Refused,
 }
 
-async fn serve(
+/// What a serving writer listens to and reports to.
+struct Watch<'a, T> {
+    events: &'a mpsc::Sender<PollEvent>,
+    stop: &'a mut watch::Receiver<bool>,
+    snapshots: &'a watch::Receiver<Arc<T>>,
+}
+
+/// How long the first write waits for every node that answers to have had its copy of the
+/// table read (`Topology::own_table_gate`); a node slower than this is not waited for.
+const FIRST_WRITE_WAITS_AT_MOST: Duration = Duration::from_secs(10);
+
+/// Whether this tick may write: the nodes below the root hold copies that take rwtop's rows.
+/// A change of answer is reported as the writer's state.
+fn gate<T: Topology>(
+    spec: &WriterSpec,
+    watch: &Watch<'_, T>,
+    since: Instant,
+    blocked: &mut Option<String>,
+) -> bool {
+    let table = own_tables::HEARTBEAT.qualified();
+    let answer = watch.snapshots.borrow().own_table_gate(&spec.node, &table);
+    let reason = match answer {
+        TableGate::Wait if since.elapsed() < FIRST_WRITE_WAITS_AT_MOST => return false,
+        TableGate::Open | TableGate::Wait => None,
+        TableGate::Unsafe(why) => Some(format!(
+            "{why}: its channel would stop, so rwtop writes no heartbeat on {} until that copy \
+             is fixed (rwtop lint: own_table)",
+            spec.node
+        )),
+    };
+    if *blocked != reason {
+        let state = match &reason {
+            Some(reason) => WriterState::Refused {
+                reason: reason.clone(),
+            },
+            None => WriterState::Writing,
+        };
+        let _ = watch.events.try_send(spec.state(state));
+        blocked.clone_from(&reason);
+    }
+    reason.is_none()
+}
+
+async fn serve<T: Topology>(
     spec: &WriterSpec,
     mut conn: NodeConn,
-    events: &mpsc::Sender<PollEvent>,
-    stop: &mut watch::Receiver<bool>,
+    watch: Watch<'_, T>,
     failures: &mut u32,
 ) -> Result<Served, SqlError> {
+    let events = watch.events;
     // A new connection starts a new run, and until it writes no position can be read by it.
     spec.marks.set(spec.index, None);
     if conn.is_read_only().await? {
         return Ok(refuse(spec, conn, events).await);
     }
+    if let Some(mismatch) = own_tables::ensure(&mut conn, &own_tables::HEARTBEAT).await? {
+        return Ok(refuse_table(spec, conn, events, mismatch).await);
+    }
     let asks_gtid = conn.flavor().family == Family::Mariadb;
-    conn.query_rows(CREATE_SCHEMA).await?;
-    conn.query_rows(CREATE_TABLE).await?;
     let mut run = Run::after(if asks_gtid {
         last_gtid(&conn.query_rows(LAST_GTID_SQL).await?)
     } else {
@@ -222,13 +287,15 @@ async fn serve(
         .first()
         .and_then(|r| r.optional_u64(&["seq"]).ok().flatten());
     let mut writing = false;
+    let since = Instant::now();
+    let mut blocked: Option<String> = None;
     let mut last_lock_try: Option<Instant> = None;
     let mut ticker = tokio::time::interval(spec.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
-            _ = stop.changed() => {
+            _ = watch.stop.changed() => {
                 conn.close().await;
                 return Ok(Served::Stopped);
             }
@@ -248,6 +315,9 @@ async fn serve(
             let _ = events.send(spec.state(state)).await;
         }
         let acked = if writing {
+            if !gate(spec, &watch, since, &mut blocked) {
+                continue;
+            }
             if conn.is_read_only().await? {
                 return Ok(refuse(spec, conn, events).await);
             }

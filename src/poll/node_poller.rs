@@ -24,11 +24,19 @@ use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
 
 /// First retry after this, doubling per consecutive failure up to [`BACKOFF_CAP`].
 const BACKOFF_START: Duration = Duration::from_millis(250);
-const BACKOFF_CAP: Duration = Duration::from_secs(5);
+/// The longest wait between two attempts, which is also how long a node that comes back may go
+/// unnoticed: the heartbeat writer waits the same (a restarted root's channels read exact again
+/// only once its writer writes), so a cap of seconds kept lag unknown that long after a restart.
+/// One attempt a second against a node that is down costs it a refused connection or a
+/// handshake; a connect that times out spaces the attempts by its timeout as well.
+const BACKOFF_CAP: Duration = Duration::from_secs(1);
 /// Consecutive failures before a node is shown `down` rather than `retrying`.
 const DOWN_AFTER: u32 = 2;
 /// How often the health lint's settings are read again after the one read at connect.
 pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
+/// How soon they are read again while the node holds a copy of rwtop's tables that is not
+/// rwtop's: a root above writes nothing until it is fixed, and the fix should be seen at once.
+pub const SETTINGS_WHILE_MISMATCHED: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone)]
 pub struct PollerSpec {
@@ -141,7 +149,7 @@ async fn poll_connected(
         return None;
     }
     // The lint's settings: after the first status poll, then every few minutes.
-    let mut settings_at = None;
+    let mut settings_due = None;
     let mut statuses: u32 = 0;
     // One tick per heartbeat read or status poll, whichever comes more often; the read pace
     // slows as nodes are added, and the ticker with it (no wake-up without a query).
@@ -277,7 +285,7 @@ async fn poll_connected(
                 }
                 Err(err) => return Some(err),
             }
-            if let Err(err) = settings_if_due(&name, &mut conn, events, &mut settings_at).await {
+            if let Err(err) = settings_if_due(&name, &mut conn, events, &mut settings_due).await {
                 return Some(err);
             }
         }
@@ -313,22 +321,27 @@ async fn poll_connected(
     }
 }
 
-/// The lint's settings, when due: beside the status poll (never in it), at connect and every
-/// [`SETTINGS_EVERY`] (a restart to change a static setting reconnects, so it is seen at once). A
+/// The lint's settings, when due (`next`): beside the status poll (never in it), at connect and
+/// every [`SETTINGS_EVERY`] (a restart to change a static setting reconnects, so it is seen at
+/// once), every [`SETTINGS_WHILE_MISMATCHED`] while a copy of rwtop's tables is not rwtop's. A
 /// statement the server refuses (a privilege, a variable an unusual build lacks) leaves them
 /// unread rather than taking the node's monitoring down.
 async fn settings_if_due(
     node: &str,
     conn: &mut NodeConn,
     events: &mpsc::Sender<PollEvent>,
-    last: &mut Option<tokio::time::Instant>,
+    next: &mut Option<tokio::time::Instant>,
 ) -> Result<(), SqlError> {
-    if last.is_some_and(|t| t.elapsed() < SETTINGS_EVERY) {
+    let now = tokio::time::Instant::now();
+    if next.is_some_and(|t| now < t) {
         return Ok(());
     }
-    *last = Some(tokio::time::Instant::now());
+    *next = Some(now + SETTINGS_EVERY);
     match conn.settings().await {
         Ok(settings) => {
+            if !settings.own_tables.is_empty() {
+                *next = Some(now + SETTINGS_WHILE_MISMATCHED);
+            }
             let settings = Box::new(settings);
             let node = node.to_owned();
             let _ = events.send(PollEvent::Settings { node, settings }).await;
@@ -499,9 +512,9 @@ mod tests {
     fn backoff_doubles_and_is_capped() {
         assert_eq!(backoff(1), Duration::from_millis(250));
         assert_eq!(backoff(2), Duration::from_millis(500));
-        assert_eq!(backoff(4), Duration::from_secs(2));
-        assert_eq!(backoff(5), Duration::from_secs(4));
-        assert_eq!(backoff(6), BACKOFF_CAP);
+        assert_eq!(backoff(3), Duration::from_secs(1));
+        assert_eq!(backoff(4), BACKOFF_CAP);
         assert_eq!(backoff(u32::MAX), BACKOFF_CAP);
+        assert_eq!(BACKOFF_CAP, Duration::from_secs(1));
     }
 }

@@ -1,14 +1,9 @@
-//! The marker rows probes write on the primary, in rwtop's own schema.
+//! The marker rows probes write on the primary, in rwtop's own table `rwtop.probe` (defined in
+//! `mysql::own_tables`).
 
 use std::time::Duration;
 
 use crate::mysql::literal;
-
-pub const CREATE_SCHEMA: &str = "CREATE DATABASE IF NOT EXISTS rwtop";
-pub const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS rwtop.probe (\
-     token VARCHAR(128) NOT NULL PRIMARY KEY, \
-     created DATETIME(6) NOT NULL, \
-     KEY created (created)) ENGINE=InnoDB";
 
 /// How old a marker gets before the prober deletes it, and how often it looks.
 pub const KEEP_FOR: Duration = Duration::from_secs(600);

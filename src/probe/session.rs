@@ -8,7 +8,7 @@ use super::ProbeSpec;
 use super::attempt::{Attempt, ProbeError};
 use super::marker;
 use super::monitor::Monitors;
-use crate::mysql::{Endpoint, NodeConn, RawRow};
+use crate::mysql::{Endpoint, NodeConn, RawRow, own_tables};
 use crate::topology::Topology;
 
 pub(super) struct Session {
@@ -40,7 +40,8 @@ impl Session {
 
     /// Before every marker write on a root: refuse a read-only one (a switchover turns it
     /// read-only under a live connection, and an account with SUPER would still be let
-    /// through). Once per connection: create the marker table.
+    /// through). Once per connection: make sure the marker table is rwtop's (creating it when
+    /// missing).
     pub async fn ensure_primary(&mut self, primary: &str) -> Result<(), ProbeError> {
         // A connection that timed out or broke is reopened (and set up again) by `conn`.
         let ready =
@@ -54,8 +55,15 @@ impl Session {
             )));
         }
         if !ready {
-            conn.query_rows(marker::CREATE_SCHEMA).await?;
-            conn.query_rows(marker::CREATE_TABLE).await?;
+            // Look before writing, as the heartbeat writer does.
+            if let Some(mismatch) = own_tables::ensure(conn, &own_tables::PROBE).await? {
+                return Err(ProbeError(format!(
+                    "refused: on {primary}, {}; rwtop writes no marker there until it is \
+                     fixed: {}",
+                    mismatch.summary(),
+                    mismatch.fix
+                )));
+            }
             self.ready.insert(primary.to_owned());
         }
         Ok(())

@@ -86,6 +86,10 @@ pub struct SandboxSpec {
     /// Parallel applier workers on every replica (`slave_parallel_threads`,
     /// `replica_parallel_workers`); 0 keeps one applier thread.
     pub parallel: u16,
+    /// Server options by node name, one `name=value` line each, written after the sandbox's
+    /// own in that node's option file (`character_set_server=utf8mb4`): nodes set up
+    /// differently. Only a new sandbox takes them.
+    pub server_options: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl SandboxSpec {
@@ -102,6 +106,7 @@ impl SandboxSpec {
             relay: false,
             multi_source: false,
             parallel: 0,
+            server_options: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -250,6 +255,7 @@ impl Sandbox {
                 parallel: self.state.parallel,
                 as_root: server::running_as_root(),
                 flavor: &self.binaries.flavor,
+                options: &node.options,
             });
             let cnf = if self.state.tls {
                 cnf + &tls::cnf_lines(&self.dir)

@@ -21,6 +21,8 @@ pub struct CnfParams<'a> {
     pub parallel: u32,
     pub as_root: bool,
     pub flavor: &'a Flavor,
+    /// The node's own options, written last so they override the sandbox's.
+    pub options: &'a [String],
 }
 
 /// Small and fast rather than durable: the sandbox is throwaway, so durability knobs are off and
@@ -88,6 +90,9 @@ pub fn render(p: &CnfParams<'_>) -> String {
                 );
             }
         }
+    }
+    for option in p.options {
+        let _ = writeln!(cnf, "{option}");
     }
     cnf
 }

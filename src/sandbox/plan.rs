@@ -23,6 +23,7 @@ pub(super) fn nodes(spec: &SandboxSpec) -> Result<Vec<NodeSpec>, SandboxError> {
         source: source.map(str::to_owned),
         channels: Vec::new(),
         gtid_domain_id: 0,
+        options: Vec::new(),
     };
     let mut nodes = vec![node("primary".to_owned(), None)];
     nodes.extend((1..=spec.replicas).map(|i| node(format!("r{i}"), Some("primary"))));
@@ -41,6 +42,18 @@ pub(super) fn nodes(spec: &SandboxSpec) -> Result<Vec<NodeSpec>, SandboxError> {
             }],
             ..node(AGGREGATOR.to_owned(), Some("primary"))
         });
+    }
+    if let Some(node) = spec
+        .server_options
+        .keys()
+        .find(|name| !nodes.iter().any(|n| &n.name == *name))
+    {
+        return Err(SandboxError::UnknownNode { node: node.clone() });
+    }
+    for node in &mut nodes {
+        if let Some(options) = spec.server_options.get(&node.name) {
+            node.options.clone_from(options);
+        }
     }
     let ports = ports::choose_ports(&spec.ports, nodes.len())?;
     for (i, (node, port)) in nodes.iter_mut().zip(ports).enumerate() {

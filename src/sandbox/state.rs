@@ -23,6 +23,10 @@ pub struct NodeSpec {
     /// domain of its own, so a replica of both keeps one position per domain.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub gtid_domain_id: u32,
+    /// Server options of this node's own, one `name=value` line each, after the sandbox's:
+    /// servers set up differently, as fleets that grew over years are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
 }
 
 /// A replication channel besides the default one: its name, and the node it replicates from.

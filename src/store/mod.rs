@@ -151,6 +151,14 @@ impl Store {
         store
     }
 
+    /// A node the engine found above the configured ones before it started: polled as if
+    /// configured, shown as found.
+    pub fn mark_found(&mut self, name: &str) {
+        if let Some(entry) = self.nodes.get_mut(name) {
+            entry.configured = false;
+        }
+    }
+
     fn add(&mut self, name: &str, address: String, role: Option<Role>, configured: bool) {
         self.nodes.insert(
             name.to_owned(),
@@ -283,12 +291,11 @@ impl Store {
         };
         let lags: Vec<lag::Lag> = channels
             .iter()
-            .map(|writers| {
+            .enumerate()
+            .map(|(index, writers)| {
                 roots::worst(writers.iter().map(|&w| root_lag(self, w))).unwrap_or_else(|| {
                     lag::Lag::Unknown {
-                        reason: "this channel's source is not polled by rwtop, so its root's \
-                                 heartbeat row is unknown: add the source to the config"
-                            .to_owned(),
+                        reason: self.unwatched_root(node, index),
                     }
                 })
             })
@@ -300,6 +307,27 @@ impl Store {
         }
     }
 
+    /// Why channel `index` of `node` leads to no root with a heartbeat, and what to add.
+    fn unwatched_root(&self, node: &str, index: usize) -> String {
+        let Some(status) = self.nodes.get(node).and_then(|n| n.statuses().get(index)) else {
+            return "this channel leads to no root rwtop writes a heartbeat on".to_owned();
+        };
+        let address = format!("{}:{}", status.source_host, status.source_port);
+        let polled = roots::SourceIndex::new(&self.nodes).source_of(status);
+        match polled {
+            Some(source) => format!(
+                "this channel's source {source} ({address}) leads to no root rwtop writes a \
+                 heartbeat on (a root found after start-up gets none): restart rwtop, or name \
+                 the root with --primary NAME=mysql://USER@HOST:PORT or a [[primary]]"
+            ),
+            None => format!(
+                "this channel's source {address} is not watched by rwtop (it did not answer at \
+                 start-up, or discovery is off), so its root's heartbeat is unknown: name it \
+                 with --primary NAME=mysql://USER@{address} or a [[primary]] in the config"
+            ),
+        }
+    }
+
     /// Root `writer`'s heartbeat and whether it had stopped advancing by `sent_at`, when a
     /// reading sent then can be measured against it; the lag to show when not.
     fn beat(&self, writer: usize, sent_at: Instant) -> Result<(&Beat, bool), lag::Lag> {
@@ -308,6 +336,12 @@ impl Store {
                 reason: "no heartbeat writer for this root".to_owned(),
             });
         };
+        let stale = beat.stale(sent_at, self.settings.heartbeat_interval);
+        if (beat.acks.latest().is_none() || stale)
+            && let Some(reason) = roots::not_writing(beat)
+        {
+            return Err(lag::Lag::Unknown { reason });
+        }
         if beat.state == WriterState::Observing && beat.acks.latest().is_none() {
             // Another rwtop holds the writer lock, and its row has not moved yet.
             return Err(lag::Lag::Unknown {
@@ -318,7 +352,7 @@ impl Store {
                 ),
             });
         }
-        Ok((beat, beat.stale(sent_at, self.settings.heartbeat_interval)))
+        Ok((beat, stale))
     }
 
     /// The lag behind root `writer` of a replica that showed `read`.

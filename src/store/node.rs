@@ -253,26 +253,30 @@ impl NodeEntry {
 
     /// `sources` holds each channel's source, by the order of [`Self::channels`].
     pub fn view(&self, now: Instant, sources: &[ChannelSource<'_>]) -> NodeView {
-        // Role and source come from the last sample even when the node is down; live values
-        // (threads, lag, backlog) only from a node that answers now.
+        // Role, source and the channels come from the last sample even when the node is down;
+        // live values (threads, lag, backlog) only from a node that answers now.
         let read_only = self.sample.as_ref().map(|s| s.state.read_only);
         let role = role(self.configured_role, !self.statuses().is_empty(), read_only);
         let sample = self.sample.as_ref().filter(|_| self.is_up());
-        let channels = sample.map_or_else(Vec::new, |sample| {
-            sample
-                .replication
+        let channels = self.sample.as_ref().map_or_else(Vec::new, |last| {
+            last.replication
                 .iter()
                 .zip(&self.channels)
                 .enumerate()
                 .map(|(i, (status, channel))| {
                     let source = sources.get(i);
-                    let mut view = Self::channel_view(now, sample, status, channel, source);
+                    let view = Self::channel_view(now, last, status, channel, source);
+                    if !self.is_up() {
+                        // Never dropped, never its last values: the channel is there, unknown.
+                        return view.unanswered(format!("node is {}", self.conn.name()));
+                    }
                     let (settings, shared_by) = (self.settings.as_ref(), self.channels.len());
-                    view.appliers =
-                        channel
+                    ReplicaView {
+                        appliers: channel
                             .applier
-                            .view(now, &status.appliers, settings, shared_by);
-                    view
+                            .view(now, &status.appliers, settings, shared_by),
+                        ..view
+                    }
                 })
                 .collect()
         });

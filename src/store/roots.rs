@@ -41,6 +41,20 @@ impl Beat {
     }
 }
 
+/// Why lag behind `beat`'s root cannot be told, when its writer writes nothing by choice
+/// (read-only, a table that is not rwtop's): every channel below that root says so rather than
+/// a bare "unknown".
+pub fn not_writing(beat: &Beat) -> Option<String> {
+    let root = beat.node.as_deref().unwrap_or("the primary");
+    match &beat.state {
+        WriterState::Refused { .. } | WriterState::Unsafe { .. } => Some(format!(
+            "rwtop writes no heartbeat on {root}: {}",
+            beat.state.detail().unwrap_or_default()
+        )),
+        _ => None,
+    }
+}
+
 /// Nodes by address and by server id, built once per pass so that finding every channel's
 /// source costs O(nodes). The first node in name order wins a tie, as a scan would.
 pub struct SourceIndex<'a> {

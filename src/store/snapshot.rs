@@ -102,7 +102,9 @@ pub struct NodeView {
     #[serde(default)]
     pub lb: Option<String>,
     /// Every replication channel, in the server's order: empty on a node that replicates from
-    /// nobody. Recordings before schema 1.4 held one channel under `replica`.
+    /// nobody. A node that stops answering keeps the channels it last showed, each
+    /// [`ReplicaView::unanswered`]: a channel is never hidden because its node went quiet.
+    /// Recordings before schema 1.4 held one channel under `replica`.
     #[serde(alias = "replica", deserialize_with = "one_or_many", default)]
     pub channels: Vec<ReplicaView>,
     /// The health lint's settings, as last read (at connect and every few minutes), while the
@@ -168,6 +170,13 @@ impl NodeView {
     #[must_use]
     pub fn is_multi_source(&self) -> bool {
         self.channels.len() > 1
+    }
+
+    /// Whether the node answers now: only then do its channels carry live values (threads,
+    /// SBM, positions, backlog); otherwise each is [`ReplicaView::unanswered`].
+    #[must_use]
+    pub fn answers(&self) -> bool {
+        self.conn == ConnState::Up
     }
 }
 
@@ -238,6 +247,44 @@ pub struct ReplicaView {
     /// (`store/apply_rate.rs`); unknown in recordings made before it existed.
     #[serde(default)]
     pub catch_up: super::apply_rate::CatchUp,
+}
+
+impl ReplicaView {
+    /// This channel as a node that does not answer shows it: what identifies it (its name, its
+    /// source and the source's address, as last reported) and its history (windows, chart,
+    /// histogram: readings taken while it answered) stay; its lag is unknown for `reason`, and
+    /// every live value is unknown rather than its last one: threads not running, SBM, backlog,
+    /// delay and errors `None`, positions and states empty. Whoever shows threads or positions
+    /// asks [`NodeView::answers`] first.
+    #[must_use]
+    pub fn unanswered(self, reason: String) -> Self {
+        Self {
+            channel: self.channel,
+            source: self.source,
+            source_address: self.source_address,
+            hop_lag: None,
+            io_running: IoRunning::No,
+            sql_running: false,
+            io_state: String::new(),
+            sql_state: String::new(),
+            seconds_behind_source: None,
+            heartbeat_lag: Lag::Unknown { reason },
+            windows: self.windows,
+            gtid_backlog: GtidBacklog::default(),
+            bytes_behind: BytesBehind::default(),
+            received: BinlogPos::default(),
+            applied: BinlogPos::default(),
+            sql_delay: None,
+            sql_remaining_delay: None,
+            last_io_error: None,
+            last_sql_error: None,
+            series: self.series,
+            lag_histogram: self.lag_histogram,
+            beyond_delay: None,
+            appliers: super::ApplierView::default(),
+            catch_up: super::apply_rate::CatchUp::default(),
+        }
+    }
 }
 
 /// A delayed replica's heartbeat lag beyond its intended delay.

@@ -316,6 +316,24 @@ impl Topo {
         });
     }
 
+    /// `name` stops answering, as the store shows such a node: down, its own live values gone,
+    /// and every channel it had kept, each [`ReplicaView::unanswered`].
+    pub fn stop_answering(&mut self, name: &str) {
+        self.node_mut(name, |n| {
+            n.conn = ConnState::Down {
+                next: Duration::from_secs(4),
+                cause: "connection refused".to_owned(),
+            };
+            n.read_only = None;
+            n.gtid = None;
+            let reason = format!("node is {}", n.conn.name());
+            n.channels = std::mem::take(&mut n.channels)
+                .into_iter()
+                .map(|c| c.unanswered(reason.clone()))
+                .collect();
+        });
+    }
+
     /// The state as sample `step`: every node has a new sample, one poll (1 s) apart.
     #[must_use]
     pub fn at(&self, step: u64) -> Snapshot {
@@ -362,6 +380,65 @@ pub fn running_status(channel: &str, source_port: u16) -> ReplicaStatus {
     "127.0.0.1".clone_into(&mut status.source_host);
     status.source_port = source_port;
     status
+}
+
+/// A store (no engine) over two roots, `db1` (port 3306) and `db2` (3308), and `r2` (3307)
+/// replicating from `db1` on `''` and from `db2` on `p2`: up, sampled once, and each channel's
+/// lag read exactly from its own root's heartbeat, 50 ms behind it.
+#[must_use]
+pub fn multi_source_store() -> super::Store {
+    use crate::poll::{BeatRow, HeartbeatRead, PollEvent};
+    let nodes = [("db1", 3306, Role::Primary), ("db2", 3308, Role::Primary)];
+    let mut nodes: Vec<_> = nodes
+        .iter()
+        .map(|(name, port, role)| ((*name).to_owned(), local_endpoint(*port), *role))
+        .collect();
+    nodes.push(("r2".to_owned(), local_endpoint(3307), Role::Replica));
+    let settings = StoreSettings {
+        writers: vec![
+            ("w@db1".to_owned(), "db1".to_owned()),
+            ("w@db2".to_owned(), "db2".to_owned()),
+        ],
+        ..store_settings()
+    };
+    let mut store = super::Store::new(settings, &nodes);
+    let t0 = std::time::Instant::now();
+    let node = || "r2".to_owned();
+    store.apply(PollEvent::Conn {
+        node: node(),
+        state: ConnState::Up,
+    });
+    let statuses = vec![running_status("", 3306), running_status("p2", 3308)];
+    store.apply(PollEvent::Sample {
+        node: node(),
+        sample: Box::new(replica_sample(t0, statuses)),
+    });
+    for writer in 0..2 {
+        for seq in 1..=2 {
+            let at = t0 + Duration::from_millis(250 * seq);
+            let gtid = None;
+            store.apply(PollEvent::Ack {
+                writer,
+                seq,
+                at,
+                gtid,
+            });
+        }
+    }
+    // Both rows at 1, and 2 acknowledged 50 ms before the read.
+    let row = BeatRow {
+        seq: Some(1),
+        row_age_ms: None,
+    };
+    store.apply(PollEvent::Heartbeat {
+        node: node(),
+        read: HeartbeatRead {
+            sent_at: t0 + Duration::from_millis(550),
+            rtt: Duration::from_millis(1),
+            rows: vec![row, row],
+        },
+    });
+    store
 }
 
 /// A SQL-thread alert on `r2`, raised twice from a fixed instant, on `channel` (`None`: the

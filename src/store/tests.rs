@@ -1,5 +1,5 @@
-//! The store's own tests: pt-heartbeat lag, and lag read by position, from the events pollers
-//! send.
+//! The store's own tests: pt-heartbeat lag, lag read by position, and the channels of a node
+//! that stops answering, from the events pollers send.
 
 use super::*;
 use crate::poll::PtRead;
@@ -149,4 +149,98 @@ fn a_position_reads_as_the_row_of_the_newest_heartbeat_it_passed() {
             upper: None
         }
     );
+}
+
+/// r2's channels as the snapshot at `now` shows them: name, source and lag.
+fn channels_of(store: &Store, now: Instant) -> Vec<(String, Option<String>, lag::Lag)> {
+    let s = store.snapshot(now);
+    let r2 = s.node("r2").expect("r2");
+    r2.channels
+        .iter()
+        .map(|c| (c.channel.clone(), c.source.clone(), c.heartbeat_lag.clone()))
+        .collect()
+}
+
+/// A multi-source replica that stops answering keeps every channel it showed, by name and
+/// source, each unknown (never its last reading, nothing live on it) with its history; when it
+/// answers again the same channels are live again, that history still theirs.
+#[test]
+fn a_node_that_stops_answering_keeps_its_channels_unknown() {
+    use crate::mysql::{BinlogPos, IoRunning};
+    use crate::topology::Topology;
+    let mut store = testkit::multi_source_store();
+    let now = Instant::now() + Duration::from_secs(1);
+    let exact = lag::Lag::Exact {
+        lag: Duration::from_millis(50),
+    };
+    let named = |lag: &lag::Lag| {
+        vec![
+            (String::new(), Some("db1".to_owned()), lag.clone()),
+            ("p2".to_owned(), Some("db2".to_owned()), lag.clone()),
+        ]
+    };
+    assert_eq!(channels_of(&store, now), named(&exact));
+
+    for state in [
+        crate::poll::ConnState::Retrying {
+            next: Duration::from_millis(250),
+            cause: "Lost connection to server during query".to_owned(),
+        },
+        crate::poll::ConnState::Down {
+            next: Duration::from_millis(500),
+            cause: "cannot connect to 127.0.0.1:3307: Connection refused".to_owned(),
+        },
+    ] {
+        let name = state.name();
+        store.apply(PollEvent::Conn {
+            node: "r2".to_owned(),
+            state,
+        });
+        let unknown = lag::Lag::Unknown {
+            reason: format!("node is {name}"),
+        };
+        assert_eq!(channels_of(&store, now), named(&unknown), "{name}");
+    }
+    let s = store.snapshot(now);
+    let r2 = s.node("r2").expect("r2");
+    assert!(!r2.answers());
+    assert!(matches!(r2.lag(), Some(lag::Lag::Unknown { .. })));
+    for (c, port) in r2.channels.iter().zip([3306, 3308]) {
+        // Where its source is stays; nothing live is shown as if it were...
+        assert_eq!(c.source_address, format!("127.0.0.1:{port}"));
+        assert_eq!((c.io_running, c.sql_running), (IoRunning::No, false));
+        assert_eq!(c.seconds_behind_source, None);
+        assert_eq!(c.gtid_backlog.total(), None);
+        assert_eq!(c.received, BinlogPos::default());
+        assert_eq!(c.last_io_error, None);
+        // ...and what was measured while it answered stays.
+        let minute = c.windows.first().and_then(|(_, w)| *w);
+        assert_eq!(minute.map(|w| w.samples), Some(1), "{:?}", c.channel);
+        assert_eq!(c.lag_histogram.count, 1);
+        assert_eq!(c.series.len(), 1);
+    }
+    // The tasks route, read and feed through none of them until it answers.
+    assert!(s.channels("r2").is_empty());
+    assert_eq!(s.health("r2"), None);
+
+    // It answers again: the same channels, live, their history carried on.
+    store.apply(PollEvent::Conn {
+        node: "r2".to_owned(),
+        state: crate::poll::ConnState::Up,
+    });
+    let statuses = vec![
+        testkit::running_status("", 3306),
+        testkit::running_status("p2", 3308),
+    ];
+    store.apply(PollEvent::Sample {
+        node: "r2".to_owned(),
+        sample: Box::new(testkit::replica_sample(Instant::now(), statuses)),
+    });
+    let s = store.snapshot(now);
+    let r2 = s.node("r2").expect("r2");
+    for c in &r2.channels {
+        assert_eq!(c.io_running, IoRunning::Yes, "{:?}", c.channel);
+        assert_eq!(c.series.len(), 2, "{:?}", c.channel);
+    }
+    assert_eq!(s.channels("r2").len(), 2);
 }

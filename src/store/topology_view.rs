@@ -8,7 +8,8 @@ use super::lag::Lag;
 use super::windows::Window;
 use super::{NodeView, ReplicaView, Snapshot};
 use crate::mysql::IoRunning;
-use crate::topology::{Channel, Health, Member, Role, Topology};
+use crate::poll::ConnState;
+use crate::topology::{Channel, Health, Member, Role, TableGate, Topology};
 
 fn member(node: &NodeView) -> Member<'_> {
     Member {
@@ -36,6 +37,13 @@ fn health(replica: &ReplicaView) -> Health {
         lag,
         lag_p99_5m,
     }
+}
+
+/// The channels a task may act on: those of a node that answers. A node that does not keeps its
+/// channels in the snapshot, unknown, but nothing can be routed to, read from or fed through
+/// them until it answers again.
+fn live(node: &NodeView) -> &[ReplicaView] {
+    if node.answers() { &node.channels } else { &[] }
 }
 
 impl Snapshot {
@@ -111,7 +119,7 @@ impl Topology for Snapshot {
         let mut sources: Vec<&str> = self
             .nodes
             .iter()
-            .flat_map(|n| &n.channels)
+            .flat_map(live)
             .filter_map(|c| c.source.as_deref())
             .collect();
         sources.sort_unstable();
@@ -124,7 +132,8 @@ impl Topology for Snapshot {
     }
 
     fn health(&self, name: &str) -> Option<Health> {
-        self.node(name)?.replica().map(health)
+        let node = self.node(name)?;
+        node.replica().filter(|_| node.answers()).map(health)
     }
 
     fn channels(&self, node: &str) -> Vec<Channel<'_>> {
@@ -132,12 +141,10 @@ impl Topology for Snapshot {
             return Vec::new();
         };
         let default = node.replica().map(|r| r.channel.as_str());
-        let first = node
-            .channels
+        let first = live(node)
             .iter()
             .filter(|c| Some(c.channel.as_str()) == default);
-        let others = node
-            .channels
+        let others = live(node)
             .iter()
             .filter(|c| Some(c.channel.as_str()) != default);
         first
@@ -186,6 +193,43 @@ impl Topology for Snapshot {
 
     fn successor_of(&self, name: &str) -> Option<Member<'_>> {
         self.successor(name).map(member)
+    }
+
+    fn own_table_gate(&self, root: &str, table: &str) -> TableGate {
+        let mut pending = false;
+        for node in self.nodes.iter().filter(|n| n.name != root) {
+            let checked = match (&node.conn, &node.settings) {
+                (_, Some(settings)) => settings,
+                // Never answered yet, or answering but not yet read: its copy is unknown.
+                (ConnState::Connecting | ConnState::Up, None) => {
+                    pending = true;
+                    continue;
+                }
+                // Down: nothing can be read of it until it answers again.
+                _ => continue,
+            };
+            let Some(mismatch) = checked.own_tables.iter().find(|m| m.table == table) else {
+                continue;
+            };
+            let below = node
+                .channels
+                .iter()
+                .any(|c| self.roots_of(&node.name, &c.channel).contains(&root));
+            if below {
+                return TableGate::Unsafe(format!(
+                    "{}, a replica below {root}, holds a {} that would not take rwtop's rows \
+                     ({})",
+                    node.name,
+                    mismatch.table,
+                    mismatch.differences.join("; ")
+                ));
+            }
+        }
+        if pending {
+            TableGate::Wait
+        } else {
+            TableGate::Open
+        }
     }
 }
 
@@ -238,6 +282,55 @@ mod tests {
                 .unwrap_err()
                 .contains("no replication channel")
         );
+    }
+
+    /// Every node of `topo` answered and had its copies of rwtop's tables read; `odd` holds a
+    /// heartbeat table that is not rwtop's.
+    fn checked(topo: &mut Topo, odd: &[&str]) {
+        let names: Vec<String> = topo.at(0).nodes.iter().map(|n| n.name.clone()).collect();
+        for name in names {
+            let mut settings = crate::mysql::Settings::default();
+            if odd.contains(&name.as_str()) {
+                settings
+                    .own_tables
+                    .push(crate::mysql::own_tables::Mismatch {
+                        table: "rwtop.heartbeat".to_owned(),
+                        differences: vec!["column writer_id is varchar(64) latin1".to_owned()],
+                        fix: "ALTER TABLE rwtop.heartbeat …".to_owned(),
+                    });
+            }
+            topo.node_mut(&name, |n| n.settings = Some(settings));
+        }
+    }
+
+    #[test]
+    fn a_root_writes_only_once_every_copy_below_it_was_read_and_is_rwtops() {
+        use crate::topology::TableGate;
+        let gate = |topo: &Topo, root| topo.at(1).own_table_gate(root, "rwtop.heartbeat");
+        let mut topo = two_roots();
+        assert_eq!(gate(&topo, "db1"), TableGate::Wait, "no copy read yet");
+        checked(&mut topo, &[]);
+        assert_eq!(gate(&topo, "db1"), TableGate::Open);
+        // c1 below agg, below both roots: neither root may write.
+        checked(&mut topo, &["c1"]);
+        for root in ["db1", "p2"] {
+            match gate(&topo, root) {
+                TableGate::Unsafe(why) => assert!(
+                    why.starts_with("c1, a replica below") && why.contains("latin1"),
+                    "{why}"
+                ),
+                other => panic!("{root}: {other:?}"),
+            }
+        }
+        // r1 is below db1 only; a root's own copy is the writer's to judge.
+        checked(&mut topo, &["r1", "p2"]);
+        assert!(matches!(gate(&topo, "db1"), TableGate::Unsafe(_)));
+        assert_eq!(gate(&topo, "p2"), TableGate::Open);
+        // A node that does not answer is not waited for.
+        checked(&mut topo, &[]);
+        topo.stop_answering("r2");
+        topo.node_mut("r2", |n| n.settings = None);
+        assert_eq!(gate(&topo, "db1"), TableGate::Open);
     }
 
     #[test]

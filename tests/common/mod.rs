@@ -82,6 +82,33 @@ impl TestSandbox {
         })
     }
 
+    /// [`Self::start_multi_source`] with server options of their own on some nodes (`node`,
+    /// `name=value`): servers set up by different people.
+    pub fn start_multi_source_with(replicas: usize, options: &[(&str, &str)]) -> Self {
+        Self::start_spec(replicas, |spec| {
+            spec.multi_source = true;
+            spec.relay = true;
+            for (node, option) in options {
+                spec.server_options
+                    .entry((*node).to_owned())
+                    .or_default()
+                    .push((*option).to_owned());
+            }
+        })
+    }
+
+    /// [`Self::start`] with server options of their own on some nodes.
+    pub fn start_with_options(replicas: usize, options: &[(&str, &str)]) -> Self {
+        Self::start_spec(replicas, |spec| {
+            for (node, option) in options {
+                spec.server_options
+                    .entry((*node).to_owned())
+                    .or_default()
+                    .push((*option).to_owned());
+            }
+        })
+    }
+
     /// Every replica applies with `workers` parallel workers (`rwtop sandbox up --parallel`).
     pub fn start_parallel(replicas: usize, workers: u16) -> Self {
         Self::start_spec(replicas, |spec| spec.parallel = workers)
@@ -335,6 +362,8 @@ pub fn engine_spec(
         by_position: true,
         thresholds: rwtop::config::Thresholds::default(),
         drain: None,
+        found_roots: rwtop::engine::upward::FoundRoots::Write,
+        found: Vec::new(),
     }
 }
 
@@ -452,24 +481,34 @@ pub struct Load(std::sync::Arc<std::sync::atomic::AtomicBool>);
 
 impl Load {
     pub async fn start(t: &TestSandbox) -> Self {
+        Self::start_on(t, "primary").await
+    }
+
+    /// The load on another root (`rwtop.load_<node>`: two roots feeding one replica must not
+    /// write the same keys).
+    pub async fn start_on(t: &TestSandbox, node: &str) -> Self {
         use std::sync::atomic::Ordering;
-        let endpoint = t.sandbox().endpoint("primary").expect("endpoint");
+        let endpoint = t.sandbox().endpoint(node).expect("endpoint");
+        let table = if node == "primary" {
+            "rwtop.load".to_owned()
+        } else {
+            format!("rwtop.load_{node}")
+        };
         let mut conn = NodeConn::connect(&endpoint, Timeouts::default())
             .await
             .expect("connecting the load");
-        conn.query_rows(
-            "CREATE TABLE IF NOT EXISTS rwtop.load (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)",
-        )
+        conn.query_rows(&format!(
+            "CREATE TABLE IF NOT EXISTS {table} (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)"
+        ))
         .await
         .expect("creating the load table");
+        let insert = format!("INSERT INTO {table} (v) VALUES (1)");
         let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
         let flag = std::sync::Arc::clone(&running);
         tokio::spawn(async move {
             while flag.load(Ordering::Relaxed) {
                 if conn.is_open() {
-                    let _ = conn
-                        .query_rows("INSERT INTO rwtop.load (v) VALUES (1)")
-                        .await;
+                    let _ = conn.query_rows(&insert).await;
                 } else if let Ok(again) = NodeConn::connect(&endpoint, Timeouts::default()).await {
                     conn = again;
                 }

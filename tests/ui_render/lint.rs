@@ -27,6 +27,7 @@ fn plain_install(server_id: u32) -> Settings {
         parallel_mode: Some("optimistic".to_owned()),
         preserve_commit_order: None,
         names: SettingNames::of(Family::Mariadb),
+        own_tables: Vec::new(),
     }
 }
 

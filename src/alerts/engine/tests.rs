@@ -212,6 +212,42 @@ fn stopped_threads_show_sbm_null_and_the_error() {
 }
 
 #[test]
+fn an_error_on_rwtops_own_table_is_attributed_to_rwtop_with_a_safe_repair() {
+    let mut topo = Topo::new();
+    let message = "Column 0 of table 'rwtop.heartbeat' cannot be converted from type \
+                   'varchar(64 octets)' to type 'varchar(256 octets) character set utf8mb4'";
+    topo.replica_mut("r1", |r| {
+        r.sql_running = false;
+        r.seconds_behind_source = None;
+        r.last_sql_error = Some(error(1677, message));
+    });
+    for kind in [SQL, AlertKind::ReplicationError] {
+        let alert = topo.raise(kind, Some("r1"));
+        assert!(
+            alert.cause.contains("rwtop caused this")
+                && alert.cause.contains("only rwtop's own rwtop.heartbeat")
+                && alert.cause.contains("sql_log_bin = 0")
+                && alert.cause.contains("skip nothing"),
+            "{kind:?}: {}",
+            alert.cause
+        );
+        assert!(
+            alert
+                .evidence
+                .contains(&("caused_by".to_owned(), "rwtop (rwtop.heartbeat)".to_owned())),
+            "{:?}",
+            alert.evidence
+        );
+    }
+    // Another table's error is not rwtop's.
+    topo.replica_mut("r2", |r| {
+        r.sql_running = false;
+        r.last_sql_error = Some(error(1146, "Table 'shop.orders' doesn't exist"));
+    });
+    assert!(!topo.raise(SQL, Some("r2")).cause.contains("rwtop"));
+}
+
+#[test]
 fn lag_percentile_and_backlog_thresholds() {
     let mut topo = Topo::new();
     topo.replica_mut("r1", |r| {

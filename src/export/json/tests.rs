@@ -59,7 +59,7 @@ fn two_channels() -> Topo {
 fn each_channel_is_an_object_of_its_own() {
     let d = doc(&two_channels().snapshot);
     assert_eq!(d["schema_version"], SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, "1.7");
+    assert_eq!(SCHEMA_VERSION, "1.9");
     let channels = node(&d, "r2")["channels"].as_array().cloned();
     let channels = channels.unwrap_or_default();
     let names: Vec<&Value> = channels.iter().map(|c| &c["channel"]).collect();
@@ -117,6 +117,64 @@ fn each_channel_is_an_object_of_its_own() {
     assert_eq!(node(&d, "db2")["channels"], serde_json::json!([]));
     assert_eq!(node(&d, "db1")["channels"], serde_json::json!([]));
     assert_eq!(node(&d, "r1")["channels"].as_array().map(Vec::len), Some(1));
+}
+
+/// Since 1.8 a node that stops answering keeps its channels: each by name and source, its lag
+/// unknown, its live fields null (not its last values, not 0); the node's own replica fields
+/// stay null, as before.
+#[test]
+fn a_node_that_does_not_answer_keeps_its_channels_with_nothing_live() {
+    let mut topo = two_channels();
+    topo.stop_answering("r2");
+    let d = doc(&topo.snapshot);
+    let r2 = node(&d, "r2");
+    assert_eq!(r2["state"], "down");
+    let channels = r2["channels"].as_array().cloned().unwrap_or_default();
+    let places: Vec<(&Value, &Value)> = channels
+        .iter()
+        .map(|c| (&c["channel"], &c["source"]))
+        .collect();
+    assert_eq!(
+        places,
+        [
+            (&Value::from(""), &Value::from("db1")),
+            (&Value::from("p2"), &Value::from("db2"))
+        ]
+    );
+    for c in &channels {
+        let lag = &c["heartbeat_lag_seconds"];
+        assert_eq!(
+            (&lag["kind"], &lag["now"], &lag["reason"]),
+            (
+                &Value::from("unknown"),
+                &Value::Null,
+                &Value::from("node is down")
+            ),
+            "{c:#}"
+        );
+        for key in [
+            "io_running",
+            "sql_running",
+            "io_state",
+            "sql_state",
+            "seconds_behind_source",
+            "received",
+            "applied",
+            "sql_delay",
+            "last_io_error",
+            "last_sql_error",
+            "hop_lag_seconds",
+        ] {
+            assert_eq!(c[key], Value::Null, "{key} of {c:#}");
+        }
+        assert_eq!(c["gtid_backlog"]["total"], Value::Null);
+        assert_eq!(c["catch_up"]["state"], "unknown");
+    }
+    assert_eq!(channels[1]["source_address"], "127.0.0.1:13309");
+    for key in ["io_running", "sql_running", "seconds_behind_source"] {
+        assert_eq!(r2[key], Value::Null, "{key}");
+    }
+    assert_eq!(r2["heartbeat_lag_seconds"]["kind"], "unknown");
 }
 
 /// The 1.3 fields stay, with the default channel's values, so 1.x consumers read on.

@@ -1,12 +1,14 @@
-//! A replica with two channels (DESIGN.md §12): every replica series once per channel, each
-//! with that channel's own source, and the same three labels on all of them so they join.
+//! A replica with two channels: every replica series once per channel, each with that channel's
+//! own source, and the same three labels on all of them so they join; a replica that stops
+//! answering keeps a series per channel, each unknown.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::{has, samples, text};
+use crate::poll::{ConnState, PollEvent};
 use crate::store::lag::Lag;
-use crate::store::testkit::{Topo, secs};
+use crate::store::testkit::{Topo, multi_source_store, secs};
 
 /// r2's default channel (from db1) and its channel `p2` (from a second root, db2).
 const DEFAULT: &str = r#"replica="r2",source="db1",channel="""#;
@@ -173,4 +175,88 @@ fn a_drain_is_shown_on_each_channel_and_alerts_are_told_apart_by_channel() {
             r#"rwtop_alert_active_since_timestamp_seconds{kind="sql_thread_stopped",severity="critical",node="r2",channel=""} 1699999990.0"#,
         ]
     );
+}
+
+/// The families of live values: none may write a channel of a node that does not answer.
+const LIVE: [&str; 10] = [
+    "rwtop_replica_heartbeat_lag_seconds",
+    "rwtop_replica_sbm_seconds",
+    "rwtop_replica_sbm_null",
+    "rwtop_replica_io_thread_state",
+    "rwtop_replica_sql_thread_running",
+    "rwtop_replica_last_error_number",
+    "rwtop_replica_gtid_backlog_transactions",
+    "rwtop_replica_binlog_backlog_bytes",
+    "rwtop_replica_sql_delay_seconds",
+    "rwtop_replica_catch_up_state",
+];
+
+/// What a scraper reads of r2 once it stopped answering: one lag state per channel, unknown,
+/// and nothing live.
+fn assert_each_channel_unknown(t: &str) {
+    for place in [DEFAULT, P2] {
+        has(
+            t,
+            &format!("rwtop_replica_heartbeat_lag_state{{{place},state=\"unknown\"}} 1"),
+        );
+        has(
+            t,
+            &format!("rwtop_replica_heartbeat_lag_state{{{place},state=\"exact\"}} 0"),
+        );
+        has(t, &format!("rwtop_replica_drained{{{place}}} 0"));
+    }
+    // Exactly these two places: no series fall back to one `channel=""` for the node.
+    let r2: BTreeSet<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("rwtop_replica_"))
+        .filter_map(place)
+        .filter(|p| p.starts_with(r#"replica="r2""#))
+        .collect();
+    assert_eq!(r2, [DEFAULT, P2].into_iter().collect(), "{t}");
+    for name in LIVE {
+        let of_r2: Vec<&str> = samples(t, name)
+            .into_iter()
+            .filter(|l| l.contains(r#"replica="r2""#))
+            .collect();
+        assert!(
+            of_r2.is_empty(),
+            "{name} of a node that does not answer: {of_r2:?}"
+        );
+    }
+}
+
+#[test]
+fn a_two_channel_replica_that_stops_answering_keeps_a_series_per_channel() {
+    let mut topo = two_channels();
+    topo.stop_answering("r2");
+    let t = text(&topo.snapshot);
+    assert_each_channel_unknown(&t);
+    // Its histogram is a history: kept, per channel.
+    let name = "rwtop_replica_heartbeat_lag_distribution_seconds";
+    has(&t, &format!("{name}_count{{{P2}}} 1"));
+    has(&t, &format!("{name}_count{{{DEFAULT}}} 0"));
+    has(&t, r#"rwtop_node_up{node="r2"} 0"#);
+}
+
+/// The same from the store's own events: r2, lagging on both channels by its roots'
+/// heartbeats, stops answering.
+#[test]
+fn a_replica_the_store_sees_stop_answering_keeps_a_series_per_channel() {
+    let mut store = multi_source_store();
+    let now = std::time::Instant::now() + Duration::from_secs(1);
+    let t = text(&store.snapshot(now));
+    for place in [DEFAULT, P2] {
+        has(
+            &t,
+            &format!("rwtop_replica_heartbeat_lag_state{{{place},state=\"exact\"}} 1"),
+        );
+    }
+    store.apply(PollEvent::Conn {
+        node: "r2".to_owned(),
+        state: ConnState::Down {
+            next: Duration::from_secs(1),
+            cause: "cannot connect to 127.0.0.1:3307: Connection refused".to_owned(),
+        },
+    });
+    assert_each_channel_unknown(&text(&store.snapshot(now)));
 }

@@ -16,16 +16,24 @@ const IO_STATES: [&str; 3] = ["yes", "connecting", "no"];
 /// `replica`, `source`, `channel`: the same on every replica series, so they join.
 pub(super) type ReplicaLabels<'a> = [(&'static str, &'a str); 3];
 
-/// Every channel rwtop has the status of now (the node answers and replicates on it).
+/// Every channel rwtop has the status of now (the node answers and replicates on it): what the
+/// families of live values are written for.
 pub(super) fn views(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &ReplicaView)> {
+    known(s).filter(|(n, _)| n.answers())
+}
+
+/// Every channel a node showed, whether it answers now or not (one that does not keeps the
+/// channels of its last answer, each unknown): what the histogram, a history, is written for.
+fn known(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &ReplicaView)> {
     s.nodes
         .iter()
         .flat_map(|n| n.channels.iter().map(move |r| (n, r)))
 }
 
-/// What the state and drain families are written for: each channel of a node that has some,
-/// and one place (the channel unknown: `None`) for a node that should replicate and shows no
-/// channel now (a replica that does not answer), so its state never goes missing.
+/// What the state and drain families are written for: each channel a node showed (a node that
+/// stopped answering keeps one series per channel, its lag state unknown), and one place (the
+/// channel unknown: `None`) for a node that should replicate and has never shown a channel (a
+/// replica that has not answered yet), so its state never goes missing.
 fn places(s: &Snapshot) -> impl Iterator<Item = (&NodeView, Option<&ReplicaView>)> {
     s.nodes.iter().flat_map(|n| {
         let none = (n.channels.is_empty() && n.role == Role::Replica).then_some((n, None));
@@ -107,7 +115,7 @@ pub(super) fn lag(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         "Every exact heartbeat lag reading since rwtop started.",
         MetricType::Histogram,
         |m| {
-            views(s).try_for_each(|(n, r)| {
+            known(s).try_for_each(|(n, r)| {
                 let h = &r.lag_histogram;
                 let buckets: Vec<(f64, u64)> = crate::store::histogram::BUCKETS
                     .iter()

@@ -211,6 +211,9 @@ fn lag_is_never_a_stale_number() {
     );
 }
 
+/// A replica that never answered shows no channel: its state series are written once, on the
+/// default channel, so they never go missing. (One that answered before keeps its channels:
+/// `channels.rs`.)
 #[test]
 fn a_replica_that_does_not_answer_keeps_its_state_series() {
     let mut topo = Topo::new();

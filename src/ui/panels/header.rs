@@ -94,6 +94,10 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
             WriterState::Refused { reason } => {
                 Span::styled(format!("not writing: {reason}"), theme.warning)
             }
+            WriterState::Unsafe { mismatch } => Span::styled(
+                format!("not writing: {} (see l)", mismatch.summary()),
+                theme.critical,
+            ),
             WriterState::Failing { cause } => {
                 Span::styled(format!("failing: {cause}"), theme.critical)
             }
@@ -106,6 +110,25 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
     }
     if hb.stale {
         spans.push(Span::styled(" STALE", theme.critical));
+    }
+    // The other roots' writers, when one is not writing: its reason is in the lint pane and in
+    // each channel's lag below it.
+    for root in hb.roots.iter().skip(1) {
+        let node = root.node.as_deref().unwrap_or("?");
+        match &root.writer {
+            WriterState::Unsafe { .. } => spans.push(Span::styled(
+                format!(" · {node}: not writing (table, see l)"),
+                theme.critical,
+            )),
+            WriterState::Refused { .. } => spans.push(Span::styled(
+                format!(" · {node}: not writing"),
+                theme.warning,
+            )),
+            WriterState::Failing { .. } => {
+                spans.push(Span::styled(format!(" · {node}: failing"), theme.critical));
+            }
+            WriterState::Starting | WriterState::Writing | WriterState::Observing => {}
+        }
     }
     spans.push(match hb.last_ack_age {
         Some(age) => Span::styled(format!(" · ack {} ago", units::duration(age)), theme.muted),

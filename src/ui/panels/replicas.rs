@@ -6,7 +6,8 @@
 //! never as 0: a replica nobody can measure must not look caught up. Narrow terminals drop the
 //! least important columns first (bytes, `SQL_Delay`, max); wide ones split the combined columns
 //! and add the address and the connection state in words. While a replica has several channels
-//! a source column says where each row's channel replicates from.
+//! a source column says where each row's channel replicates from. A replica that stops answering
+//! keeps a row per channel it had, its lag `?` and nothing live shown.
 //!
 //! [`UiState::rows`]: crate::ui::UiState::rows
 
@@ -141,10 +142,13 @@ impl Col {
                 (None, Some(address)) => Line::styled(address, theme.muted),
                 (None, None) => Line::styled("?", theme.unknown),
             },
-            _ => row.channel.map_or_else(
-                || Line::styled("-", theme.muted),
-                |r| self.replica_cell(r, window, theme),
-            ),
+            _ => match row.channel {
+                Some(r) if node.answers() => self.replica_cell(r, window, theme),
+                // A node that does not answer keeps a row per channel it had, with nothing live
+                // on it: its lag reads unknown, the rest is not known.
+                Some(r) if self == Now => Line::from(lag_span(&r.heartbeat_lag, theme)),
+                _ => Line::styled("-", theme.muted),
+            },
         };
         if self.spec().2 {
             line.right_aligned()
@@ -438,6 +442,27 @@ mod tests {
         assert_eq!(style_of(&buf, "agg/p2").bg, Theme::builtin().selected.bg);
         let first = lines(&buf)[2].clone();
         assert!(first.contains("agg/p2"), "{}", lines(&buf).join("\n"));
+    }
+
+    #[test]
+    fn a_multi_source_replica_that_stops_answering_keeps_a_row_per_channel() {
+        let mut topo = Topo {
+            snapshot: multi_source(),
+        };
+        topo.stop_answering("agg");
+        let all = lines(&draw(render, &topo.snapshot, &UiState::default(), 84, 10));
+        let row = |name: &str| {
+            let cell = format!(" {name} ");
+            all.iter().find(|l| l.contains(&cell)).cloned()
+        };
+        for (name, source) in [("agg", "db1"), ("agg/p2", "p2")] {
+            let shown = row(name).unwrap_or_else(|| panic!("no row {name}:\n{}", all.join("\n")));
+            has_all(&shown, &format!("✖|{source}|?"));
+            // Not its last values, and nothing that reads as a state the server reported.
+            for live in ["Yes", "No", "Conn", "NULL", "0.12s", "0/0"] {
+                assert!(!shown.contains(live), "{live} in {shown}");
+            }
+        }
     }
 
     #[test]

@@ -484,3 +484,32 @@ fn a_multi_source_replica_shows_the_selected_channel_and_a_line_per_other() {
     assert!(small.contains("also agg/p2 ← p2"), "{small}");
     assert!(small.contains("IO error 2003"), "{small}");
 }
+
+/// A multi-source replica that stops answering: the selected channel says its lag is unknown
+/// and its node is down, the other channel has its line, and nothing live (threads, SBM,
+/// positions, backlog) is shown as if it were known.
+#[test]
+fn a_channel_of_a_node_that_does_not_answer_shows_nothing_live() {
+    let mut topo = Topo {
+        snapshot: header::tests::multi_source(),
+    };
+    topo.stop_answering("agg");
+    topo.node_mut("agg", |n| n.sample_age = Some(Duration::from_secs(4)));
+    // Rows: r1, r2, agg, agg/p2.
+    let state = UiState {
+        selected: 3,
+        ..UiState::default()
+    };
+    let p2 = text(&draw(&topo.snapshot, &state, 100, 30));
+    assert!(p2.contains(" agg/p2 ← p2 "), "{p2}");
+    assert!(
+        p2.contains("lag unknown  node down, last answer 4s ago"),
+        "{p2}"
+    );
+    assert!(p2.contains("also agg ← db1 lag ?"), "{p2}");
+    for live in [
+        "SBM NULL", "SBM 0", "Yes", "Conn", "recv", "appl", "gtid", "IO error",
+    ] {
+        assert!(!p2.contains(live), "{live} shown:\n{p2}");
+    }
+}

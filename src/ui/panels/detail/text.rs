@@ -34,19 +34,20 @@ pub(super) fn lines(
 ) -> Vec<Line<'static>> {
     let (t, node) = (ctx.theme, row.node);
     let mut lines = vec![summary(row, r, ctx)];
+    if !node.answers() {
+        // Nothing live is known of a channel whose node does not answer: its lag (unknown), the
+        // node's other channels, and the readings taken while it answered.
+        lines.extend(others(row, r, t, width));
+        lines.push(window_line(r, ctx.state.window, t));
+        return lines;
+    }
     let errors = [("IO", &r.last_io_error), ("SQL", &r.last_sql_error)];
     for (thread, error) in errors {
         if let Some(error) = error {
             lines.extend(error_lines(thread, error, t, width));
         }
     }
-    for other in node.channels.iter().filter(|c| !std::ptr::eq(*c, r)) {
-        let other = ReplicaRow {
-            node,
-            channel: Some(other),
-        };
-        lines.extend(other_channel(&other, t, width));
-    }
+    lines.extend(others(row, r, t, width));
     lines.push(window_line(r, ctx.state.window, t));
     if !(brief && r.catch_up.state == crate::store::apply_rate::CatchUpState::CaughtUp) {
         lines.extend(super::catch_up::lines(r, t, width, INDENT));
@@ -68,6 +69,21 @@ pub(super) fn lines(
     lines
 }
 
+/// A line each for the node's channels other than `r`.
+fn others(row: &ReplicaRow<'_>, r: &ReplicaView, t: &Theme, width: usize) -> Vec<Line<'static>> {
+    let node = row.node;
+    let others = node.channels.iter().filter(|c| !std::ptr::eq(*c, r));
+    others
+        .flat_map(|other| {
+            let other = ReplicaRow {
+                node,
+                channel: Some(other),
+            };
+            other_channel(&other, t, width)
+        })
+        .collect()
+}
+
 /// Lag and SBM side by side, in the chart's colours, flagged when the alert engine holds that
 /// they disagree: the one thing this pane exists to show.
 fn summary(row: &ReplicaRow<'_>, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'static> {
@@ -86,11 +102,14 @@ fn summary(row: &ReplicaRow<'_>, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'
             t.muted,
         ));
     }
-    spans.push(Span::styled("  SBM ", t.muted));
-    spans.push(match r.seconds_behind_source {
-        Some(s) => Span::styled(units::secs(s), sbm_style),
-        None => Span::styled("NULL", t.unknown),
-    });
+    // A node that does not answer reports no SBM, not even NULL.
+    if node.answers() {
+        spans.push(Span::styled("  SBM ", t.muted));
+        spans.push(match r.seconds_behind_source {
+            Some(s) => Span::styled(units::secs(s), sbm_style),
+            None => Span::styled("NULL", t.unknown),
+        });
+    }
     let lie = ctx.snapshot.alerts.active.iter().find(|a| {
         matches!(
             a.kind,
@@ -112,7 +131,7 @@ fn summary(row: &ReplicaRow<'_>, r: &ReplicaView, ctx: &RenderCtx<'_>) -> Line<'
         ));
         if let Some(age) = node.sample_age {
             spans.push(Span::styled(
-                format!(", values {} old", units::duration(age)),
+                format!(", last answer {} ago", units::duration(age)),
                 t.muted,
             ));
         }
@@ -148,10 +167,17 @@ fn other_channel(row: &ReplicaRow<'_>, t: &Theme, width: usize) -> Vec<Line<'sta
         Token::new(row.label(), t.title),
         Token::new("←", t.muted),
         source,
+    ];
+    if !row.node.answers() {
+        // Its node does not answer: only that the lag is unknown.
+        tokens.push(value("lag ", lag_span(&r.heartbeat_lag, t)));
+        return wrap(tokens, width, INDENT);
+    }
+    tokens.extend([
         Token::new(io.0, io.1).and("/", t.muted).and(sql.0, sql.1),
         value("lag ", lag_span(&r.heartbeat_lag, t)),
         value("SBM ", sbm_span(r.seconds_behind_source, t)),
-    ];
+    ]);
     let errors = [("IO", &r.last_io_error), ("SQL", &r.last_sql_error)];
     for (thread, error) in errors {
         if let Some(e) = error {
