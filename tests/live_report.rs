@@ -1,12 +1,11 @@
 //! A DDL-window report from a live ALTER: a real primary rebuilds a table, each replica falls
-//! behind while it applies it, and the live reporter (the TUI's path: every published snapshot
-//! handed to `report::Live`) opens a window by itself, closes it once both replicas are back
+//! behind while it applies it, and the reports' task (the TUI's, the demo's and `rwtop
+//! serve`'s: every published snapshot handed to `report::Live`) opens a window by itself, closes it once both replicas are back
 //! under the routing threshold for the quiet time, and writes the report. The recording of the
 //! same run gives the same window through `rwtop report`.
 
 mod common;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{
@@ -38,20 +37,22 @@ async fn live_ddl_opens_and_closes_a_window_and_its_report_is_written() {
     until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
     let recorder = tokio::spawn(Recorder::create(&rec).unwrap().run(engine.snapshots()));
 
-    // The live path: each published snapshot, as the TUI's loop hands it over.
-    let mut snapshots = engine.snapshots();
-    let mut live = Live::new(settings(), reports.clone(), "the live test".to_owned());
+    // The live path: the reports' task over the published snapshots, as the TUI, the demo and
+    // `rwtop serve` start it; its lines are what the footer shows.
+    let live = Live::new(settings(), reports.clone(), "the live test".to_owned());
+    let (notes_tx, mut lines) = tokio::sync::mpsc::channel(8);
+    let task = report::spawn_task(live, engine.snapshots(), notes_tx);
     let watcher = tokio::spawn(async move {
         let mut notes = Vec::new();
         let started = Instant::now();
-        while started.elapsed() < DEADLINE && snapshots.changed().await.is_ok() {
-            let snapshot = Arc::clone(&snapshots.borrow_and_update());
-            if let Some(note) = live.observe(&snapshot) {
-                let done = note.starts_with("DDL window report written");
-                notes.push(note);
-                if done {
-                    break;
-                }
+        while started.elapsed() < DEADLINE {
+            let Ok(Some(note)) = tokio::time::timeout(DEADLINE, lines.recv()).await else {
+                break;
+            };
+            let done = note.starts_with("DDL window report written");
+            notes.push(note);
+            if done {
+                break;
             }
         }
         notes
@@ -71,6 +72,7 @@ async fn live_ddl_opens_and_closes_a_window_and_its_report_is_written() {
     })
     .await;
     engine.shutdown().await;
+    task.finish().await;
     recorder.await.unwrap().unwrap();
     assert!(
         notes

@@ -29,16 +29,20 @@ pub fn run(
         // The recorder's trouble joins the narration in the footer.
         let recording =
             super::record_cmd::spawn(recorder, engine.snapshots(), Some(narration_tx.clone()));
-        let script = demo.spawn_script(narration_tx, stop_rx);
-        let keys = rwtop::ui::keys::KeyMap::default();
         // With --record, each DDL window's report lands beside the recording.
-        let mut feed = rwtop::ui::feed::Feed::live(&engine);
-        if let Some(path) = record {
-            feed = feed.with_reports(rwtop::report::Live::new(
+        let reports = record.map(|path| {
+            let live = rwtop::report::Live::new(
                 rwtop::report::ReportSettings::default(),
                 rwtop::config::ReportConfig::default().folder(Some(path)),
                 "the demo".to_owned(),
-            ));
+            );
+            rwtop::report::spawn_task(live, engine.snapshots(), narration_tx.clone())
+        });
+        let script = demo.spawn_script(narration_tx, stop_rx);
+        let keys = rwtop::ui::keys::KeyMap::default();
+        let mut feed = rwtop::ui::feed::Feed::live(&engine);
+        if let Some(reports) = &reports {
+            feed = feed.with_reports(reports.marker());
         }
         let result = rwtop::ui::app::run(
             feed,
@@ -51,6 +55,9 @@ pub fn run(
         let _ = stop_tx.send(true);
         let _ = tokio::time::timeout(Duration::from_secs(10), script).await;
         engine.shutdown().await;
+        if let Some(reports) = reports {
+            reports.finish().await;
+        }
         let saved = super::record_cmd::finish(recording).await;
         demo.shutdown().await;
         result?;

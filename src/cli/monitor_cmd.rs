@@ -44,14 +44,19 @@ pub fn run(
         };
         let engine = Engine::start_finding_roots(&mut spec).await;
         let server = super::serve_cmd::serve(listener, engine.snapshots(), &config.cluster);
-        let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(1);
-        let recording = super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx));
-        let feed = rwtop::ui::feed::Feed::live(&engine).with_reports(reports(&config, record));
+        // The recorder's trouble and the reports' lines reach the footer.
+        let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(8);
+        let recording =
+            super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx.clone()));
+        let reports =
+            rwtop::report::spawn_task(reports(&config, record), engine.snapshots(), notes_tx);
+        let feed = rwtop::ui::feed::Feed::live(&engine).with_reports(reports.marker());
         let result = rwtop::ui::app::run(feed, &theme, keys, &config.probe, Some(notes_rx)).await;
         if let Some(server) = server {
             server.shutdown().await;
         }
         engine.shutdown().await;
+        reports.finish().await;
         let saved = super::record_cmd::finish(recording).await;
         result?;
         saved

@@ -47,17 +47,33 @@ pub fn run(
     runtime.block_on(async {
         let listener = bind(listen).await?;
         let engine = Engine::start_finding_roots(&mut spec).await;
-        let server = listener.with_cluster(&config.cluster).serve(engine.snapshots());
-        // No screen: a recorder's trouble is on stderr when it stops.
+        let server = listener
+            .with_cluster(&config.cluster)
+            .serve(engine.snapshots());
+        // No screen: a recorder's trouble is on stderr when it stops, the reports' lines as
+        // they come.
         let recording = super::record_cmd::spawn(recorder, engine.snapshots(), None);
+        let (notes, mut lines) = tokio::sync::mpsc::channel::<String>(8);
+        let printer = tokio::spawn(async move {
+            while let Some(line) = lines.recv().await {
+                eprintln!("rwtop: {line}");
+            }
+        });
+        let live = super::monitor_cmd::reports(&config, record);
+        let folder = config.report.folder(record);
+        let reports = rwtop::report::spawn_task(live, engine.snapshots(), notes);
         eprintln!(
-            "rwtop: serving Prometheus metrics at {} for {} configured node(s); Ctrl-C or SIGTERM stops",
+            "rwtop: serving Prometheus metrics at {} for {} configured node(s); DDL-window \
+             reports go to {}; Ctrl-C or SIGTERM stops",
             server.url(),
-            spec.nodes.len()
+            spec.nodes.len(),
+            folder.display()
         );
         let stopped = stop_signal().await;
         server.shutdown().await;
         engine.shutdown().await;
+        reports.finish().await;
+        let _ = printer.await;
         let saved = super::record_cmd::finish(recording).await;
         stopped?;
         saved

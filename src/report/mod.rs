@@ -1,5 +1,5 @@
-//! DDL-window reports (DESIGN.md §17): what a schema change did to replication, written as
-//! Markdown to paste into a ticket or as one self-contained HTML page.
+//! DDL-window reports (README, "DDL-window report"): what a schema change did to replication,
+//! written as Markdown to paste into a ticket or as one self-contained HTML page.
 //!
 //! One path serves the live view and `rwtop report RECORDING`: both hand a sequence of
 //! snapshots to a [`Detector`] (which finds the windows) and a [`Gatherer`] (which keeps what
@@ -21,6 +21,7 @@ mod markdown;
 mod offline;
 mod replica;
 mod svg;
+mod task;
 mod window;
 mod words;
 mod write;
@@ -31,6 +32,7 @@ pub use facts::{Facts, Gatherer, Statement};
 pub use live::Live;
 pub use offline::{OfflineError, Span, from_recording, parse_time};
 pub use replica::{CatchUp, Crossing, ReplicaLag};
+pub use task::{Marker, ReportTask, spawn as spawn_task};
 pub use window::{Bounds, Change, Detector, Opened};
 pub use write::{Format, ReportError, write_atomically};
 

@@ -27,7 +27,8 @@ impl Drop for Restore {
 }
 
 /// Runs the TUI over a running engine or a replay until the operator quits. `narration` (the
-/// demo's commentary, a recorder's trouble) is shown in the footer as it arrives; `probe` is the
+/// demo's commentary, a recorder's trouble, what the reports' task did) is shown in the footer
+/// as it arrives; `probe` is the
 /// test-read strategy `t` starts with and the size of a bake-off. A replay adds its playback keys
 /// to `keys`.
 pub async fn run(
@@ -55,9 +56,6 @@ pub async fn run(
     };
     loop {
         let snapshot = feed.current();
-        if let Some(note) = feed.report(&snapshot) {
-            state.status = Some(note);
-        }
         state.replay = feed.replay_status();
         if state.panes.cover == Some(super::state::Cover::Whatif) {
             super::whatif::refresh(&mut state.whatif, &snapshot);
@@ -104,7 +102,11 @@ pub async fn run(
                             }
                         }
                         Effect::Replay(key) => feed.replay_key(key),
-                        Effect::Mark => state.status = Some(feed.mark(&snapshot)),
+                        Effect::Mark => {
+                            if let Some(answer) = feed.mark() {
+                                state.status = Some(answer);
+                            }
+                        }
                         Effect::Continue => {}
                     }
                 }

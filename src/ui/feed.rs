@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use super::keys::{REPLAY_SEEK, ReplayKey};
 use crate::engine::Engine;
 use crate::record::{Player, ReplayStatus};
-use crate::report::Live;
+use crate::report::Marker;
 use crate::store::Snapshot;
 
 pub struct Feed<'a>(Kind<'a>);
@@ -20,7 +20,7 @@ enum Kind<'a> {
     Live {
         engine: &'a Engine,
         snapshots: watch::Receiver<Arc<Snapshot>>,
-        reports: Option<Box<Live>>,
+        reports: Option<Marker>,
     },
     Replay(Box<Player>),
 }
@@ -36,35 +36,26 @@ impl<'a> Feed<'a> {
         })
     }
 
-    /// Writes a DDL-window report as each window closes (a replay has none: its recording is
-    /// reported by `rwtop report`).
+    /// The DDL-window reports' task, which the mark key asks (a replay has none: its recording
+    /// is reported by `rwtop report`).
     #[must_use]
-    pub fn with_reports(mut self, live: Live) -> Self {
+    pub fn with_reports(mut self, marker: Marker) -> Self {
         if let Kind::Live { reports, .. } = &mut self.0 {
-            *reports = Some(Box::new(live));
+            *reports = Some(marker);
         }
         self
     }
 
-    /// Hands `snapshot` to the reports; the footer's line when a window opened or closed.
-    pub fn report(&mut self, snapshot: &Arc<Snapshot>) -> Option<String> {
-        match &mut self.0 {
+    /// The operator's mark, sent to the reports' task (its answer comes as a note); the
+    /// footer's answer when it cannot be sent.
+    #[must_use]
+    pub fn mark(&self) -> Option<String> {
+        match &self.0 {
             Kind::Live {
-                reports: Some(live),
+                reports: Some(marker),
                 ..
-            } => live.observe(snapshot),
-            _ => None,
-        }
-    }
-
-    /// The operator's mark; the footer's answer.
-    pub fn mark(&mut self, snapshot: &Arc<Snapshot>) -> String {
-        match &mut self.0 {
-            Kind::Live {
-                reports: Some(live),
-                ..
-            } => live.mark(snapshot),
-            _ => "no report folder: DDL-window reports are off here".to_owned(),
+            } => (!marker.mark()).then(|| "not marked: the reports have stopped".to_owned()),
+            _ => Some("no report folder: DDL-window reports are off here".to_owned()),
         }
     }
 
