@@ -10,6 +10,7 @@ pub mod heartbeat;
 pub mod node_poller;
 mod pace;
 pub mod pt_heartbeat;
+mod session;
 
 pub use events::{
     AppliedRead, BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica,

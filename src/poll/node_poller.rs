@@ -7,19 +7,16 @@
 //! A hung or dead node only ever delays its own task: every statement runs under a timeout, and a
 //! connection whose statement timed out is dropped and reopened with capped back-off.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
 use super::beat_gtid::Marks;
 pub use super::beat_read::read_heartbeat;
-use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
-use super::cadence::Applying;
 pub use super::cadence::{DDL_SCAN_LINGER, PollParts, QUIET_SCAN_EVERY, phase};
-use super::events::{AppliedRead, ConnState, NodeSample, PollEvent, ReportedReplica};
+use super::events::{ConnState, NodeSample, PollEvent, ReportedReplica};
 use super::feeds::Feeds;
-use super::pt_heartbeat;
+use super::session::{Ended, Session};
 use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
 
 /// First retry after this, doubling per consecutive failure up to [`BACKOFF_CAP`].
@@ -121,59 +118,33 @@ pub async fn run(
     }
 }
 
-/// Polls over one connection until it fails (returns the error) or the engine stops (`None`).
+/// Polls over one connection until it fails (returns the error) or the engine stops (`None`):
+/// the tick schedule, each tick's steps taken by a [`Session`].
 ///
-/// The node is `up` once a status poll succeeded, and its failure count starts again only after
-/// a second one: a node that accepts the connection and then refuses every poll (a missing
-/// grant) is failing, not up, and its retries back off like any other failure's rather than
-/// reconnecting four times a second.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one loop over the statuses, reads and occasional statements of one connection"
-)]
+/// One tick per heartbeat read or status poll, whichever comes more often; the read pace slows
+/// as nodes are added, and the ticker with it (no wake-up without a query). A status poll is due
+/// an `interval` after the last one was due (a tick's scheduled instant, so that one late tick
+/// on a busy machine does not push the next poll a whole tick later), a heartbeat reading a
+/// read pace after the last; the operator's nudge makes both due now.
 async fn poll_connected(
     spec: &PollerSpec,
-    mut conn: NodeConn,
+    conn: NodeConn,
     events: &mpsc::Sender<PollEvent>,
     stop: &mut watch::Receiver<bool>,
     failures: &mut u32,
 ) -> Option<SqlError> {
-    let name = spec.name.clone();
-    let send = |event| events.send(event);
-    let connected = PollEvent::Connected {
-        node: name.clone(),
-        flavor: conn.flavor().clone(),
-        identity: conn.identity().clone(),
+    let ended = |ended: Ended| match ended {
+        Ended::Stopped => None,
+        Ended::Failed(err) => Some(err),
     };
-    if send(connected).await.is_err() {
-        return None;
-    }
-    // The lint's settings: after the first status poll, then every few minutes.
-    let mut settings_due = None;
-    let mut statuses: u32 = 0;
-    // One tick per heartbeat read or status poll, whichever comes more often; the read pace
-    // slows as nodes are added, and the ticker with it (no wake-up without a query).
+    let mut session = match Session::start(spec, conn, events).await {
+        Ok(session) => session,
+        Err(e) => return ended(e),
+    };
     let period = || spec.pace.every().min(spec.interval);
     let mut ticker = ticker(on_slot(tokio::time::Instant::now()), period());
-    // When the last status poll was due: a tick's scheduled instant, so that one late tick on
-    // a busy machine does not push the next poll a whole tick later.
     let mut last_status: Option<tokio::time::Instant> = None;
     let mut last_read: Option<tokio::time::Instant> = None;
-    let mut polls: u64 = 0;
-    let mut is_replica = false;
-    // Whether the last sample's applied position told which heartbeats it has applied.
-    let mut by_position = false;
-    // Which reported host names resolve, looked up once per connection.
-    let mut resolved: HashMap<String, bool> = HashMap::new();
-    // The poll whose scan last showed a DDL: its progress and its end are read every poll.
-    let mut ddl_seen: Option<u64> = None;
-    // How many polls in a row its appliers were seen applying: if few, a thinner scan cadence.
-    let mut applying = Applying::default();
-    // The binlog list this connection read while the node fed a replica (its newest file's
-    // name; `None` inside: the list was empty); `None` while none is held.
-    let mut list: Option<Option<String>> = None;
-    let beat_sql = heartbeat_sql(&spec.heartbeat);
-    let phase = phase(&name);
     loop {
         let mut nudged = false;
         let due_at = tokio::select! {
@@ -183,7 +154,7 @@ async fn poll_connected(
                 tokio::time::Instant::now()
             }
             _ = stop.changed() => {
-                conn.close().await;
+                session.conn.close().await;
                 return None;
             }
         };
@@ -198,157 +169,20 @@ async fn poll_connected(
         }
         if status_due {
             last_status = Some(due_at);
-            let poll = polls;
-            let parts = PollParts::for_poll(poll, phase, spec.discovery)
-                .when_idle(poll, phase, applying)
-                .after_ddl(ddl_seen.map(|seen| poll - seen))
-                .list_held(list.is_some())
-                .as_source(spec.feeds.feeds(&name));
-            polls += 1;
-            if !parts.binlog {
-                list = None;
+            match session.status_poll(read_due, failures).await {
+                Ok(read_done) => read_due &= !read_done,
+                Err(e) => return ended(e),
             }
-            let tail = list.as_ref().and_then(|newest| newest.as_deref());
-            // Whether this node reads a heartbeat, and whether its applied position stands for
-            // the table, is known from its last poll; on the first, and when it just became a
-            // replica, the reading follows the poll alone.
-            let reads = read_due && reads_heartbeat(&spec.heartbeat, is_replica);
-            let lead = (reads && !by_position).then_some(beat_sql.as_str());
-            let sent_utc = chrono::Utc::now();
-            match poll_status(&mut conn, parts, lead, tail).await {
-                Ok((mut sample, ahead)) => {
-                    resolve(&mut sample, &mut resolved).await;
-                    if let Some(files) = &sample.binlog_files {
-                        list = Some(files.last().map(|f| f.name.clone()));
-                    }
-                    statuses = statuses.saturating_add(1);
-                    if statuses == 1 {
-                        let _ = send(PollEvent::Conn {
-                            node: name.clone(),
-                            state: ConnState::Up,
-                        })
-                        .await;
-                    } else if statuses == 2 {
-                        *failures = 0;
-                    }
-                    is_replica = !sample.replication.is_empty();
-                    applying.saw(&sample.replication, sample.processes.as_ref());
-                    let position = applied_of(&spec.marks, &sample).filter(|_| is_replica);
-                    by_position = position.is_some();
-                    // Copied only when it is this poll's reading.
-                    let applied = position.filter(|_| reads && lead.is_none());
-                    let applied = applied.map(|applied| AppliedRead {
-                        sent_at: sample.at,
-                        applied: applied.clone(),
-                    });
-                    if sample.processes.as_ref().is_some_and(|l| !l.ddl.is_empty()) {
-                        ddl_seen = Some(poll);
-                    }
-                    let sent_at = sample.at;
-                    let event = PollEvent::Sample {
-                        node: name.clone(),
-                        sample: Box::new(sample),
-                    };
-                    if send(event).await.is_err() {
-                        return None;
-                    }
-                    if let Some(read) = ahead.lead {
-                        read_due = false;
-                        // A refused read ends the session after the sample, as it does alone.
-                        let rows = match read {
-                            Ok(rows) => rows,
-                            Err(err) => return Some(err),
-                        };
-                        let event = heartbeat_event(spec, &rows, sent_at, ahead.first_answer);
-                        if send(event).await.is_err() {
-                            return None;
-                        }
-                    } else if let Some(read) = applied {
-                        read_due = false;
-                        let node = name.clone();
-                        if send(PollEvent::Applied { node, read }).await.is_err() {
-                            return None;
-                        }
-                    }
-                    let clock = ahead.clock.as_deref().and_then(|rows| {
-                        pt_heartbeat::clock_offset(rows, sent_utc, ahead.first_answer)
-                    });
-                    if let Some((offset_ms, rtt)) = clock {
-                        let node = name.clone();
-                        let _ = send(PollEvent::Clock {
-                            node,
-                            offset_ms,
-                            rtt,
-                        })
-                        .await;
-                    }
-                }
-                Err(err) => return Some(err),
-            }
-            if let Err(err) = settings_if_due(&name, &mut conn, events, &mut settings_due).await {
-                return Some(err);
+            if let Err(e) = session.settings_when_due().await {
+                return ended(e);
             }
         }
-        if !(read_due && reads_heartbeat(&spec.heartbeat, is_replica)) {
-            continue;
-        }
-        if by_position {
-            match read_applied(&mut conn, &spec.marks).await {
-                Ok(Some(read)) => {
-                    let node = name.clone();
-                    if send(PollEvent::Applied { node, read }).await.is_err() {
-                        return None;
-                    }
-                    continue;
-                }
-                // No longer tells: the table this once.
-                Ok(None) => by_position = false,
-                Err(err) => return Some(err),
-            }
-        }
-        let sent_at = Instant::now();
-        let (rows, answered) = match conn.query_lead(&beat_sql).await {
-            Ok(read) => read,
-            Err(err) => return Some(err),
-        };
-        let took = answered.duration_since(sent_at);
-        if send(heartbeat_event(spec, &rows, sent_at, took))
-            .await
-            .is_err()
+        if read_due
+            && session.reads()
+            && let Err(e) = session.heartbeat_reading().await
         {
-            return None;
+            return ended(e);
         }
-    }
-}
-
-/// The lint's settings, when due (`next`): beside the status poll (never in it), at connect and
-/// every [`SETTINGS_EVERY`] (a restart to change a static setting reconnects, so it is seen at
-/// once), every [`SETTINGS_WHILE_MISMATCHED`] while a copy of rwtop's tables is not rwtop's. A
-/// statement the server refuses (a privilege, a variable an unusual build lacks) leaves them
-/// unread rather than taking the node's monitoring down.
-async fn settings_if_due(
-    node: &str,
-    conn: &mut NodeConn,
-    events: &mpsc::Sender<PollEvent>,
-    next: &mut Option<tokio::time::Instant>,
-) -> Result<(), SqlError> {
-    let now = tokio::time::Instant::now();
-    if next.is_some_and(|t| now < t) {
-        return Ok(());
-    }
-    *next = Some(now + SETTINGS_EVERY);
-    match conn.settings().await {
-        Ok(settings) => {
-            if !settings.own_tables.is_empty() {
-                *next = Some(now + SETTINGS_WHILE_MISMATCHED);
-            }
-            let settings = Box::new(settings);
-            let node = node.to_owned();
-            let _ = events.send(PollEvent::Settings { node, settings }).await;
-            Ok(())
-        }
-        Err(SqlError::Server { .. } | SqlError::Parse { .. }) => Ok(()),
-        Err(other) => Err(other),
     }
 }
 
@@ -362,7 +196,8 @@ fn due(last: Option<tokio::time::Instant>, now: tokio::time::Instant, every: Dur
 /// ~100 whose ticks fall in one step wake the runtime once between them rather than once each
 /// (every poller shares the period, so ticks that start on one grid point stay together). At
 /// 1,000 nodes 100 ms cost 11–16 % less CPU than 10 ms; 50 ms read the same, 250 ms no lower
-/// (docs/benchmarks.md, issue 18); a poller's first poll waits at most one step.
+/// (docs/benchmarks.md, "Two ways that did not pay, and a coarser tick grid not landed" and "The
+/// tick grid at 100 ms, landed"); a poller's first poll waits at most one step.
 const TICK_SLOT: Duration = Duration::from_millis(100);
 
 /// The first point of the [`TICK_SLOT`] grid at or after `at`.
@@ -382,31 +217,6 @@ fn ticker(start: tokio::time::Instant, period: Duration) -> tokio::time::Interva
     let mut ticker = tokio::time::interval_at(start, period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     ticker
-}
-
-/// How long a reported host name may take to resolve before it counts as not resolving.
-const RESOLVE_WITHIN: Duration = Duration::from_secs(1);
-
-/// Marks the reported replicas whose host resolves from here; an address counts as resolving.
-async fn resolve(sample: &mut NodeSample, known: &mut HashMap<String, bool>) {
-    for reported in sample.replica_hosts.iter_mut().flatten() {
-        let host = &reported.host.host;
-        if host.parse::<std::net::IpAddr>().is_ok() {
-            reported.resolves = true;
-            continue;
-        }
-        if let Some(&resolves) = known.get(host) {
-            reported.resolves = resolves;
-            continue;
-        }
-        let lookup = tokio::net::lookup_host((host.as_str(), reported.host.port));
-        let resolves = match tokio::time::timeout(RESOLVE_WITHIN, lookup).await {
-            Ok(Ok(mut addrs)) => addrs.next().is_some(),
-            _ => false,
-        };
-        known.insert(host.clone(), resolves);
-        reported.resolves = resolves;
-    }
 }
 
 /// Replica first, then the node's own state and binlog, in one round trip: a replica's GTID

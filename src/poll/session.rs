@@ -1,0 +1,289 @@
+//! One connection's polling, as a type with named steps: what the poller has learned of its node
+//! on this connection (how many status polls answered, whether it replicates, whether its
+//! applied position stands for the heartbeat table, which binlog list it holds, when a DDL was
+//! last seen) and the steps of a tick — the status poll (with the heartbeat reading and the clock
+//! sample riding in front of it when due), the lint's settings when due, and a heartbeat
+//! reading on its own between polls. `node_poller::run` owns the connection's lifetime (connect,
+//! back-off); the tick schedule lives in `node_poller::poll_connected`.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+
+use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
+use super::cadence::{Applying, PollParts, phase};
+use super::events::{AppliedRead, ConnState, PollEvent};
+use super::node_poller::{PollerSpec, SETTINGS_EVERY, SETTINGS_WHILE_MISMATCHED, poll_status};
+use super::pt_heartbeat;
+use crate::mysql::{NodeConn, SqlError};
+
+/// Why a connection's polling ended.
+pub(super) enum Ended {
+    /// The engine stopped, or the store is gone: nothing is reported any more.
+    Stopped,
+    /// A statement failed: the connection is dropped and opened again after a back-off.
+    Failed(SqlError),
+}
+
+impl From<SqlError> for Ended {
+    fn from(err: SqlError) -> Self {
+        Self::Failed(err)
+    }
+}
+
+/// A binlog list held from an earlier poll: its newest file's name (`None`: the list was empty).
+struct HeldList {
+    newest: Option<String>,
+}
+
+pub(super) struct Session<'a> {
+    spec: &'a PollerSpec,
+    pub conn: NodeConn,
+    events: &'a mpsc::Sender<PollEvent>,
+    /// Status polls answered on this connection.
+    statuses: u32,
+    /// The status polls sent, which place each in the occasional statements' cadence.
+    polls: u64,
+    /// When the lint's settings are read next: after the first status poll, then every few
+    /// minutes (more often while a copy of rwtop's tables is not rwtop's).
+    settings_due: Option<tokio::time::Instant>,
+    is_replica: bool,
+    /// Whether the last sample's applied position told which heartbeats it has applied.
+    by_position: bool,
+    /// Which reported host names resolve, looked up once per connection.
+    resolved: HashMap<String, bool>,
+    /// The poll whose scan last showed a DDL: its progress and its end are read every poll.
+    ddl_seen: Option<u64>,
+    /// How many polls in a row its appliers were seen applying: if few, a thinner scan cadence.
+    applying: Applying,
+    /// The binlog list this connection read while the node fed a replica; `None` while none is
+    /// held.
+    list: Option<HeldList>,
+    beat_sql: String,
+    phase: u64,
+}
+
+impl<'a> Session<'a> {
+    /// Says the node is connected (its flavor and identity) and starts the session.
+    pub async fn start(
+        spec: &'a PollerSpec,
+        conn: NodeConn,
+        events: &'a mpsc::Sender<PollEvent>,
+    ) -> Result<Self, Ended> {
+        let session = Self {
+            spec,
+            events,
+            statuses: 0,
+            polls: 0,
+            settings_due: None,
+            is_replica: false,
+            by_position: false,
+            resolved: HashMap::new(),
+            ddl_seen: None,
+            applying: Applying::default(),
+            list: None,
+            beat_sql: heartbeat_sql(&spec.heartbeat),
+            phase: phase(&spec.name),
+            conn,
+        };
+        let connected = PollEvent::Connected {
+            node: spec.name.clone(),
+            flavor: session.conn.flavor().clone(),
+            identity: session.conn.identity().clone(),
+        };
+        session.send(connected).await?;
+        Ok(session)
+    }
+
+    async fn send(&self, event: PollEvent) -> Result<(), Ended> {
+        self.events.send(event).await.map_err(|_| Ended::Stopped)
+    }
+
+    /// Whether a heartbeat reading is this node's to make now (a replica, or any node in
+    /// pt-heartbeat mode).
+    pub fn reads(&self) -> bool {
+        reads_heartbeat(&self.spec.heartbeat, self.is_replica)
+    }
+
+    /// Which occasional statements this status poll adds.
+    fn parts(&mut self) -> PollParts {
+        let poll = self.polls;
+        self.polls += 1;
+        let parts = PollParts::for_poll(poll, self.phase, self.spec.discovery)
+            .when_idle(poll, self.phase, self.applying)
+            .after_ddl(self.ddl_seen.map(|seen| poll - seen))
+            .list_held(self.list.is_some())
+            .as_source(self.spec.feeds.feeds(&self.spec.name));
+        if !parts.binlog {
+            self.list = None;
+        }
+        parts
+    }
+
+    /// The status poll, with the heartbeat reading in front of it when `read_due` (or the
+    /// applied position standing for it), and the clock sample when the cadence has it. True
+    /// when it made this tick's heartbeat reading.
+    pub async fn status_poll(&mut self, read_due: bool, failures: &mut u32) -> Result<bool, Ended> {
+        let poll = self.polls;
+        let parts = self.parts();
+        let tail = self.list.as_ref().and_then(|held| held.newest.as_deref());
+        // Whether this node reads a heartbeat, and whether its applied position stands for the
+        // table, is known from its last poll; on the first, and when it just became a replica,
+        // the reading follows the poll alone.
+        let reads = read_due && self.reads();
+        let lead = (reads && !self.by_position).then_some(self.beat_sql.as_str());
+        let sent_utc = chrono::Utc::now();
+        let (mut sample, ahead) = poll_status(&mut self.conn, parts, lead, tail).await?;
+        let lead_asked = lead.is_some();
+        resolve(&mut sample, &mut self.resolved).await;
+        if let Some(files) = &sample.binlog_files {
+            self.list = Some(HeldList {
+                newest: files.last().map(|f| f.name.clone()),
+            });
+        }
+        self.answered(failures).await;
+        self.is_replica = !sample.replication.is_empty();
+        self.applying
+            .saw(&sample.replication, sample.processes.as_ref());
+        let position = applied_of(&self.spec.marks, &sample).filter(|_| self.is_replica);
+        self.by_position = position.is_some();
+        // Copied only when it is this poll's reading.
+        let applied = position
+            .filter(|_| reads && !lead_asked)
+            .map(|applied| AppliedRead {
+                sent_at: sample.at,
+                applied: applied.clone(),
+            });
+        if sample.processes.as_ref().is_some_and(|l| !l.ddl.is_empty()) {
+            self.ddl_seen = Some(poll);
+        }
+        let sent_at = sample.at;
+        let node = self.spec.name.clone();
+        self.send(PollEvent::Sample {
+            node: node.clone(),
+            sample: Box::new(sample),
+        })
+        .await?;
+        let mut read_done = false;
+        if let Some(read) = ahead.lead {
+            read_done = true;
+            // A refused read ends the session after the sample, as it does alone.
+            let rows = read?;
+            let event = heartbeat_event(self.spec, &rows, sent_at, ahead.first_answer);
+            self.send(event).await?;
+        } else if let Some(read) = applied {
+            read_done = true;
+            self.send(PollEvent::Applied {
+                node: node.clone(),
+                read,
+            })
+            .await?;
+        }
+        let clock = ahead
+            .clock
+            .as_deref()
+            .and_then(|rows| pt_heartbeat::clock_offset(rows, sent_utc, ahead.first_answer));
+        if let Some((offset_ms, rtt)) = clock {
+            let _ = self
+                .events
+                .send(PollEvent::Clock {
+                    node,
+                    offset_ms,
+                    rtt,
+                })
+                .await;
+        }
+        Ok(read_done)
+    }
+
+    /// A status poll answered: the node is up on the first, and its failure count starts again
+    /// only after a second one (a node that accepts the connection and then refuses every poll,
+    /// a missing grant, is failing, not up, and backs off like any other failure).
+    async fn answered(&mut self, failures: &mut u32) {
+        self.statuses = self.statuses.saturating_add(1);
+        if self.statuses == 1 {
+            let _ = self
+                .events
+                .send(PollEvent::Conn {
+                    node: self.spec.name.clone(),
+                    state: ConnState::Up,
+                })
+                .await;
+        } else if self.statuses == 2 {
+            *failures = 0;
+        }
+    }
+
+    /// The lint's settings, when due: beside the status poll (never in it), at connect and
+    /// every [`SETTINGS_EVERY`] (a restart to change a static setting reconnects, so it is seen
+    /// at once), every [`SETTINGS_WHILE_MISMATCHED`] while a copy of rwtop's tables is not
+    /// rwtop's. A statement the server refuses (a privilege, a variable an unusual build lacks)
+    /// leaves them unread rather than taking the node's monitoring down.
+    pub async fn settings_when_due(&mut self) -> Result<(), Ended> {
+        let now = tokio::time::Instant::now();
+        if self.settings_due.is_some_and(|t| now < t) {
+            return Ok(());
+        }
+        self.settings_due = Some(now + SETTINGS_EVERY);
+        match self.conn.settings().await {
+            Ok(settings) => {
+                if !settings.own_tables.is_empty() {
+                    self.settings_due = Some(now + SETTINGS_WHILE_MISMATCHED);
+                }
+                let settings = Box::new(settings);
+                let node = self.spec.name.clone();
+                let _ = self
+                    .events
+                    .send(PollEvent::Settings { node, settings })
+                    .await;
+                Ok(())
+            }
+            Err(SqlError::Server { .. } | SqlError::Parse { .. }) => Ok(()),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// A heartbeat reading between status polls: the applied position where it tells (one
+    /// variable), else the table.
+    pub async fn heartbeat_reading(&mut self) -> Result<(), Ended> {
+        if self.by_position {
+            if let Some(read) = read_applied(&mut self.conn, &self.spec.marks).await? {
+                let node = self.spec.name.clone();
+                return self.send(PollEvent::Applied { node, read }).await;
+            }
+            // No longer tells: the table this once.
+            self.by_position = false;
+        }
+        let sent_at = Instant::now();
+        let (rows, answered) = self.conn.query_lead(&self.beat_sql).await?;
+        let took = answered.duration_since(sent_at);
+        self.send(heartbeat_event(self.spec, &rows, sent_at, took))
+            .await
+    }
+}
+
+/// How long a reported host name may take to resolve before it counts as not resolving.
+const RESOLVE_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Marks the reported replicas whose host resolves from here; an address counts as resolving.
+async fn resolve(sample: &mut super::events::NodeSample, known: &mut HashMap<String, bool>) {
+    for reported in sample.replica_hosts.iter_mut().flatten() {
+        let host = &reported.host.host;
+        if host.parse::<std::net::IpAddr>().is_ok() {
+            reported.resolves = true;
+            continue;
+        }
+        if let Some(&resolves) = known.get(host) {
+            reported.resolves = resolves;
+            continue;
+        }
+        let lookup = tokio::net::lookup_host((host.as_str(), reported.host.port));
+        let resolves = match tokio::time::timeout(RESOLVE_WITHIN, lookup).await {
+            Ok(Ok(mut addrs)) => addrs.next().is_some(),
+            _ => false,
+        };
+        known.insert(host.clone(), resolves);
+        reported.resolves = resolves;
+    }
+}
