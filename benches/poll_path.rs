@@ -39,7 +39,6 @@ use anyhow::{Context, Result, anyhow, bail};
 use cold::cold_polls;
 use rwtop::mysql::prepared::Lead;
 use rwtop::mysql::{Endpoint, NodeConn, Timeouts};
-use rwtop::poll::beat_gtid::APPLIED_SQL;
 use rwtop::poll::heartbeat::heartbeat_read_sql;
 use rwtop::poll::node_poller::{PollParts, poll_status, read_heartbeat};
 use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
@@ -83,8 +82,8 @@ enum Mix {
     /// makes).
     AsSource,
     /// [`Self::AsSource`] with the list every 5th poll, with the clock, as the poller read it
-    /// before it followed the rotations (issue 18, twelfth steps): that change's before,
-    /// measured in turns with it.
+    /// before it followed the rotations (docs/benchmarks.md, "The binlog list read when it
+    /// changes"): that change's before, measured in turns with it.
     AsSourceListEvery5th,
     Fast,
     Slow,
@@ -107,7 +106,7 @@ enum Op {
     /// The poller's status poll with the heartbeat read in front of it (one round trip).
     PollWithHeartbeat,
     Heartbeat,
-    /// The heartbeat reading by position between polls (`beat_gtid::APPLIED_SQL`).
+    /// The heartbeat reading by position between polls (`Flavor::applied_position_sql`).
     Applied,
     Stmt(Stmt),
 }
@@ -147,7 +146,8 @@ impl Op {
                 }
             }
             Self::Applied => {
-                let rows = conn.query_rows(APPLIED_SQL).await?;
+                let sql = conn.flavor().applied_position_sql().unwrap_or_default();
+                let rows = conn.query_rows(sql).await?;
                 if rows.is_empty() {
                     bail!("no gtid_slave_pos from {}", conn.address());
                 }

@@ -43,7 +43,11 @@ async fn session_count(conn: &mut NodeConn, counter: &str) -> u64 {
 async fn until_seq(conn: &mut NodeConn, read: &str, want: u64) -> Vec<RawRow> {
     common::eventually(&format!("seq {want} on r1"), DEADLINE, async || {
         let status = conn.status(asking(read)).await.unwrap();
-        assert_eq!(status.replication.len(), 1, "the poll came back with it");
+        assert_eq!(
+            status.reported.replication.len(),
+            1,
+            "the poll came back with it"
+        );
         let rows = status.lead.expect("the read was asked").unwrap();
         (seq(&rows) == Some(want)).then_some(rows)
     })

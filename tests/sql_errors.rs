@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use common::TestSandbox;
-use rwtop::mysql::batch::Ask;
+use rwtop::mysql::batch::{Ask, PollParts};
 use rwtop::mysql::{Endpoint, NodeConn, Secret, SqlError, Timeouts};
 
 fn short() -> Timeouts {
@@ -212,11 +212,11 @@ async fn live_a_batch_names_its_failing_statement_and_leaves_nothing_behind() {
 #[tokio::test]
 async fn live_the_status_batch_reads_what_the_statements_read_alone() {
     let every = || Ask {
-        binlog: true,
-        binlog_files: true,
-        replica_hosts: true,
-        processes: true,
-        ..Ask::default()
+        parts: PollParts {
+            clock: false,
+            ..PollParts::ALL
+        },
+        lead: None,
     };
     let t = TestSandbox::start(1, false);
     for node in ["primary", "r1"] {
@@ -228,20 +228,36 @@ async fn live_the_status_batch_reads_what_the_statements_read_alone() {
                 .map(|s| (s.channel.clone(), s.source_host.clone()))
                 .collect()
         };
-        assert_eq!(names(&batch.replication), names(&channels), "{node}");
-        assert_eq!(batch.replication.len(), usize::from(node == "r1"), "{node}");
-        assert_eq!(batch.state, conn.node_state().await.unwrap(), "{node}");
-        assert_eq!(batch.binlog, conn.binlog_status().await.unwrap(), "{node}");
+        assert_eq!(
+            names(&batch.reported.replication),
+            names(&channels),
+            "{node}"
+        );
+        assert_eq!(
+            batch.reported.replication.len(),
+            usize::from(node == "r1"),
+            "{node}"
+        );
+        assert_eq!(
+            batch.reported.state,
+            conn.node_state().await.unwrap(),
+            "{node}"
+        );
+        assert_eq!(
+            batch.reported.binlog,
+            conn.binlog_status().await.unwrap(),
+            "{node}"
+        );
         let files = conn.binlog_files().await.unwrap();
         assert_eq!(
-            batch.binlog_files.as_deref(),
+            batch.reported.binlog_files.as_deref(),
             Some(files.as_slice()),
             "{node}"
         );
         assert!(!files.is_empty(), "{node} logs binlogs");
         let hosts = conn.replica_hosts().await.unwrap();
         assert_eq!(
-            batch.replica_hosts.as_deref(),
+            batch.reported.replica_hosts.as_deref(),
             Some(hosts.as_slice()),
             "{node}"
         );
@@ -250,28 +266,34 @@ async fn live_the_status_batch_reads_what_the_statements_read_alone() {
             usize::from(node == "primary"),
             "{node}: r1 reports itself"
         );
-        let scan = batch.processes.expect("the processlist was asked for");
+        let scan = batch
+            .reported
+            .processes
+            .expect("the processlist was asked for");
         assert!(scan.summary.threads >= 1, "{node}: {scan:?}");
-        assert!(batch.binlog.is_some(), "{node} logs binlogs");
+        assert!(batch.reported.binlog.is_some(), "{node} logs binlogs");
         let list_alone = Ask {
-            binlog_files: true,
-            ..Ask::default()
+            parts: PollParts {
+                binlog_files: true,
+                ..PollParts::default()
+            },
+            lead: None,
         };
         let list_alone = conn.status(list_alone).await.unwrap();
         assert_eq!(
-            list_alone.binlog, None,
+            list_alone.reported.binlog, None,
             "{node}: the coordinate was not asked"
         );
         assert_eq!(
-            list_alone.binlog_files.as_deref(),
+            list_alone.reported.binlog_files.as_deref(),
             Some(files.as_slice()),
             "{node}"
         );
         let without = conn.status(Ask::default()).await.unwrap();
-        assert_eq!(without.binlog, None, "{node}");
-        assert_eq!(without.binlog_files, None, "{node}");
-        assert_eq!(without.replica_hosts, None, "{node}");
-        assert_eq!(without.processes, None, "{node}");
+        assert_eq!(without.reported.binlog, None, "{node}");
+        assert_eq!(without.reported.binlog_files, None, "{node}");
+        assert_eq!(without.reported.replica_hosts, None, "{node}");
+        assert_eq!(without.reported.processes, None, "{node}");
     }
 }
 
@@ -301,18 +323,24 @@ async fn live_a_refused_optional_part_leaves_only_itself_out_of_the_status_poll(
     assert!(matches!(refused, SqlError::Server { .. }), "{refused:?}");
     let status = conn
         .status(Ask {
-            binlog_files: true,
-            replica_hosts: true,
-            processes: true,
-            ..Ask::default()
+            parts: PollParts {
+                binlog_files: true,
+                replica_hosts: true,
+                processes: true,
+                ..PollParts::default()
+            },
+            lead: None,
         })
         .await
         .unwrap();
-    assert_eq!(status.replica_hosts, None);
-    assert!(status.processes.is_some(), "asked again after the refusal");
-    assert!(status.binlog_files.is_some_and(|f| !f.is_empty()));
+    assert_eq!(status.reported.replica_hosts, None);
     assert!(
-        status.replication.is_empty(),
+        status.reported.processes.is_some(),
+        "asked again after the refusal"
+    );
+    assert!(status.reported.binlog_files.is_some_and(|f| !f.is_empty()));
+    assert!(
+        status.reported.replication.is_empty(),
         "the primary replicates from nobody"
     );
 }
@@ -327,15 +355,21 @@ async fn live_reads_in_front_of_the_status_poll_read_what_they_read_alone() {
     let mut conn = t.connect("r1").await;
     let read = rwtop::poll::heartbeat::heartbeat_read_sql(&["led-test".to_owned()]);
     let asking = |lead| Ask {
-        clock: true,
+        parts: PollParts {
+            clock: true,
+            ..PollParts::default()
+        },
         lead: Some(lead),
-        ..Ask::default()
     };
     let sent = chrono::Utc::now();
     let before = conn.status(asking(&read)).await.unwrap();
     let lead = before.lead.expect("the read was asked").unwrap();
     assert!(lead.is_empty(), "no table yet: {lead:?}");
-    assert_eq!(before.replication.len(), 1, "the poll came back after it");
+    assert_eq!(
+        before.reported.replication.len(),
+        1,
+        "the poll came back after it"
+    );
     assert!(conn.is_open());
     let clock = before.clock.expect("the clock was asked");
     let rtt = before.first_answer;
@@ -366,7 +400,7 @@ async fn live_reads_in_front_of_the_status_poll_read_what_they_read_alone() {
     };
     let lead = common::eventually("the row on r1", Duration::from_secs(30), async || {
         let status = conn.status(asking(&read)).await.unwrap();
-        assert_eq!(status.replication.len(), 1);
+        assert_eq!(status.reported.replication.len(), 1);
         status.lead.and_then(Result::ok).filter(|l| !l.is_empty())
     })
     .await;
@@ -376,7 +410,11 @@ async fn live_reads_in_front_of_the_status_poll_read_what_they_read_alone() {
 
     let refused = "SELECT * FROM mysql.user";
     let status = conn.status(asking(refused)).await.unwrap();
-    assert_eq!(status.replication.len(), 1, "the poll came back without it");
+    assert_eq!(
+        status.reported.replication.len(),
+        1,
+        "the poll came back without it"
+    );
     assert!(status.clock.is_some(), "the clock before it was read");
     match status.lead.expect("the read was asked").unwrap_err() {
         SqlError::Server { code, sql, .. } => {

@@ -6,6 +6,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
+use rwtop::mysql::batch::Reported;
 use rwtop::mysql::{
     BinlogFile, BinlogStatus, Family, NodeState, Processlist, RawRow, ReplicaStatus,
 };
@@ -138,21 +139,24 @@ impl Feed {
         let f = &self.fixtures;
         NodeSample {
             at: at + Duration::from_millis(5),
-            replication: if replica {
-                vec![f.status.clone()]
-            } else {
-                Vec::new()
+            reported: Reported {
+                replication: if replica {
+                    vec![f.status.clone()]
+                } else {
+                    Vec::new()
+                },
+                state: if replica {
+                    f.replica_state.clone()
+                } else {
+                    f.primary_state.clone()
+                },
+                // As the poller reads them: the primary feeds the replicas, which feed nobody.
+                binlog: (parts.binlog && !replica).then(|| f.binlog.clone()),
+                binlog_files: (parts.binlog_files && !replica).then(|| f.files.clone()),
+                replica_hosts: None,
+                processes: parts.processes.then(Processlist::default),
             },
-            state: if replica {
-                f.replica_state.clone()
-            } else {
-                f.primary_state.clone()
-            },
-            // As the poller reads them: the primary feeds the replicas, which feed nobody.
-            binlog: (parts.binlog && !replica).then(|| f.binlog.clone()),
-            binlog_files: (parts.binlog_files && !replica).then(|| f.files.clone()),
-            replica_hosts: None,
-            processes: parts.processes.then(Processlist::default),
+            resolving: std::collections::BTreeSet::new(),
             took: Duration::from_micros(900),
         }
     }

@@ -11,7 +11,7 @@
 //! timed-out or broken batch drops the connection as a single query does.
 //! Discovery and the processlist ride in the same batch; should one be refused (a missing
 //! grant), the ones after it are asked again alone. The server's clock and the heartbeat read
-//! ride in front of it when they are due with it ([`Ask::clock`], [`Ask::lead`]): one round trip
+//! ride in front of it when they are due with it ([`PollParts::clock`], [`Ask::lead`]): one round trip
 //! instead of three, each still run within microseconds of the batch being sent. Once a
 //! heartbeat read has found its table, later batches send it as `EXECUTE` of the same read
 //! prepared on the connection (`prepared.rs`).
@@ -29,21 +29,15 @@ use super::replica_hosts::ReplicaHost;
 use super::replica_status::{ReplicaStatus, StatusError};
 use super::row::RawRow;
 
-/// What a status poll asks for beyond what every poll reads.
+/// Which statements a status poll adds to what every poll reads (replication status and the
+/// node's own state): the one question of a poll, from the poller's cadence
+/// (`poll/cadence.rs` builds it poll by poll) to the batch here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "independent statements of one batch, each asked or not, not a state machine"
 )]
-pub struct Ask<'a> {
-    /// The server's UTC clock ([`CLOCK_SQL`]), first in the batch: it is read between sending
-    /// and [`Status::first_answer`].
-    pub clock: bool,
-    /// A read of a table that may not be there yet (the heartbeat row), sent ahead of the
-    /// status: its rows come back in [`Status::lead`]; a missing schema or table reads as no
-    /// rows, as [`NodeConn::query_rows_if_table`] does, and any other refusal is the read's own
-    /// error there (the status is asked again without it).
-    pub lead: Option<&'a str>,
+pub struct PollParts {
     /// The node's own binlog coordinate; a poll leaves it out where nobody replicates from the
     /// node (`poll/feeds.rs`).
     pub binlog: bool,
@@ -52,20 +46,53 @@ pub struct Ask<'a> {
     pub replica_hosts: bool,
     /// One processlist scan; a missing grant leaves it `None`, never fails the poll.
     pub processes: bool,
+    /// The server's UTC clock ([`CLOCK_SQL`]), first in the batch: it is read between sending
+    /// and [`Status::first_answer`].
+    pub clock: bool,
 }
 
-/// What a status poll read, from one round trip.
-#[derive(Debug)]
-pub struct Status {
+impl PollParts {
+    pub const ALL: Self = Self {
+        binlog: true,
+        binlog_files: true,
+        replica_hosts: true,
+        processes: true,
+        clock: true,
+    };
+}
+
+/// A status poll's question: its parts, and a read sent ahead of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ask<'a> {
+    pub parts: PollParts,
+    /// A read of a table that may not be there yet (the heartbeat row), sent ahead of the
+    /// status: its rows come back in [`Status::lead`]; a missing schema or table reads as no
+    /// rows, as [`NodeConn::query_rows_if_table`] does, and any other refusal is the read's own
+    /// error there (the status is asked again without it).
+    pub lead: Option<&'a str>,
+}
+
+/// What a node reported in one status poll: the one answer, carried as it is from the batch
+/// through the poller's sample (`poll::NodeSample`) to the store.
+#[derive(Debug, Clone)]
+pub struct Reported {
     /// Every replication channel; empty on a node that replicates from nothing.
     pub replication: Vec<ReplicaStatus>,
     pub state: NodeState,
-    /// The node's own binlog coordinate; `None` when binary logging is off.
+    /// The node's own binlog coordinate; `None` when binary logging is off or not asked.
     pub binlog: Option<BinlogStatus>,
     /// The binlog list, when asked for and binary logging is on.
     pub binlog_files: Option<Vec<BinlogFile>>,
+    /// When asked (discovery); `None` when not read this time or not permitted.
     pub replica_hosts: Option<Vec<ReplicaHost>>,
+    /// When asked; `None` when not read this time or not permitted (no `PROCESS` grant).
     pub processes: Option<Processlist>,
+}
+
+/// A status poll's answer: what the node reported, and what rode in front of it.
+#[derive(Debug)]
+pub struct Status {
+    pub reported: Reported,
     /// The row of [`CLOCK_SQL`], when asked.
     pub clock: Option<Vec<RawRow>>,
     /// The lead statement's answer, when one was asked: its rows, or the server's refusal.
@@ -179,7 +206,7 @@ impl NodeConn {
         let family = flavor.family;
         let log_bin = self.identity().log_bin;
         // Built only on the polls that scan (one in three).
-        let processlist_sql = if ask.processes {
+        let processlist_sql = if ask.parts.processes {
             super::processlist::processlist_sql(flavor)
         } else {
             String::new()
@@ -199,15 +226,15 @@ impl NodeConn {
             }
         };
         let parts: Vec<Part> = [
-            (Part::Clock, ask.clock),
+            (Part::Clock, ask.parts.clock),
             (Part::Lead, ask.lead.is_some()),
             (Part::Replication, true),
             (Part::State, true),
-            (Part::Binlog, log_bin && ask.binlog),
-            (Part::BinlogFiles, log_bin && ask.binlog_files),
-            (Part::ReplicaHosts, ask.replica_hosts),
-            (Part::Processes, ask.processes),
-            (Part::Workers, ask.processes && workers_sql.is_some()),
+            (Part::Binlog, log_bin && ask.parts.binlog),
+            (Part::BinlogFiles, log_bin && ask.parts.binlog_files),
+            (Part::ReplicaHosts, ask.parts.replica_hosts),
+            (Part::Processes, ask.parts.processes),
+            (Part::Workers, ask.parts.processes && workers_sql.is_some()),
         ]
         .into_iter()
         .filter_map(|(part, asked)| asked.then_some(part))
@@ -327,12 +354,14 @@ impl Answers {
             list.workers = parse_answer(addr, sql, super::appliers::workers_from_table(&rows))?;
         }
         Ok(Status {
-            replication,
-            state,
-            binlog,
-            binlog_files,
-            replica_hosts,
-            processes,
+            reported: Reported {
+                replication,
+                state,
+                binlog,
+                binlog_files,
+                replica_hosts,
+                processes,
+            },
             clock: self.clock,
             lead: self.lead,
             first_answer: self.first.unwrap_or_default(),

@@ -156,6 +156,27 @@ impl Flavor {
         }
     }
 
+    /// The GTID of the session's own last write, read on the writing connection right after it
+    /// (the heartbeat writer asks it in the write's round trip): `MariaDB`'s `@@last_gtid`.
+    /// `None` on `MySQL`, whose session GTID reaches this driver no such way.
+    #[must_use]
+    pub fn own_last_gtid_sql(&self) -> Option<&'static str> {
+        match self.family {
+            Family::Mariadb => Some("SELECT @@last_gtid AS last_gtid"),
+            Family::Mysql => None,
+        }
+    }
+
+    /// A replica's applied position alone (`MariaDB`'s `gtid_slave_pos`), the heartbeat
+    /// reading between status polls where the position tells; `None` on `MySQL`.
+    #[must_use]
+    pub fn applied_position_sql(&self) -> Option<&'static str> {
+        match self.family {
+            Family::Mariadb => Some("SELECT @@global.gtid_slave_pos AS gtid_slave_pos"),
+            Family::Mysql => None,
+        }
+    }
+
     /// GTID state and the read-only switches, read every poll: both change on failover.
     #[must_use]
     pub fn state_sql(&self) -> &'static str {

@@ -1,6 +1,7 @@
 //! Heartbeats known by their GTIDs, so that a replica's applied position tells which it has
-//! applied without reading the heartbeat table (issue 18: the table read is the largest part
-//! of a replica's poll on the server, 100–170 µs of ~300 µs when polled cold).
+//! applied without reading the heartbeat table (docs/benchmarks.md, "The soak of the ack fix, the
+//! prepared heartbeat read, polls measured cold": the table read is the largest part of a
+//! replica's poll on the server, 100–170 µs of ~300 µs when polled cold).
 //!
 //! On `MariaDB` the writer reads `@@last_gtid` with each heartbeat write, in the same round
 //! trip, and each acknowledgement carries that GTID. Within a replication domain transactions
@@ -18,12 +19,6 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::gtid::{DomainGtid, GtidList};
-
-/// What the writer asks after each heartbeat write, in the same round trip (`MariaDB` only).
-pub const LAST_GTID_SQL: &str = "SELECT @@last_gtid AS last_gtid";
-
-/// A replica's applied position alone: the heartbeat reading between status polls.
-pub const APPLIED_SQL: &str = "SELECT @@global.gtid_slave_pos AS gtid_slave_pos";
 
 /// Whether heartbeat `next` follows `prev` in one run: the same domain and server, a higher
 /// `seq`. Within a run a replica that applied a heartbeat applied every earlier one; a new

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::beat_gtid::{APPLIED_SQL, Marks};
+use super::beat_gtid::Marks;
 use super::events::{AppliedRead, BeatRow, HeartbeatRead, NodeSample, PollEvent};
 use super::heartbeat::heartbeat_read_sql;
 use super::node_poller::{HeartbeatTable, PollerSpec};
@@ -89,7 +89,7 @@ fn beat_rows(
 /// A status poll's applied position, when it tells which heartbeats the node has applied.
 #[must_use]
 pub fn applied_of<'a>(marks: &Marks, sample: &'a NodeSample) -> Option<&'a GtidList> {
-    let GtidState::Mariadb { slave_pos, .. } = &sample.state.gtid else {
+    let GtidState::Mariadb { slave_pos, .. } = &sample.reported.state.gtid else {
         return None;
     };
     marks.tell(slave_pos).then_some(slave_pos)
@@ -101,8 +101,11 @@ pub async fn read_applied(
     conn: &mut NodeConn,
     marks: &Marks,
 ) -> Result<Option<AppliedRead>, SqlError> {
+    let Some(sql) = conn.flavor().applied_position_sql() else {
+        return Ok(None);
+    };
     let sent_at = Instant::now();
-    let rows = conn.query_rows(APPLIED_SQL).await?;
+    let rows = conn.query_rows(sql).await?;
     let applied = rows
         .first()
         .and_then(|row| row.optional_text(&["gtid_slave_pos"]))

@@ -4,6 +4,7 @@
 //! at a phase of its own; the binlog coordinate and list only on a node that feeds a watched
 //! replica.
 
+pub use crate::mysql::batch::PollParts;
 use crate::mysql::{Processlist, ReplicaStatus};
 
 /// Polls after the last scan that showed a DDL during which every poll still scans: the
@@ -11,7 +12,8 @@ use crate::mysql::{Processlist, ReplicaStatus};
 /// than at the cadence.
 pub const DDL_SCAN_LINGER: u64 = 5;
 
-/// Which of the occasional statements a status poll adds. The node's own binlog coordinate and list
+/// The cadence of the occasional statements a status poll adds ([`PollParts`], the one question
+/// a poll asks, defined with the batch that sends it). The node's own binlog coordinate and list
 /// are read only where a watched replica needs them (`feeds.rs`). Discovery and the clock change
 /// rarely (every 5th poll, moved a poll on where it would meet the scan, so that the costliest
 /// parts never make one poll together). The list costs the server a file opened per binlog kept
@@ -26,29 +28,7 @@ pub const DDL_SCAN_LINGER: u64 = 5;
 /// ([`PollParts::when_idle`]). Each node keeps these cadences at its own [`phase`], so a large
 /// topology's scans and lists are spread over the seconds rather than all falling on the same poll
 /// of every node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[expect(
-    clippy::struct_excessive_bools,
-    reason = "independent parts of one poll, switched on and off by cadence, not a state machine"
-)]
-pub struct PollParts {
-    /// The node's binlog coordinate (`SHOW BINLOG STATUS`).
-    pub binlog: bool,
-    pub binlog_files: bool,
-    pub replica_hosts: bool,
-    pub processes: bool,
-    pub clock: bool,
-}
-
 impl PollParts {
-    pub const ALL: Self = Self {
-        binlog: true,
-        binlog_files: true,
-        replica_hosts: true,
-        processes: true,
-        clock: true,
-    };
-
     /// The cadence of the `n`th status poll (0-based) of a connection, at `phase` ([`phase`]):
     /// the first poll reads the list, discovery and the clock, the first scan comes within the
     /// next three.

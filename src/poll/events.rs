@@ -1,12 +1,11 @@
 //! What poller and heartbeat tasks send to the store: owned results, one message each.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use crate::gtid::{DomainGtid, GtidList};
-use crate::mysql::{
-    BinlogFile, BinlogStatus, Flavor, Identity, NodeState, Processlist, ReplicaHost, ReplicaStatus,
-    Settings,
-};
+use crate::mysql::batch::Reported;
+use crate::mysql::{Flavor, Identity, ReplicaHost, Settings};
 
 /// The state of a node's connection, shown as data rather than hidden in logs.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -43,17 +42,32 @@ impl ConnState {
 pub struct NodeSample {
     /// When the first statement was sent: the sample describes the node no earlier than this.
     pub at: Instant,
-    pub replication: Vec<ReplicaStatus>,
-    pub state: NodeState,
-    pub binlog: Option<BinlogStatus>,
-    /// Refreshed every few polls; `None` when not read this time.
-    pub binlog_files: Option<Vec<BinlogFile>>,
-    /// Read when discovery is on, every few polls.
-    pub replica_hosts: Option<Vec<ReportedReplica>>,
-    /// Every few polls; `None` when not read this time or not permitted (no PROCESS grant).
-    pub processes: Option<Processlist>,
+    /// What the node reported, as the batch read it: its replication status and state every
+    /// poll, the rest as the cadence asked (`PollParts`).
+    pub reported: Reported,
+    /// The host names among `reported.replica_hosts` that resolve from here (the poller looks
+    /// each up once per connection, with a deadline, so the store never waits on a resolver).
+    pub resolving: BTreeSet<String>,
     /// Wall time the poll took (all statements), for the cost display.
     pub took: Duration,
+}
+
+impl NodeSample {
+    /// The replicas the node reports, each with whether its host resolves from here; `None`
+    /// when not read this time.
+    #[must_use]
+    pub fn reported_replicas(&self) -> Option<Vec<ReportedReplica>> {
+        let hosts = self.reported.replica_hosts.as_ref()?;
+        Some(
+            hosts
+                .iter()
+                .map(|host| ReportedReplica {
+                    resolves: self.resolving.contains(&host.host),
+                    host: host.clone(),
+                })
+                .collect(),
+        )
+    }
 }
 
 /// A replica another node reports, and whether its reported host resolves from here: the

@@ -1,10 +1,10 @@
 //! The heartbeat writer: a row in `rwtop.heartbeat` on the primary, its sequence number bumped
 //! every `interval`, and the local monotonic instant each bump was acknowledged sent to the store.
 //!
-//! Lag is then `now − ack(N+1)` for a replica that shows N (DESIGN.md §4): no clock agreement
-//! between servers is needed. The row is keyed by a stable writer id so rows do not pile up
-//! across runs, and a named lock makes a second rwtop on the same primary watch the row instead
-//! of writing it twice.
+//! Lag is then `now − ack(N+1)` for a replica that shows N (`docs/design.md`, "Lag from the
+//! heartbeat"): no clock agreement between servers is needed. The row is keyed by a stable
+//! writer id so rows do not pile up across runs, and a named lock makes a second rwtop on the
+//! same primary watch the row instead of writing it twice.
 //!
 //! Before its first write on a connection the writer reads the root's `rwtop.heartbeat`
 //! (`mysql::own_tables`): it creates the table with every property spelled out when it is
@@ -33,11 +33,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
-use super::beat_gtid::{LAST_GTID_SQL, Marks, Run};
+use super::beat_gtid::{Marks, Run};
 use super::events::{PollEvent, WriterState};
 use super::node_poller::backoff;
 use crate::gtid::DomainGtid;
-use crate::mysql::{Endpoint, Family, NodeConn, SqlError, Timeouts, literal, own_tables};
+use crate::mysql::{Endpoint, NodeConn, SqlError, Timeouts, literal, own_tables};
 use crate::topology::{TableGate, Topology};
 
 /// How often an observer tries to take the lock over from a writer that may have gone away,
@@ -275,11 +275,11 @@ async fn serve<T: Topology>(
     if let Some(mismatch) = own_tables::ensure(&mut conn, &own_tables::HEARTBEAT).await? {
         return Ok(refuse_table(spec, conn, events, mismatch).await);
     }
-    let asks_gtid = conn.flavor().family == Family::Mariadb;
-    let mut run = Run::after(if asks_gtid {
-        last_gtid(&conn.query_rows(LAST_GTID_SQL).await?)
-    } else {
-        None
+    // Each write's GTID, where the flavor tells a session its own (`Flavor::own_last_gtid_sql`).
+    let asks_gtid = conn.flavor().own_last_gtid_sql();
+    let mut run = Run::after(match asks_gtid {
+        Some(sql) => last_gtid(&conn.query_rows(sql).await?),
+        None => None,
     });
     let mut last_seen = conn
         .query_rows(&heartbeat_read_sql(std::slice::from_ref(&spec.writer_id)))
@@ -372,24 +372,25 @@ async fn serve<T: Topology>(
     }
 }
 
-/// Writes heartbeat `seq`; with `asks_gtid`, reads the session's `@@last_gtid` in the same round
-/// trip ([`Run::next`] tells whether the write got it).
+/// Writes heartbeat `seq`; with `asks_gtid` (the flavor's own-GTID statement), reads the
+/// session's last GTID in the same round trip ([`Run::next`] tells whether the write got it).
 async fn write(
     conn: &mut NodeConn,
     writer_id: &str,
     seq: u64,
-    asks_gtid: bool,
+    asks_gtid: Option<&str>,
 ) -> Result<Option<DomainGtid>, SqlError> {
     let write = write_sql(writer_id, seq);
-    if !asks_gtid {
+    let Some(ask) = asks_gtid else {
         conn.query_rows(&write).await?;
         return Ok(None);
-    }
-    let sets = conn.query_sets(&[&write, LAST_GTID_SQL]).await?;
+    };
+    let sets = conn.query_sets(&[&write, ask]).await?;
     Ok(sets.get(1).and_then(|rows| last_gtid(rows)))
 }
 
-/// The GTID in the rows of [`LAST_GTID_SQL`]; `None` when empty (nothing binary-logged yet).
+/// The GTID in the rows of `Flavor::own_last_gtid_sql`; `None` when empty (nothing
+/// binary-logged yet).
 fn last_gtid(rows: &[crate::mysql::RawRow]) -> Option<DomainGtid> {
     rows.first()
         .and_then(|row| row.optional_text(&["last_gtid"]))

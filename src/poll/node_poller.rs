@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, watch};
 use super::beat_gtid::Marks;
 pub use super::beat_read::read_heartbeat;
 pub use super::cadence::{DDL_SCAN_LINGER, PollParts, QUIET_SCAN_EVERY, phase};
-use super::events::{ConnState, NodeSample, PollEvent, ReportedReplica};
+use super::events::{ConnState, NodeSample, PollEvent};
 use super::feeds::Feeds;
 use super::session::{Ended, Session};
 use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
@@ -236,51 +236,24 @@ pub async fn poll_status(
     let at = Instant::now();
     // One round trip (src/mysql/batch.rs).
     let crate::mysql::batch::Status {
-        replication,
-        state,
-        binlog,
-        binlog_files,
-        replica_hosts,
-        processes,
+        mut reported,
         clock,
         lead,
         first_answer,
     } = conn
-        .status(crate::mysql::batch::Ask {
-            clock: parts.clock,
-            lead,
-            binlog: parts.binlog,
-            binlog_files: parts.binlog_files,
-            replica_hosts: parts.replica_hosts,
-            processes: parts.processes,
-        })
+        .status(crate::mysql::batch::Ask { parts, lead })
         .await?;
-    let rotated = match (&binlog, &binlog_files, list_tail) {
+    let rotated = match (&reported.binlog, &reported.binlog_files, list_tail) {
         (Some(head), None, Some(tail)) => head.position.file != tail,
         _ => false,
     };
-    let binlog_files = if rotated {
-        Some(conn.binlog_files().await?)
-    } else {
-        binlog_files
-    };
-    let replica_hosts = replica_hosts.map(|hosts| {
-        hosts
-            .into_iter()
-            .map(|host| ReportedReplica {
-                host,
-                resolves: false,
-            })
-            .collect()
-    });
+    if rotated {
+        reported.binlog_files = Some(conn.binlog_files().await?);
+    }
     let sample = NodeSample {
         at,
-        processes,
-        replication,
-        state,
-        binlog,
-        binlog_files,
-        replica_hosts,
+        reported,
+        resolving: std::collections::BTreeSet::new(),
         took: at.elapsed(),
     };
     let ahead = Ahead {

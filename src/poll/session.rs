@@ -137,15 +137,17 @@ impl<'a> Session<'a> {
         let (mut sample, ahead) = poll_status(&mut self.conn, parts, lead, tail).await?;
         let lead_asked = lead.is_some();
         resolve(&mut sample, &mut self.resolved).await;
-        if let Some(files) = &sample.binlog_files {
+        if let Some(files) = &sample.reported.binlog_files {
             self.list = Some(HeldList {
                 newest: files.last().map(|f| f.name.clone()),
             });
         }
         self.answered(failures).await;
-        self.is_replica = !sample.replication.is_empty();
-        self.applying
-            .saw(&sample.replication, sample.processes.as_ref());
+        self.is_replica = !sample.reported.replication.is_empty();
+        self.applying.saw(
+            &sample.reported.replication,
+            sample.reported.processes.as_ref(),
+        );
         let position = applied_of(&self.spec.marks, &sample).filter(|_| self.is_replica);
         self.by_position = position.is_some();
         // Copied only when it is this poll's reading.
@@ -155,7 +157,12 @@ impl<'a> Session<'a> {
                 sent_at: sample.at,
                 applied: applied.clone(),
             });
-        if sample.processes.as_ref().is_some_and(|l| !l.ddl.is_empty()) {
+        if sample
+            .reported
+            .processes
+            .as_ref()
+            .is_some_and(|l| !l.ddl.is_empty())
+        {
             self.ddl_seen = Some(poll);
         }
         let sent_at = sample.at;
@@ -266,24 +273,25 @@ impl<'a> Session<'a> {
 /// How long a reported host name may take to resolve before it counts as not resolving.
 const RESOLVE_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Marks the reported replicas whose host resolves from here; an address counts as resolving.
+/// Notes the reported replicas whose host resolves from here; an address counts as resolving.
 async fn resolve(sample: &mut super::events::NodeSample, known: &mut HashMap<String, bool>) {
-    for reported in sample.replica_hosts.iter_mut().flatten() {
-        let host = &reported.host.host;
-        if host.parse::<std::net::IpAddr>().is_ok() {
-            reported.resolves = true;
-            continue;
-        }
-        if let Some(&resolves) = known.get(host) {
-            reported.resolves = resolves;
-            continue;
-        }
-        let lookup = tokio::net::lookup_host((host.as_str(), reported.host.port));
-        let resolves = match tokio::time::timeout(RESOLVE_WITHIN, lookup).await {
-            Ok(Ok(mut addrs)) => addrs.next().is_some(),
-            _ => false,
+    for reported in sample.reported.replica_hosts.iter().flatten() {
+        let host = &reported.host;
+        let resolves = if host.parse::<std::net::IpAddr>().is_ok() {
+            true
+        } else if let Some(&resolves) = known.get(host) {
+            resolves
+        } else {
+            let lookup = tokio::net::lookup_host((host.as_str(), reported.port));
+            let resolves = match tokio::time::timeout(RESOLVE_WITHIN, lookup).await {
+                Ok(Ok(mut addrs)) => addrs.next().is_some(),
+                _ => false,
+            };
+            known.insert(host.clone(), resolves);
+            resolves
         };
-        known.insert(host.clone(), resolves);
-        reported.resolves = resolves;
+        if resolves {
+            sample.resolving.insert(host.clone());
+        }
     }
 }

@@ -195,8 +195,8 @@ impl SourceHistory {
         }
         self.states.push_back(SourceState {
             answered: sample.at + sample.took,
-            gtid: SourceGtid::of(&sample.state.gtid),
-            head: sample.binlog.as_ref().map(|b| b.position.clone()),
+            gtid: SourceGtid::of(&sample.reported.state.gtid),
+            head: sample.reported.binlog.as_ref().map(|b| b.position.clone()),
         });
     }
 
@@ -352,18 +352,21 @@ mod tests {
     fn source_sample(at: Instant, took_ms: u64, binlog_pos: &str, head: u64) -> NodeSample {
         NodeSample {
             at,
-            replication: Vec::new(),
-            state: mariadb_state(binlog_pos),
-            binlog: Some(crate::mysql::BinlogStatus {
-                position: BinlogPos {
-                    file: "binlog.000001".into(),
-                    pos: head,
-                },
-                executed_gtid_set: None,
-            }),
-            binlog_files: None,
-            replica_hosts: None,
-            processes: None,
+            reported: crate::mysql::batch::Reported {
+                replication: Vec::new(),
+                state: mariadb_state(binlog_pos),
+                binlog: Some(crate::mysql::BinlogStatus {
+                    position: BinlogPos {
+                        file: "binlog.000001".into(),
+                        pos: head,
+                    },
+                    executed_gtid_set: None,
+                }),
+                binlog_files: None,
+                replica_hosts: None,
+                processes: None,
+            },
+            resolving: std::collections::BTreeSet::new(),
             took: std::time::Duration::from_millis(took_ms),
         }
     }
@@ -430,7 +433,7 @@ mod tests {
         let status = ReplicaStatus::from_row(&status).unwrap();
         let replica_sample = |at| {
             let mut sample = source_sample(at, 2, "0-1-10", 2291);
-            sample.replication = vec![status.clone()];
+            sample.reported.replication = vec![status.clone()];
             Box::new(sample)
         };
         let feed = |store: &mut Store, node: &str, sample| {

@@ -204,9 +204,9 @@ impl Store {
             }
             PollEvent::Sample { node, sample } => {
                 let since_start = self.since_start(sample.at);
-                let hosts = sample.replica_hosts.clone();
+                let hosts = sample.reported_replicas();
                 if let Some(entry) = self.nodes.get_mut(&node) {
-                    if !roots::same_sources(entry.statuses(), &sample.replication) {
+                    if !roots::same_sources(entry.statuses(), &sample.reported.replication) {
                         self.routes_dirty = true;
                     }
                     entry.apply_sample(*sample, since_start);

@@ -170,16 +170,18 @@ impl NodeEntry {
 
     /// The channels of the newest sample (none before one).
     pub fn statuses(&self) -> &[ReplicaStatus] {
-        self.sample.as_ref().map_or(&[][..], |s| &s.replication)
+        self.sample
+            .as_ref()
+            .map_or(&[][..], |s| &s.reported.replication)
     }
 
     pub fn apply_sample(&mut self, mut sample: NodeSample, at_ms: u64) {
-        if let Some(files) = sample.binlog_files.take() {
+        if let Some(files) = sample.reported.binlog_files.take() {
             self.binlog_files = files;
         }
         // The list is read every minute or so; its newest file's size follows the coordinate. A
         // poll without the coordinate (a leaf's) leaves no stale list behind.
-        match &sample.binlog {
+        match &sample.reported.binlog {
             Some(head) if !self.binlog_files.is_empty() => {
                 crate::mysql::reach(&mut self.binlog_files, &head.position);
             }
@@ -187,23 +189,23 @@ impl NodeEntry {
             None => self.binlog_files.clear(),
         }
         self.samples += 1;
-        let scanned = sample.processes.is_some();
-        if let Some(processes) = sample.processes.take() {
+        let scanned = sample.reported.processes.is_some();
+        if let Some(processes) = sample.reported.processes.take() {
             self.processes = Some(processes);
             self.processes_at = self.samples;
         }
         self.as_source.record(&sample);
-        let head = sample.binlog.as_ref().map(|b| &b.position);
-        self.writes.record(at_ms, &sample.state, head);
+        let head = sample.reported.binlog.as_ref().map(|b| &b.position);
+        self.writes.record(at_ms, &sample.reported.state, head);
         // A channel keeps its history while the server reports it; one that is gone (RESET
         // REPLICA ALL) goes with it.
         let mut old = std::mem::take(&mut self.channels);
-        for status in &sample.replication {
+        for status in &sample.reported.replication {
             let mut channel = match old.iter().position(|c| c.name == status.channel) {
                 Some(i) => old.swap_remove(i),
                 None => ChannelEntry::new(&status.channel),
             };
-            channel.push_point(status, &sample.state, sample.at, at_ms);
+            channel.push_point(status, &sample.reported.state, sample.at, at_ms);
             let scan = if scanned {
                 self.processes.as_ref().map(|p| p.workers.as_slice())
             } else {
@@ -255,11 +257,12 @@ impl NodeEntry {
     pub fn view(&self, now: Instant, sources: &[ChannelSource<'_>]) -> NodeView {
         // Role, source and the channels come from the last sample even when the node is down;
         // live values (threads, lag, backlog) only from a node that answers now.
-        let read_only = self.sample.as_ref().map(|s| s.state.read_only);
+        let read_only = self.sample.as_ref().map(|s| s.reported.state.read_only);
         let role = role(self.configured_role, !self.statuses().is_empty(), read_only);
         let sample = self.sample.as_ref().filter(|_| self.is_up());
         let channels = self.sample.as_ref().map_or_else(Vec::new, |last| {
-            last.replication
+            last.reported
+                .replication
                 .iter()
                 .zip(&self.channels)
                 .enumerate()
@@ -293,7 +296,7 @@ impl NodeEntry {
             flavor: self.flavor.as_ref().map(ToString::to_string),
             version: self.flavor.as_ref().map(|f| f.version_string.clone()),
             server_id: self.identity.as_ref().map(|i| i.server_id),
-            read_only: sample.map(|s| s.state.read_only),
+            read_only: sample.map(|s| s.reported.state.read_only),
             sample_age: self
                 .sample
                 .as_ref()
@@ -312,13 +315,13 @@ impl NodeEntry {
             processes_fresh: self.processes.is_some() && self.processes_at == self.samples,
             sample_seq: self.samples,
             server_uuid: self.identity.as_ref().and_then(|i| i.server_uuid.clone()),
-            gtid: sample.map(|s| s.state.gtid.clone()),
+            gtid: sample.map(|s| s.reported.state.gtid.clone()),
             clock_offset_ms: self.clock.map(|(offset, _, _)| offset),
             lb: None,
             channels,
             settings: self.settings.clone().filter(|_| self.is_up()),
             binlog_head: sample
-                .and_then(|s| s.binlog.as_ref())
+                .and_then(|s| s.reported.binlog.as_ref())
                 .map(|b| b.position.clone()),
             binlog_files: if self.is_up() {
                 self.binlog_files.clone()
@@ -349,7 +352,7 @@ impl NodeEntry {
                 writes: &s.writes,
                 files: &s.binlog_files,
             }),
-            sample.replication.len() == 1,
+            sample.reported.replication.len() == 1,
             &heartbeat_lag,
             std::time::Duration::from_secs(status.sql_delay.unwrap_or(0).saturating_add(inherited)),
         );
@@ -368,7 +371,11 @@ impl NodeEntry {
                 .iter()
                 .map(|w| (*w, channel.windows.stats(now, *w)))
                 .collect(),
-            gtid_backlog: gtid_backlog(status, &sample.state, source_state.map(|s| &s.gtid)),
+            gtid_backlog: gtid_backlog(
+                status,
+                &sample.reported.state,
+                source_state.map(|s| &s.gtid),
+            ),
             bytes_behind: bytes_behind(
                 status,
                 source_state.and_then(|s| s.head.as_ref()),

@@ -353,16 +353,19 @@ impl Topo {
 pub fn replica_sample(at: std::time::Instant, replication: Vec<ReplicaStatus>) -> NodeSample {
     NodeSample {
         at,
-        replication,
-        state: NodeState {
-            gtid: mariadb_gtid("0-1-100"),
-            read_only: true,
-            super_read_only: None,
+        reported: crate::mysql::batch::Reported {
+            replication,
+            state: NodeState {
+                gtid: mariadb_gtid("0-1-100"),
+                read_only: true,
+                super_read_only: None,
+            },
+            binlog: None,
+            binlog_files: None,
+            replica_hosts: None,
+            processes: None,
         },
-        binlog: None,
-        binlog_files: None,
-        replica_hosts: None,
-        processes: None,
+        resolving: std::collections::BTreeSet::new(),
         took: Duration::from_millis(2),
     }
 }
