@@ -287,6 +287,7 @@ fn engine_spec(sandbox: &Sandbox, nodes_wanted: usize) -> Result<EngineSpec> {
         drain: None,
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
+        test_reads: rwtop::engine::TestReads::Task,
     })
 }
 

@@ -284,6 +284,7 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize, opts: &Options) -> Result<Engine
         drain: None,
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
+        test_reads: rwtop::engine::TestReads::Task,
     })
 }
 

@@ -76,7 +76,11 @@ pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
             .map_err(|message| flag_error("--strategy", message))?,
         None => vec![config.probe.strategy],
     };
-    let mut spec = EngineSpec::from_config(&config);
+    let mut spec = EngineSpec {
+        // This command owns the one prober and runs the bake-off itself.
+        test_reads: rwtop::engine::TestReads::Caller,
+        ..EngineSpec::from_config(&config)
+    };
     let probe_spec = spec.probe_spec().ok_or_else(|| {
         anyhow::anyhow!(
             "no primary to probe: a probe writes a marker row on the primary, so name one with \

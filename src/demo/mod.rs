@@ -207,6 +207,7 @@ impl Demo {
             drain: None,
             found_roots: crate::engine::upward::FoundRoots::Write,
             found: Vec::new(),
+            test_reads: crate::engine::TestReads::Task,
         }
     }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::task::JoinSet;
 
-pub use spec::EngineSpec;
+pub use spec::{EngineSpec, TestReads};
 pub use store_task::PUBLISH_EVERY;
 
 use crate::alerts::AlertEngine;
@@ -160,7 +160,8 @@ impl Engine {
 
         // Test reads and drains: one request at a time each, in tasks of their own.
         let (snaps, stop) = (&snap_rx, &stop_rx);
-        let probes = spec.probe_spec().map(|probe| {
+        let task_reads = spec.test_reads == TestReads::Task;
+        let probes = spec.probe_spec().filter(|_| task_reads).map(|probe| {
             let prober = Prober::new(probe);
             spawn_worker(&mut tasks, |rx| {
                 crate::probe::task::run(prober, rx, snaps.clone(), probe_tx, stop.clone())

@@ -41,6 +41,18 @@ pub struct EngineSpec {
     pub found_roots: super::upward::FoundRoots,
     /// The nodes found above the configured ones before the engine started.
     pub found: Vec<super::upward::Found>,
+    /// Who runs test reads on this engine's topology.
+    pub test_reads: TestReads,
+}
+
+/// Who runs test reads: one prober per process, never two side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestReads {
+    /// The engine's prober task, asked through [`super::Engine::probe`] (the TUI's keys).
+    Task,
+    /// The command that started the engine owns the one prober and runs it itself
+    /// (`rwtop probe`'s bake-off): the engine starts none.
+    Caller,
 }
 
 impl EngineSpec {
@@ -70,6 +82,7 @@ impl EngineSpec {
                 super::upward::FoundRoots::Read
             },
             found: Vec::new(),
+            test_reads: TestReads::Task,
         }
     }
 

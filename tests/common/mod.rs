@@ -364,6 +364,7 @@ pub fn engine_spec(
         drain: None,
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
+        test_reads: rwtop::engine::TestReads::Task,
     }
 }
 
