@@ -16,6 +16,7 @@ mod roots;
 pub mod series;
 pub mod snapshot;
 /// Synthetic snapshots for tests and benches (alerts, panels, exports, render timing).
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 mod topology_view;
 pub mod windows;
