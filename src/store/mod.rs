@@ -12,6 +12,7 @@ mod failover;
 pub mod histogram;
 pub mod lag;
 mod node;
+mod pt_lag;
 mod roots;
 pub mod series;
 pub mod snapshot;
@@ -100,11 +101,8 @@ pub struct Store {
     /// Which roots each channel reads its lag from; worked out again when sources change.
     routes: Routes,
     routes_dirty: bool,
-    /// Read-only mode: the primary's own pt-heartbeat row, which tells whether pt-heartbeat
-    /// runs and in which zone it writes.
-    pt_primary: Option<crate::poll::PtRead>,
-    /// Read-only mode: whether each node's pt-heartbeat row has moved since rwtop started.
-    pt_moved: HashMap<String, RowProgress>,
+    /// Read-only mode: what pt-heartbeat's rows have shown.
+    pt: pt_lag::PtLag,
     /// The primary's name: the configured one, then the node the heartbeat writer moved to.
     primary: Option<String>,
     probes: crate::probe::ProbeBook,
@@ -141,8 +139,7 @@ impl Store {
                 settings.drain_backend.clone(),
                 settings.drain_detail.clone(),
             ),
-            pt_primary: None,
-            pt_moved: HashMap::new(),
+            pt: pt_lag::PtLag::default(),
             primary,
             settings,
         };
@@ -370,51 +367,14 @@ impl Store {
         beat.acks.lag(row.seq, read.sent_at, stale, upper)
     }
 
-    /// pt-heartbeat lag of one node: `now − ts` on the replica, corrected by how far the
-    /// replica's clock runs ahead of the primary's (pt-heartbeat is taken to run on the primary's
-    /// host, as it usually does). Unknown until the primary's row has been seen to move: a row
-    /// nobody updates any more is as old as it is, not a lag, even on the first reading.
+    /// pt-heartbeat lag of one node (read-only mode, [`pt_lag`]).
     fn apply_pt(&mut self, node: &str, read: crate::poll::PtRead) {
-        self.pt_moved
-            .entry(node.to_owned())
-            .or_default()
-            .observe(read.ts);
-        if self.primary.as_deref() == Some(node) {
-            self.pt_primary = Some(read);
-            return;
-        }
-        // Without a known primary, the node's own copy of the row moving shows that updates
-        // still reach it.
-        let root = self.primary.clone().unwrap_or_else(|| node.to_owned());
-        let moved = self.pt_moved.get(&root).is_some_and(|p| p.moved);
         let table = self.settings.pt_table.clone().unwrap_or_default();
-        // The zone in which the primary's own row is fresh is the zone pt-heartbeat writes in.
-        let use_utc = self.pt_primary.is_some_and(
-            |p| matches!((p.local_ms, p.utc_ms), (Some(l), Some(u)) if u.abs() < l.abs()),
-        );
-        let raw = if use_utc { read.utc_ms } else { read.local_ms };
         let correction = self.clock_correction(node);
-        let lag = match raw {
-            None => lag::Lag::Unknown {
-                reason: format!("no pt-heartbeat row in {table} on this node"),
-            },
-            Some(_) if !moved => lag::Lag::Unknown {
-                reason: format!(
-                    "pt-heartbeat's row on {root} has not advanced since rwtop started: \
-                     is pt-heartbeat running?"
-                ),
-            },
-            Some(_) if self.pt_stale() => lag::Lag::Unknown {
-                reason: format!("pt-heartbeat is not updating {table} on the primary"),
-            },
-            Some(raw) => {
-                let ms = u64::try_from((raw - correction).max(0)).unwrap_or(0);
-                lag::Lag::Exact {
-                    lag: Duration::from_millis(ms),
-                }
-            }
-        };
-        if let Some(entry) = self.nodes.get_mut(node) {
+        let root = self.primary.as_deref();
+        if let Some(lag) = self.pt.read(node, root, read, correction, &table)
+            && let Some(entry) = self.nodes.get_mut(node)
+        {
             entry.set_lag_all(read.sent_at, &lag);
         }
     }
@@ -431,19 +391,6 @@ impl Store {
             (Some(mine), Some(theirs)) => mine - theirs,
             _ => 0,
         }
-    }
-
-    /// pt-heartbeat updates every second by default; a primary row older than a few seconds
-    /// means it stopped (or never ran), and "caught up" can no longer be told.
-    fn pt_stale(&self) -> bool {
-        let Some(p) = self.pt_primary else {
-            return false;
-        };
-        let age = match (p.local_ms, p.utc_ms) {
-            (Some(l), Some(u)) => l.abs().min(u.abs()),
-            _ => return true,
-        };
-        age > 3_000
     }
 
     fn since_start(&self, at: Instant) -> u64 {
@@ -596,29 +543,11 @@ impl Store {
             last_seq: roots.first().and_then(|r| r.last_seq),
             last_ack_age: roots.first().and_then(|r| r.last_ack_age),
             stale: if read_only {
-                self.pt_stale()
+                self.pt.stale()
             } else {
                 self.heartbeat_stale(now)
             },
             roots,
-        }
-    }
-}
-
-/// Whether a heartbeat row was seen to move since rwtop started: the `ts` of the first reading,
-/// then whether a later one was newer.
-#[derive(Debug, Default, Clone, Copy)]
-struct RowProgress {
-    first: Option<chrono::NaiveDateTime>,
-    moved: bool,
-}
-
-impl RowProgress {
-    fn observe(&mut self, ts: Option<chrono::NaiveDateTime>) {
-        match (self.first, ts) {
-            (None, Some(ts)) => self.first = Some(ts),
-            (Some(first), Some(ts)) if ts > first => self.moved = true,
-            _ => {}
         }
     }
 }
