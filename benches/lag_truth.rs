@@ -251,7 +251,7 @@ fn start_sandbox(dir: &Path) -> Result<Sandbox> {
 /// more replicas as it takes, each another name for `r2` (as the scale bench does): the engine
 /// then polls and reads that many, and `r1`'s figures are judged under that load.
 fn engine_spec(sandbox: &Sandbox, nodes_wanted: usize) -> Result<EngineSpec> {
-    let defaults = rwtop::config::Settings::default();
+    let defaults = rwtop::config::FileSettings::default();
     let mut nodes = vec![(
         "primary".to_owned(),
         sandbox.endpoint("primary")?,

@@ -245,7 +245,7 @@ impl Servers {
 /// The primary once, then `nodes − 1` names spread round-robin over the real replicas; the
 /// shipped defaults otherwise (config `Settings::default()`), discovery off, writer on.
 fn engine_spec(sandbox: &Sandbox, nodes: usize, opts: &Options) -> Result<EngineSpec> {
-    let defaults = rwtop::config::Settings::default();
+    let defaults = rwtop::config::FileSettings::default();
     let replicas: Vec<Endpoint> = (1..=REPLICAS)
         .map(|r| sandbox.endpoint(&format!("r{r}")))
         .collect::<Result<_, _>>()?;

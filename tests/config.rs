@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rwtop::config::{CliOverrides, Config, ConfigError, NodeConfig, Settings, parse_dsn};
+use rwtop::config::{CliOverrides, Config, ConfigError, FileSettings, NodeConfig, parse_dsn};
 use rwtop::mysql::{Secret, Timeouts};
 use rwtop::probe::{ProbeSettings, Strategy};
 
@@ -104,8 +104,8 @@ fn described(config: &Config) -> Vec<String> {
 #[test]
 fn sample_config_settings_are_the_defaults() {
     let sample = manifest_path("docs/rwtop.sample.toml");
-    let settings = Settings::from_file(&sample).expect("the sample parses");
-    assert_eq!(settings, Settings::default());
+    let settings = FileSettings::from_file(&sample).expect("the sample parses");
+    assert_eq!(settings, FileSettings::default());
     // The defaults the issue states, so that changing one is deliberate.
     assert_eq!(settings.interval, Duration::from_secs(1));
     assert_eq!(settings.timeouts, Timeouts::default());

@@ -1,4 +1,4 @@
-//! Hostile input (issue 8, part 2): every parser that reads what a server, a config file or an
+//! Hostile input: every parser that reads what a server, a config file or an
 //! operator hands rwtop is fed random and malicious text — numbers past `u64::MAX`, `1e400`,
 //! negatives, NULL in every cell, unicode, truncated GTIDs, empty and very long strings — and
 //! must never panic: it parses correctly, or it refuses with a short message naming where the
@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use rwtop::config::{CliOverrides, Config, ConfigError, Origin, Settings, parse_duration};
+use rwtop::config::{CliOverrides, Config, ConfigError, FileSettings, Origin, parse_duration};
 use rwtop::gtid::{DomainGtid, Gtid, GtidList, GtidSet};
 use rwtop::mysql::{
     BinlogFile, BinlogPos, BinlogStatus, DdlStatement, Family, Identity, NodeState, Processlist,
@@ -1521,7 +1521,7 @@ proptest! {
         let path = dir.path().join("rwtop.toml");
         let (text, keys) = document(&entries);
         std::fs::write(&path, &text).expect("write config");
-        match Settings::from_file(&path) {
+        match FileSettings::from_file(&path) {
             Ok(settings) => {
                 prop_assert!(acceptable(&entries), "accepted:\n{}\n{:?}", text, settings);
                 // Whatever was accepted is usable: durations stay far from overflowing.
@@ -1613,7 +1613,7 @@ proptest! {
         let shown = path.display().to_string();
         for content in [text.as_bytes(), &bytes] {
             std::fs::write(&path, content).expect("write config");
-            if let Err(err) = Settings::from_file(&path) {
+            if let Err(err) = FileSettings::from_file(&path) {
                 prop_assert!(err.to_string().contains(&shown), "{}", err);
                 prop_assert_eq!(err.exit_code(), 2);
             }
@@ -1663,7 +1663,7 @@ fn deeply_nested_config_is_refused_by_name() {
             format!("{} = 1\n", vec!["k"; depth].join(".")),
         ] {
             std::fs::write(&path, &text).expect("write config");
-            let err = Settings::from_file(&path).expect_err("nested");
+            let err = FileSettings::from_file(&path).expect_err("nested");
             let message = err.to_string();
             assert!(message.contains(&path.display().to_string()), "{message}");
             assert_eq!(err.exit_code(), 2);

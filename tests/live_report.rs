@@ -13,7 +13,7 @@ use common::{
 };
 use rwtop::engine::Engine;
 use rwtop::record::{Recorder, Recording};
-use rwtop::report::{self, CatchUp, Live, ReportSettings};
+use rwtop::report::{self, CaughtUp, Live, ReportSettings};
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
@@ -166,7 +166,7 @@ fn same_window_offline(rec: &std::path::Path, md: &str) {
             "{name} never crossed the threshold"
         );
         assert!(
-            matches!(r.catch_up, CatchUp::After(s) if s > 0.5),
+            matches!(r.catch_up, CaughtUp::After(s) if s > 0.5),
             "{name}: {:?}",
             r.catch_up
         );

@@ -105,10 +105,10 @@ impl Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::rules::Finding;
+    use crate::alerts::rules::Diagnosis;
 
     fn bad(cause: &str) -> Verdict {
-        Verdict::Bad(Finding {
+        Verdict::Bad(Diagnosis {
             evidence: vec![("x".to_owned(), cause.to_owned())],
             cause: cause.to_owned(),
         })

@@ -1,7 +1,7 @@
-//! The replication health lint (DESIGN.md §14): settings nobody watches until the incident,
-//! judged as pure functions of a snapshot. Each finding has a stable id, a severity, the node
-//! (and channel) it is about, why it matters and the exact statement or `my.cnf` line that fixes
-//! it. What is dynamic was checked on `MariaDB` 10.11: `relay_log_recovery`, `sync_binlog`,
+//! The replication health lint (`docs/design.md`, "The health lint"): settings nobody watches
+//! until the incident, judged as pure functions of a snapshot. Each finding has a stable id, a
+//! severity, the node (and channel) it is about, why it matters and the exact statement or
+//! `my.cnf` line that fixes it. What is dynamic was checked on `MariaDB` 10.11: `relay_log_recovery`, `sync_binlog`,
 //! `innodb_flush_log_at_trx_commit`, `binlog_format`, `read_only`, `server_id`,
 //! `gtid_strict_mode` and `binlog_expire_logs_seconds` take `SET GLOBAL`; `log_slave_updates`
 //! is read-only (ERROR 1238) and needs `my.cnf` and a restart.
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::mysql::Settings;
+use crate::mysql::SafetySettings;
 use crate::store::{NodeView, Role, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -36,7 +36,7 @@ impl LintSeverity {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
+pub struct LintFinding {
     /// Stable: scripts and alerting key on it.
     pub id: &'static str,
     pub severity: LintSeverity,
@@ -52,9 +52,9 @@ pub struct Finding {
 
 /// Every finding on the nodes that answer and whose settings were read, errors first.
 #[must_use]
-pub fn lint(s: &Snapshot) -> Vec<Finding> {
+pub fn lint(s: &Snapshot) -> Vec<LintFinding> {
     let mut out = Vec::new();
-    let judged: Vec<(&NodeView, &Settings)> = s
+    let judged: Vec<(&NodeView, &SafetySettings)> = s
         .nodes
         .iter()
         .filter_map(|n| n.settings.as_ref().map(|set| (n, set)))
@@ -91,8 +91,8 @@ fn replicas_of(s: &Snapshot, name: &str) -> usize {
         .count()
 }
 
-fn finding(id: &'static str, severity: LintSeverity, node: &NodeView) -> Finding {
-    Finding {
+fn finding(id: &'static str, severity: LintSeverity, node: &NodeView) -> LintFinding {
+    LintFinding {
         id,
         severity,
         node: node.name.clone(),
@@ -108,9 +108,9 @@ fn set_and_persist(var: &str, value: &str) -> String {
     format!("SET GLOBAL {var} = {value}; and in my.cnf [mariadbd]/[mysqld]: {var} = {value}")
 }
 
-fn crash_safety(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
+fn crash_safety(node: &NodeView, set: &SafetySettings, out: &mut Vec<LintFinding>) {
     if set.relay_log_recovery == Some(false) {
-        out.push(Finding {
+        out.push(LintFinding {
             summary: "relay_log_recovery is OFF on a replica".to_owned(),
             why: "after a crash the replica resumes from a relay log that may be torn or ahead of \
                   what it applied; with ON it discards the relay log at start and fetches again \
@@ -124,7 +124,7 @@ fn crash_safety(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
         && !engine.eq_ignore_ascii_case("InnoDB")
     {
         let table = &set.names.position_table;
-        out.push(Finding {
+        out.push(LintFinding {
             summary: format!("{table} uses {engine}, not a transactional engine"),
             why: format!(
                 "the applied position is written in {table} with each transaction; on a \
@@ -142,9 +142,9 @@ fn crash_safety(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
 
 /// A source's binlog and redo are flushed at every commit: a power loss loses nothing its
 /// replicas already have. A warning: many run 0/2 for speed on purpose.
-fn durability(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
+fn durability(node: &NodeView, set: &SafetySettings, out: &mut Vec<LintFinding>) {
     if set.sync_binlog.is_some_and(|v| v != 1) {
-        out.push(Finding {
+        out.push(LintFinding {
             summary: format!(
                 "sync_binlog = {} on a source",
                 set.sync_binlog.unwrap_or_default()
@@ -157,7 +157,7 @@ fn durability(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
         });
     }
     if let Some(v) = set.innodb_flush_log_at_trx_commit.filter(|v| *v != 1) {
-        out.push(Finding {
+        out.push(LintFinding {
             summary: format!("innodb_flush_log_at_trx_commit = {v} on a source"),
             why: "InnoDB's redo log is not flushed at each commit: a power loss can lose up to a \
                   second of committed transactions that may already be in the binlog"
@@ -172,7 +172,7 @@ fn durability(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
     }
 }
 
-fn read_only(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
+fn read_only(node: &NodeView, set: &SafetySettings, out: &mut Vec<LintFinding>) {
     let var = set.names.read_only.as_str();
     let off = if var == "super_read_only" {
         set.super_read_only == Some(false)
@@ -180,7 +180,7 @@ fn read_only(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
         set.read_only == Some(false)
     };
     if off {
-        out.push(Finding {
+        out.push(LintFinding {
             summary: format!("{var} is OFF on a replica"),
             why: "a write made on the replica by mistake is an errant transaction: it breaks \
                   replication or a later failover"
@@ -196,9 +196,9 @@ fn read_only(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
 fn log_updates(
     s: &Snapshot,
     node: &NodeView,
-    set: &Settings,
+    set: &SafetySettings,
     replicas: usize,
-    out: &mut Vec<Finding>,
+    out: &mut Vec<LintFinding>,
 ) {
     if set.log_replica_updates != Some(false) {
         return;
@@ -226,7 +226,7 @@ fn log_updates(
     } else {
         return;
     };
-    out.push(Finding {
+    out.push(LintFinding {
         summary,
         why: why.to_owned(),
         fix: format!(
@@ -237,10 +237,10 @@ fn log_updates(
     });
 }
 
-fn strictness(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
+fn strictness(node: &NodeView, set: &SafetySettings, out: &mut Vec<LintFinding>) {
     if set.gtid_strict == Some(false) {
         let var = &set.names.gtid_strict;
-        out.push(Finding {
+        out.push(LintFinding {
             summary: format!("{var} is OFF"),
             why: "out-of-order or duplicate GTIDs (an errant write, a botched failover) are \
                   accepted silently instead of stopping replication where they happen"
@@ -253,7 +253,7 @@ fn strictness(node: &NodeView, set: &Settings, out: &mut Vec<Finding>) {
 
 /// One format, ROW, across the topology: an error where they differ, a warning where all agree
 /// on another.
-fn binlog_formats(judged: &[(&NodeView, &Settings)], out: &mut Vec<Finding>) {
+fn binlog_formats(judged: &[(&NodeView, &SafetySettings)], out: &mut Vec<LintFinding>) {
     let formats: BTreeMap<&str, usize> = judged
         .iter()
         .filter_map(|(_, s)| s.binlog_format.as_deref())
@@ -279,7 +279,7 @@ fn binlog_formats(judged: &[(&NodeView, &Settings)], out: &mut Vec<Finding>) {
                  replicas; ROW is what every failover tool assumes",
             )
         };
-        out.push(Finding {
+        out.push(LintFinding {
             summary: format!("binlog_format = {format}"),
             why: why.to_owned(),
             fix: set_and_persist("binlog_format", "ROW")
@@ -289,7 +289,7 @@ fn binlog_formats(judged: &[(&NodeView, &Settings)], out: &mut Vec<Finding>) {
     }
 }
 
-fn server_ids(judged: &[(&NodeView, &Settings)], out: &mut Vec<Finding>) {
+fn server_ids(judged: &[(&NodeView, &SafetySettings)], out: &mut Vec<LintFinding>) {
     let mut by_id: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
     for (node, set) in judged {
         if let Some(id) = set.server_id {
@@ -308,7 +308,7 @@ fn server_ids(judged: &[(&NodeView, &Settings)], out: &mut Vec<Finding>) {
             .copied()
             .filter(|n| *n != node.name)
             .collect();
-        out.push(Finding {
+        out.push(LintFinding {
             summary: format!("server_id {id} is also {}'s", others.join(", ")),
             why: "a source skips events that carry the receiver's own server_id, and replicas \
                   with one id knock each other's connection off the source"

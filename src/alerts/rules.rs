@@ -14,7 +14,7 @@ use crate::units;
 
 /// The numbers behind a bad verdict and the likeliest explanation.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
+pub struct Diagnosis {
     pub evidence: Vec<(String, String)>,
     pub cause: String,
 }
@@ -22,7 +22,7 @@ pub struct Finding {
 /// One rule's judgement of one sample.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    Bad(Finding),
+    Bad(Diagnosis),
     Clean,
     /// The inputs are missing (a source not sampled yet, lag unknown): no judgement, so a gap
     /// in the data can neither raise nor clear an alert.
@@ -31,7 +31,7 @@ pub enum Verdict {
 
 impl Verdict {
     pub fn bad(evidence: Vec<(String, String)>, cause: impl Into<String>) -> Self {
-        Self::Bad(Finding {
+        Self::Bad(Diagnosis {
             evidence,
             cause: cause.into(),
         })

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use rwtop::alerts::lint::{self, Finding, LintSeverity};
+use rwtop::alerts::lint::{self, LintFinding, LintSeverity};
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::poll::ConnState;
 use rwtop::store::Snapshot;
@@ -70,7 +70,7 @@ fn not_judged(s: &Snapshot) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn table(s: &Snapshot, findings: &[Finding]) -> String {
+fn table(s: &Snapshot, findings: &[LintFinding]) -> String {
     let mut out = String::new();
     for f in findings {
         let channel = match f.channel.as_deref() {

@@ -46,7 +46,7 @@ pub struct ProbeArgs {
 }
 
 /// What a bake-off produced.
-struct Report {
+struct BakeoffReport {
     rows: Vec<TallyView>,
     planned: usize,
     done: usize,
@@ -129,7 +129,7 @@ async fn bake(
     probe_spec: ProbeSpec,
     configured: &[String],
     plan: &mut BakeoffPlan,
-) -> anyhow::Result<Report> {
+) -> anyhow::Result<BakeoffReport> {
     let (stop_tx, mut stop) = watch::channel(false);
     let stop_tx = Arc::new(stop_tx);
     let interrupt = {
@@ -151,13 +151,13 @@ async fn bake_until_stopped(
     configured: &[String],
     plan: &mut BakeoffPlan,
     stop: &mut watch::Receiver<bool>,
-) -> anyhow::Result<Report> {
+) -> anyhow::Result<BakeoffReport> {
     let mut snapshots = engine.snapshots();
     let named = plan.targets.first().cloned();
     // Read-only refuses every probe: no use waiting for lag.
     let need_lag = !probe_spec.read_only;
     settle(&mut snapshots, stop, named.as_deref(), need_lag).await;
-    let mut report = Report {
+    let mut report = BakeoffReport {
         rows: Vec::new(),
         planned: plan.total(),
         done: 0,
@@ -310,7 +310,7 @@ fn targets(
     }
 }
 
-fn finish(report: &Report, as_json: bool) -> anyhow::Result<()> {
+fn finish(report: &BakeoffReport, as_json: bool) -> anyhow::Result<()> {
     if as_json {
         let doc = JsonProbes {
             schema_version: rwtop::export::json::SCHEMA_VERSION,

@@ -1,10 +1,10 @@
 //! `rwtop report RECORDING`: the DDL-window report of a recording, the same one the live view
-//! writes when a window closes (DESIGN.md §17).
+//! writes when a window closes (README, "DDL-window report").
 
 use std::path::PathBuf;
 
 use rwtop::record::Recording;
-use rwtop::report::{self, Format, Report, ReportSettings, Span};
+use rwtop::report::{self, DdlReport, Format, ReportSettings, Span};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReportArgs {
@@ -47,7 +47,7 @@ fn threshold_arg(text: &str) -> Result<f64, String> {
 pub fn run(target: &super::TargetArgs, args: &ReportArgs) -> anyhow::Result<()> {
     // An explicit config lends its threshold and quiet time; without one, the defaults.
     let file = match &target.config {
-        Some(path) => Some(rwtop::config::Settings::from_file(path)?),
+        Some(path) => Some(rwtop::config::FileSettings::from_file(path)?),
         None => None,
     };
     let threshold = args.threshold.unwrap_or_else(|| {
@@ -83,7 +83,7 @@ pub fn run(target: &super::TargetArgs, args: &ReportArgs) -> anyhow::Result<()> 
         None
     };
     let windows = report::from_recording(&recording, span, &settings)?;
-    let report = Report {
+    let report = DdlReport {
         windows,
         source: format!("the recording {}", args.recording.display()),
         quiet,

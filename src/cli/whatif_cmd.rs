@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::record::Recording;
-use rwtop::whatif::{self, Collector, Goal, Report, Setting, Workload};
+use rwtop::whatif::{self, Collector, Goal, Setting, WhatifReport, Workload};
 
 use super::TargetArgs;
 use super::output::emit;
@@ -41,7 +41,7 @@ pub struct WhatifArgs {
     pub primary_budget: f64,
     /// The settings to judge, comma-separated [default: every setting over a grid of values].
     #[arg(long, value_name = "LIST", value_parser = settings_arg)]
-    pub settings: Option<Settings>,
+    pub settings: Option<SettingList>,
     /// Print the documented JSON document (docs/whatif.md) instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -51,7 +51,7 @@ pub struct WhatifArgs {
 pub struct ReadAfter(pub Vec<Duration>);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings(pub Vec<Setting>);
+pub struct SettingList(pub Vec<Setting>);
 
 fn read_after_arg(text: &str) -> Result<ReadAfter, String> {
     let mut out = Vec::new();
@@ -83,8 +83,8 @@ fn share_arg(text: &str) -> Result<f64, String> {
     }
 }
 
-fn settings_arg(text: &str) -> Result<Settings, String> {
-    Setting::parse_list(text).map(Settings)
+fn settings_arg(text: &str) -> Result<SettingList, String> {
+    Setting::parse_list(text).map(SettingList)
 }
 
 pub fn run(target: &TargetArgs, args: &WhatifArgs) -> anyhow::Result<()> {
@@ -120,7 +120,7 @@ pub fn run(target: &TargetArgs, args: &WhatifArgs) -> anyhow::Result<()> {
 
 /// The JSON document: the schema name, then the report.
 #[must_use]
-pub fn document(report: &Report) -> serde_json::Value {
+pub fn document(report: &WhatifReport) -> serde_json::Value {
     let mut value = serde_json::to_value(report).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
         map.insert("schema".to_owned(), SCHEMA.into());

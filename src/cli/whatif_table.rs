@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use rwtop::whatif::{Report, pct, wait};
+use rwtop::whatif::{WhatifReport, pct, wait};
 
 #[must_use]
-pub fn text(r: &Report) -> String {
+pub fn text(r: &WhatifReport) -> String {
     let mut out = String::new();
     let channels: Vec<String> = r
         .channels

@@ -1,4 +1,4 @@
-//! `rwtop.toml`: the raw shape serde reads, and its resolution into checked [`Settings`].
+//! `rwtop.toml`: the raw shape serde reads, and its resolution into checked [`FileSettings`].
 //!
 //! Values are read as `Spanned` wherever a later check (range, DSN, duplicate) can fail, so that
 //! error can still name the line and key like the ones serde raises while reading.
@@ -24,7 +24,7 @@ use crate::units::parse::{RawDuration, parse_duration, parse_interval};
 /// `heartbeat.writer_id` is kept as written (empty = derive it) because the derived value depends
 /// on the host and the primary, which are not settings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub struct FileSettings {
     /// Relative paths are already resolved against the config file's directory.
     pub password_file: Option<PathBuf>,
     pub interval: Duration,
@@ -48,7 +48,7 @@ pub struct Settings {
     pub report: super::report_file::ReportConfig,
 }
 
-impl Default for Settings {
+impl Default for FileSettings {
     fn default() -> Self {
         Self {
             password_file: None,
@@ -69,7 +69,7 @@ impl Default for Settings {
     }
 }
 
-impl Settings {
+impl FileSettings {
     /// Reads only the settings of a config file, for tools and tests that need no nodes.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = read(path, true)?;
@@ -427,8 +427,8 @@ impl ThresholdsFile {
 }
 
 impl FileConfig {
-    pub fn settings(&self, file_text: &FileText<'_>) -> Result<Settings, ConfigError> {
-        let defaults = Settings::default();
+    pub fn settings(&self, file_text: &FileText<'_>) -> Result<FileSettings, ConfigError> {
+        let defaults = FileSettings::default();
         let password_file = match &self.password_file {
             Some(p) if p.get_ref().trim().is_empty() => {
                 return Err(ConfigError::Invalid {
@@ -448,7 +448,7 @@ impl FileConfig {
             ),
             None => None,
         };
-        let mut settings = Settings {
+        let mut settings = FileSettings {
             password_file,
             interval: file_text.duration(
                 self.interval.as_ref(),

@@ -24,7 +24,7 @@ pub use crate::alerts::Thresholds;
 pub use crate::topology::Role;
 pub use crate::units::parse_duration;
 pub use dsn::{ParsedDsn, check_name as check_node_name, parse_dsn, redact};
-pub use file::Settings;
+pub use file::FileSettings;
 pub use report_file::ReportConfig;
 
 /// The `cluster` label on every Prometheus series when `[metrics] cluster` is not set.
@@ -258,7 +258,7 @@ impl Config {
                 let raw = file_text.parse()?;
                 (raw.settings(&file_text)?, raw.nodes(&file_text))
             }
-            None => (Settings::default(), Vec::new()),
+            None => (FileSettings::default(), Vec::new()),
         };
         let password_file = settings.password_file.clone();
         let mut config = Self::from_settings(cli, settings)?;
@@ -310,7 +310,7 @@ impl Config {
     }
 
     /// The file-level settings with the flags applied; nodes and password come later.
-    fn from_settings(cli: &CliOverrides, settings: Settings) -> Result<Self, ConfigError> {
+    fn from_settings(cli: &CliOverrides, settings: FileSettings) -> Result<Self, ConfigError> {
         let interval = match &cli.interval {
             Some(text) => {
                 crate::units::parse_interval(text).map_err(|reason| ConfigError::BadDuration {

@@ -24,7 +24,7 @@ pub struct JsonSnapshot {
     /// Raised and cleared events, newest first.
     pub alert_log: Vec<JsonLogEntry>,
     /// Since 1.6: the health lint's findings, errors first (`rwtop lint --json` prints the same).
-    pub lint: Vec<crate::alerts::lint::Finding>,
+    pub lint: Vec<crate::alerts::lint::LintFinding>,
     /// Test reads: what runs now, recent results and a tally per replica and strategy.
     pub probes: crate::probe::ProbesView,
     /// Drains: the configured backend, its view of each replica and rwtop's actions.
@@ -222,7 +222,7 @@ pub struct JsonChannel {
     pub sql_remaining_delay: Option<u64>,
     pub last_io_error: Option<JsonError>,
     pub last_sql_error: Option<JsonError>,
-    /// The parallel appliers (DESIGN.md §13).
+    /// The parallel appliers (`docs/design.md`, "Parallel appliers and catch-up").
     pub appliers: JsonAppliers,
     /// Apply rate against the source's, the lag's trend and the ETA.
     pub catch_up: catch_up::JsonCatchUp,

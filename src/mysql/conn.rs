@@ -348,11 +348,11 @@ impl NodeConn {
     }
 
     /// The health lint's settings, one statement (see [`Flavor::settings_sql`]).
-    pub async fn settings(&mut self) -> Result<super::Settings, SqlError> {
+    pub async fn settings(&mut self) -> Result<super::SafetySettings, SqlError> {
         let sql = self.flavor.settings_sql();
         let family = self.flavor.family;
         let row = self.one_row(sql).await?;
-        let mut settings = self.parse(sql, super::Settings::from_row(&row, family))?;
+        let mut settings = self.parse(sql, super::SafetySettings::from_row(&row, family))?;
         // The node's copies of rwtop's tables, whether or not rwtop writes here: a replica's
         // copy must take the rows its roots send. Unread when refused (a missing grant).
         let check = super::own_tables::check_sql(&super::own_tables::ALL);

@@ -34,7 +34,7 @@ pub use replica_status::{
 };
 pub use row::{RawRow, RowError, Vertical, parse_vertical};
 pub use semisync::SemiSync;
-pub use settings::Settings;
+pub use settings::SafetySettings;
 pub use tls::{Tls, TlsMode};
 
 /// The environment variable that carries the monitor user's password, so that it never has to

@@ -1,5 +1,6 @@
-//! The settings the health lint judges (DESIGN.md §14), read at connect and every few minutes in
-//! one statement, never on the status poll: they change only when an operator changes them.
+//! The settings the health lint judges (`docs/design.md`, "The health lint"), read at connect
+//! and every few minutes in one statement, never on the status poll: they change only when an
+//! operator changes them.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use super::row::{RawRow, parse_bool};
 /// One node's replication-safety settings, in flavor-neutral terms. A value the server did not
 /// report (an older version, a missing privilege) stays `None` and is not judged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct Settings {
+pub struct SafetySettings {
     pub relay_log_recovery: Option<bool>,
     pub sync_binlog: Option<u64>,
     pub innodb_flush_log_at_trx_commit: Option<u64>,
@@ -90,7 +91,7 @@ impl SettingNames {
     }
 }
 
-impl Settings {
+impl SafetySettings {
     pub fn from_row(row: &RawRow, family: Family) -> Result<Self, StatusError> {
         let seconds = row
             .optional_u64(&["binlog_expire_logs_seconds"])?
@@ -172,7 +173,7 @@ mod tests {
             ("parallel_workers", Some("4")),
             ("parallel_mode", Some("optimistic")),
         ]);
-        let s = Settings::from_row(&r, Family::Mariadb).unwrap();
+        let s = SafetySettings::from_row(&r, Family::Mariadb).unwrap();
         assert_eq!(s.relay_log_recovery, Some(false));
         assert_eq!(s.innodb_flush_log_at_trx_commit, Some(2));
         assert_eq!(s.gtid_strict, Some(true));
@@ -196,7 +197,7 @@ mod tests {
             ("parallel_workers", Some("8")),
             ("preserve_commit_order", Some("1")),
         ]);
-        let s = Settings::from_row(&r, Family::Mysql).unwrap();
+        let s = SafetySettings::from_row(&r, Family::Mysql).unwrap();
         assert_eq!(s.binlog_expire, None);
         assert_eq!(s.gtid_strict, Some(false));
         assert_eq!(s.position_table_engine, None);

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::gtid::{DomainGtid, GtidList};
 use crate::mysql::batch::Reported;
-use crate::mysql::{Flavor, Identity, ReplicaHost, Settings};
+use crate::mysql::{Flavor, Identity, ReplicaHost, SafetySettings};
 
 /// The state of a node's connection, shown as data rather than hidden in logs.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -201,7 +201,7 @@ pub enum PollEvent {
     /// The health lint's settings, read at connect and every [`super::SETTINGS_EVERY`].
     Settings {
         node: String,
-        settings: Box<Settings>,
+        settings: Box<SafetySettings>,
     },
     Heartbeat {
         node: String,

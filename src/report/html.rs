@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::Report;
+use super::DdlReport;
 use super::facts::Facts;
 use super::words;
 use crate::units;
@@ -54,7 +54,7 @@ svg .label{fill:var(--muted);font:11px system-ui,sans-serif}\
 svg .threshold-label{fill:var(--thr)}svg .ddl-label{fill:var(--ddl)}";
 
 #[must_use]
-pub fn render(report: &Report) -> String {
+pub fn render(report: &DdlReport) -> String {
     let mut out = String::new();
     let title = report.windows.first().map_or_else(
         || "DDL window report".to_owned(),
@@ -101,7 +101,7 @@ fn head(out: &mut String, names: &[&str]) {
     out.push_str("</tr></thead><tbody>\n");
 }
 
-fn window(out: &mut String, report: &Report, facts: &Facts) {
+fn window(out: &mut String, report: &DdlReport, facts: &Facts) {
     let _ = writeln!(
         out,
         "<p><strong>{}</strong>, {}.</p>",

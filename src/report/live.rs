@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::facts::Gatherer;
 use super::window::{Bounds, Change, Detector, Opened};
 use super::write::{Format, write_atomically};
-use super::{Report, ReportSettings};
+use super::{DdlReport, ReportSettings};
 use crate::store::Snapshot;
 
 pub struct Live {
@@ -96,7 +96,7 @@ impl Live {
         };
         let facts = gatherer.finish(bounds);
         let stem = format!("rwtop-ddl-{}", facts.from.format("%Y%m%dT%H%M%SZ"));
-        let report = Report {
+        let report = DdlReport {
             windows: vec![facts],
             source: self.source.clone(),
             quiet: self.settings.quiet,

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::Report;
+use super::DdlReport;
 use super::facts::Facts;
 use super::words;
 use crate::units;
@@ -23,7 +23,7 @@ fn code(text: &str) -> String {
 }
 
 #[must_use]
-pub fn render(report: &Report) -> String {
+pub fn render(report: &DdlReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# DDL window report\n");
     let _ = writeln!(
@@ -41,7 +41,7 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-fn window(out: &mut String, report: &Report, facts: &Facts) {
+fn window(out: &mut String, report: &DdlReport, facts: &Facts) {
     let _ = writeln!(
         out,
         "**{}**, {}.\n",

@@ -31,7 +31,7 @@ use std::time::Duration;
 pub use facts::{Facts, Gatherer, Statement};
 pub use live::Live;
 pub use offline::{OfflineError, Span, from_recording, parse_time};
-pub use replica::{CatchUp, Crossing, ReplicaLag};
+pub use replica::{CaughtUp, Crossing, ReplicaLag};
 pub use task::{Marker, ReportTask, spawn as spawn_task};
 pub use window::{Bounds, Change, Detector, Opened};
 pub use write::{Format, ReportError, write_atomically};
@@ -75,7 +75,7 @@ impl ReportSettings {
 
 /// One or more windows, ready to render.
 #[derive(Debug, Clone)]
-pub struct Report {
+pub struct DdlReport {
     pub windows: Vec<Facts>,
     /// Where the snapshots came from (`the live view of …`, `the recording x.jsonl`).
     pub source: String,
@@ -83,7 +83,7 @@ pub struct Report {
     pub quiet: Duration,
 }
 
-impl Report {
+impl DdlReport {
     #[must_use]
     pub fn render(&self, format: Format) -> String {
         match format {

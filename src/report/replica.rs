@@ -14,7 +14,7 @@ pub struct Crossing {
 
 /// How a replica caught up after the primary finished its statement.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CatchUp {
+pub enum CaughtUp {
     /// It was never above the threshold after the primary finished.
     NeverBehind,
     /// Back under the threshold for good this many seconds after the primary finished.
@@ -34,7 +34,7 @@ pub struct ReplicaLag {
     /// The worst lag and when, seconds from the window's start.
     pub max: Option<(f64, f64)>,
     pub crossings: Vec<Crossing>,
-    pub catch_up: CatchUp,
+    pub catch_up: CaughtUp,
 }
 
 /// Judges `points` (in time order) against `threshold`; `primary_done` is when the primary
@@ -66,16 +66,16 @@ pub fn judge(
         }
     }
     let catch_up = match (primary_done, crossings.last()) {
-        (_, Some(Crossing { back_at: None, .. })) => CatchUp::NotYet,
-        (None, _) => CatchUp::Unknown,
+        (_, Some(Crossing { back_at: None, .. })) => CaughtUp::NotYet,
+        (None, _) => CaughtUp::Unknown,
         (
             Some(done),
             Some(Crossing {
                 back_at: Some(back),
                 ..
             }),
-        ) if *back > done => CatchUp::After(back - done),
-        (Some(_), _) => CatchUp::NeverBehind,
+        ) if *back > done => CaughtUp::After(back - done),
+        (Some(_), _) => CaughtUp::NeverBehind,
     };
     ReplicaLag {
         name,
@@ -128,22 +128,22 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(r.catch_up, CatchUp::After(5.0));
+        assert_eq!(r.catch_up, CaughtUp::After(5.0));
     }
 
     #[test]
     fn still_behind_never_behind_and_no_primary_end() {
         assert_eq!(
             judge("r".into(), lags(&[0.1, 3.0]), 1.0, Some(0.0)).catch_up,
-            CatchUp::NotYet
+            CaughtUp::NotYet
         );
         assert_eq!(
             judge("r".into(), lags(&[2.0, 0.1, 0.1]), 1.0, Some(1.5)).catch_up,
-            CatchUp::NeverBehind
+            CaughtUp::NeverBehind
         );
         assert_eq!(
             judge("r".into(), lags(&[0.1]), 1.0, None).catch_up,
-            CatchUp::Unknown
+            CaughtUp::Unknown
         );
         assert_eq!(judge("r".into(), lags(&[-1.0]), 1.0, None).max, None);
     }

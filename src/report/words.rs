@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::facts::{Facts, Statement};
-use super::replica::{CatchUp, ReplicaLag};
+use super::replica::{CaughtUp, ReplicaLag};
 use crate::units;
 
 /// What a window without statements, lag readings or test reads says in their place.
@@ -120,10 +120,10 @@ pub fn crossings(facts: &Facts, replica: &ReplicaLag) -> Vec<String> {
 #[must_use]
 pub fn catch_up(replica: &ReplicaLag) -> String {
     match replica.catch_up {
-        CatchUp::NeverBehind => "never behind after the primary finished".to_owned(),
-        CatchUp::After(s) => format!("{} after the primary finished", units::duration(secs(s))),
-        CatchUp::NotYet => "still behind at the window's end".to_owned(),
-        CatchUp::Unknown => "the primary's end was not seen".to_owned(),
+        CaughtUp::NeverBehind => "never behind after the primary finished".to_owned(),
+        CaughtUp::After(s) => format!("{} after the primary finished", units::duration(secs(s))),
+        CaughtUp::NotYet => "still behind at the window's end".to_owned(),
+        CaughtUp::Unknown => "the primary's end was not seen".to_owned(),
     }
 }
 

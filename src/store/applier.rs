@@ -1,13 +1,13 @@
-//! A channel's parallel appliers (DESIGN.md §13): the configured workers and mode, the busy
-//! workers of the newest processlist scan with that scan's age, retries as a rate, and the
-//! event groups applied by kind.
+//! A channel's parallel appliers (`docs/design.md`, "Parallel appliers and catch-up"): the
+//! configured workers and mode, the busy workers of the newest processlist scan with that scan's
+//! age, retries as a rate, and the event groups applied by kind.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::mysql::{ApplierCounters, Settings, WorkerSample};
+use crate::mysql::{ApplierCounters, SafetySettings, WorkerSample};
 
 /// Retries per second are counted over this span of polls: one poll's difference is 0 or 1
 /// most of the time, a rate nobody can read.
@@ -80,7 +80,7 @@ impl ApplierTrack {
         &self,
         now: Instant,
         counters: &ApplierCounters,
-        settings: Option<&Settings>,
+        settings: Option<&SafetySettings>,
         shared_by: usize,
     ) -> ApplierView {
         let busy = self.workers.as_ref().map(|(at, w)| BusyWorkers {

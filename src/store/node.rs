@@ -9,7 +9,9 @@ use super::lag::Lag;
 use super::series::{ChartRing, Point};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
-use crate::mysql::{BinlogFile, Flavor, Identity, NodeState, Processlist, ReplicaStatus, Settings};
+use crate::mysql::{
+    BinlogFile, Flavor, Identity, NodeState, Processlist, ReplicaStatus, SafetySettings,
+};
 use crate::poll::{ConnState, NodeSample};
 
 /// Charts look back at most this far, and the store keeps no more points than that.
@@ -33,7 +35,7 @@ pub struct NodeEntry {
     /// The newest processlist scan: samples carry one only every few polls.
     pub processes: Option<Processlist>,
     /// The lint's settings, read at connect and every few minutes.
-    pub settings: Option<Settings>,
+    pub settings: Option<SafetySettings>,
     /// Which sample (by [`Self::samples`]) carried that scan.
     processes_at: u64,
     /// Status samples applied so far: rules count consecutive samples by it.

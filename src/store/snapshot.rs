@@ -110,7 +110,7 @@ pub struct NodeView {
     /// The health lint's settings, as last read (at connect and every few minutes), while the
     /// node answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settings: Option<crate::mysql::Settings>,
+    pub settings: Option<crate::mysql::SafetySettings>,
     /// The node's own binlog coordinate (`SHOW BINLOG STATUS`) from the newest sample, while it
     /// answers: read only on a node a watched replica replicates from (or while a node has not
     /// answered yet); `None` on a leaf and where binary logging is off.

@@ -289,7 +289,7 @@ mod tests {
     fn checked(topo: &mut Topo, odd: &[&str]) {
         let names: Vec<String> = topo.at(0).nodes.iter().map(|n| n.name.clone()).collect();
         for name in names {
-            let mut settings = crate::mysql::Settings::default();
+            let mut settings = crate::mysql::SafetySettings::default();
             if odd.contains(&name.as_str()) {
                 settings
                     .own_tables

@@ -1,6 +1,6 @@
-//! What-if, no writes (DESIGN.md §16, docs/whatif.md): which read-after-write setting would
-//! have served a workload on this topology, judged from each replica channel's lag series
-//! alone. Pure functions over series: no I/O, no clock.
+//! What-if, no writes (docs/whatif.md): which read-after-write setting would have served a
+//! workload on this topology, judged from each replica channel's lag series alone. Pure
+//! functions over series: no I/O, no clock.
 //!
 //! # What the model assumes
 //! - **Visibility.** A write made at `w` is visible on a replica at `t` when that replica's
@@ -43,7 +43,7 @@ mod simulate;
 
 pub use input::{ChannelSeries, Collector, InputError, MIN_KNOWN};
 pub use line::{LagLine, Visible};
-pub use report::{ChannelInfo, Goal, Report, Row, pct, run, wait};
+pub use report::{ChannelInfo, Goal, Row, WhatifReport, pct, run, wait};
 pub use setting::{NAMES, Setting};
 pub use simulate::{Judged, RACE_MS, Workload, simulate};
 

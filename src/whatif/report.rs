@@ -18,7 +18,7 @@ pub struct Goal {
     /// The largest share of reads that may be stale (`--max-stale`, 0.1 % by default).
     pub max_stale: f64,
     /// The largest share of reads the primary may take in any whole minute (`--primary-budget`,
-    /// 80 % by default: seed 004's 20 % headroom for the fallback path).
+    /// 80 % by default: the 20 % headroom the fallback path needs, docs/whatif.md).
     pub primary_budget: f64,
 }
 
@@ -51,7 +51,7 @@ pub struct Row {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
+pub struct WhatifReport {
     pub source: String,
     pub workload: Workload,
     pub goal: Goal,
@@ -88,7 +88,7 @@ pub fn run(
     settings: &[Setting],
     workload: &Workload,
     goal: Goal,
-) -> Result<Report, InputError> {
+) -> Result<WhatifReport, InputError> {
     if channels.is_empty() {
         return Err(InputError::NoReplica {
             origin: source.to_owned(),
@@ -164,7 +164,7 @@ pub fn run(
         })
         .collect();
     let (recommended, why) = recommend(&rows, goal);
-    Ok(Report {
+    Ok(WhatifReport {
         source: source.to_owned(),
         workload: workload.clone(),
         goal,

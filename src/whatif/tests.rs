@@ -1,3 +1,7 @@
+//! The what-if model on hand-made lag series: lag between samples and across gaps, when a wait
+//! ends, what each setting reads during a stall, the recommendation within the goal, and what a
+//! too-short or lagless input says it needs.
+
 #![expect(
     clippy::float_cmp,
     reason = "on these series the shares are exact fractions"
@@ -169,7 +173,7 @@ fn fast_reads_the_replica_once_the_monitor_saw_the_write() {
     assert_eq!(judge(&stalled(), "fast(100ms)", 200).stale, 0.0);
 }
 
-fn whatif(points: Vec<Point>, settings: &str) -> Result<Report, InputError> {
+fn whatif(points: Vec<Point>, settings: &str) -> Result<WhatifReport, InputError> {
     run(
         "rec.jsonl",
         &[channel(points)],

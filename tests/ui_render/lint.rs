@@ -1,17 +1,18 @@
 //! The health lint pane over a recorded healthy topology whose settings are those of a plain
-//! `MariaDB` 10.11 install (DESIGN.md §14: `relay_log_recovery=0`, `sync_binlog=0`, binlogs
-//! kept forever): the pane lists what `alerts::lint` finds, errors first, each with its fix.
+//! `MariaDB` 10.11 install (`docs/server-facts.md`, "Defaults the lint meets":
+//! `relay_log_recovery=0`, `sync_binlog=0`, binlogs kept forever): the pane lists what
+//! `alerts::lint` finds, errors first, each with its fix.
 
 use insta::assert_snapshot;
 use rwtop::alerts::lint::lint;
 use rwtop::mysql::Family;
-use rwtop::mysql::settings::{SettingNames, Settings};
+use rwtop::mysql::settings::{SafetySettings, SettingNames};
 use rwtop::ui::panels;
 
 use super::{Cover, UiState, assert_has, draw, recorded, screen_text, selecting};
 
-fn plain_install(server_id: u32) -> Settings {
-    Settings {
+fn plain_install(server_id: u32) -> SafetySettings {
+    SafetySettings {
         relay_log_recovery: Some(false),
         sync_binlog: Some(0),
         innodb_flush_log_at_trx_commit: Some(1),

@@ -3,12 +3,12 @@
 //! on a replica, rows a root above sends could stop the channel. Either is an error with the
 //! statement that fixes it.
 
-use super::{Finding, LintSeverity, finding};
+use super::{LintFinding, LintSeverity, finding};
 use crate::mysql::own_tables::Mismatch;
 use crate::poll::WriterState;
 use crate::store::{NodeView, Snapshot};
 
-pub(super) fn check(s: &Snapshot, out: &mut Vec<Finding>) {
+pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
     // The roots whose writer found its table not rwtop's: that finding says it, once.
     let mut refused: Vec<(&str, &Mismatch)> = Vec::new();
     for root in &s.heartbeat.roots {
@@ -36,8 +36,8 @@ pub(super) fn check(s: &Snapshot, out: &mut Vec<Finding>) {
     }
 }
 
-fn on_root(node: &NodeView, mismatch: &Mismatch) -> Finding {
-    Finding {
+fn on_root(node: &NodeView, mismatch: &Mismatch) -> LintFinding {
+    LintFinding {
         summary: mismatch.summary(),
         why: format!(
             "rows rwtop wrote to this copy would replicate as row images that a replica holding \
@@ -55,8 +55,8 @@ fn on_root(node: &NodeView, mismatch: &Mismatch) -> Finding {
     }
 }
 
-fn on_replica(node: &NodeView, mismatch: &Mismatch) -> Finding {
-    Finding {
+fn on_replica(node: &NodeView, mismatch: &Mismatch) -> LintFinding {
+    LintFinding {
         summary: mismatch.summary(),
         why: format!(
             "rwtop writes its rows on the roots above in its own definition; this copy may not \
@@ -106,7 +106,7 @@ mod tests {
         }];
         for name in ["p2", "agg"] {
             let node = s.nodes.iter_mut().find(|n| n.name == name).unwrap();
-            let mut settings = crate::mysql::Settings::default();
+            let mut settings = crate::mysql::SafetySettings::default();
             settings.own_tables.push(mismatch());
             node.settings = Some(settings);
         }

@@ -7,12 +7,12 @@
 //! age, so every closed file a replica still needs is at risk from the next rotation: a warning.
 //! A needed file already gone from the list is an error: the replica can never fetch it again.
 
-use super::{Finding, LintSeverity, finding};
+use super::{LintFinding, LintSeverity, finding};
 use crate::mysql::BinlogFile;
 use crate::store::{NodeView, Snapshot};
 use crate::units;
 
-pub(super) fn check(s: &Snapshot, out: &mut Vec<Finding>) {
+pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
     for node in &s.nodes {
         if node.settings.is_none() {
             continue;
@@ -49,11 +49,11 @@ fn judge(
     source: &NodeView,
     received: &str,
     applied: &str,
-) -> Option<Finding> {
+) -> Option<LintFinding> {
     let files: &[BinlogFile] = &source.binlog_files;
     let oldest = files.first()?;
     let newest = files.last()?;
-    let with_channel = |f: Finding| Finding {
+    let with_channel = |f: LintFinding| LintFinding {
         channel: Some(channel.to_owned()),
         ..f
     };
@@ -64,7 +64,7 @@ fn judge(
             .zip(number(&oldest.name))
             .is_some_and(|(r, o)| r < o);
     if gone {
-        return Some(with_channel(Finding {
+        return Some(with_channel(LintFinding {
             summary: format!(
                 "needs {received} from {}, which has purged it (oldest kept: {})",
                 source.name, oldest.name
@@ -91,7 +91,7 @@ fn judge(
     if behind == 0 {
         return None;
     }
-    Some(with_channel(Finding {
+    Some(with_channel(LintFinding {
         summary: format!(
             "still needs {} from {}, {behind} file(s) behind its current {}; {} purges binlogs \
              older than {} at its next rotation",

@@ -1,5 +1,5 @@
-//! The health lint pane: the settings that cause outages (DESIGN.md §14), judged by
-//! `alerts::lint` on the snapshot shown, errors first, each with its fix.
+//! The health lint pane: the settings that cause outages (`docs/design.md`, "The health lint"),
+//! judged by `alerts::lint` on the snapshot shown, errors first, each with its fix.
 //!
 //! ```text
 //! ╭ health lint · 1 warning · settings of 3 nodes ─────────────────────────╮
@@ -21,7 +21,7 @@ use ratatui::widgets::Paragraph;
 
 use super::block;
 use super::detail::{Token, words, wrap};
-use crate::alerts::lint::{Finding, LintSeverity, lint};
+use crate::alerts::lint::{LintFinding, LintSeverity, lint};
 use crate::ui::{RenderCtx, Theme};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
@@ -69,7 +69,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
 }
 
 /// `2 errors · 1 warning · settings of 3 nodes`.
-fn summary(findings: &[Finding], judged: usize) -> String {
+fn summary(findings: &[LintFinding], judged: usize) -> String {
     let mut parts: Vec<String> = [
         LintSeverity::Error,
         LintSeverity::Warning,
@@ -97,7 +97,7 @@ fn style(sev: LintSeverity, t: &Theme) -> Style {
     }
 }
 
-fn place(f: &Finding) -> String {
+fn place(f: &LintFinding) -> String {
     match f.channel.as_deref() {
         Some(c) if !c.is_empty() => format!("{}/{c}", f.node),
         _ => f.node.clone(),
@@ -107,11 +107,11 @@ fn place(f: &Finding) -> String {
 /// One kind of finding and every node (or channel) it was found on: a setting left at its
 /// default reads once, not once per node.
 struct Group<'a> {
-    finding: &'a Finding,
+    finding: &'a LintFinding,
     places: Vec<String>,
 }
 
-fn groups(findings: &[Finding]) -> Vec<Group<'_>> {
+fn groups(findings: &[LintFinding]) -> Vec<Group<'_>> {
     let mut out: Vec<Group<'_>> = Vec::new();
     for f in findings {
         let same = |g: &&mut Group<'_>| {
@@ -163,7 +163,7 @@ fn group_lines(g: &Group<'_>, why: bool, width: usize, t: &Theme) -> Vec<Line<'s
 /// with every reason when all fit, else the reasons of the selected node's; kinds beyond the
 /// room are counted on the last line.
 fn fitting(
-    findings: &[Finding],
+    findings: &[LintFinding],
     selected: Option<&str>,
     (width, room): (usize, usize),
     t: &Theme,
@@ -207,8 +207,8 @@ impl Group<'_> {
 mod tests {
     use super::*;
 
-    fn finding(node: &str, id: &'static str, severity: LintSeverity) -> Finding {
-        Finding {
+    fn finding(node: &str, id: &'static str, severity: LintSeverity) -> LintFinding {
+        LintFinding {
             id,
             severity,
             node: node.to_owned(),
@@ -261,7 +261,7 @@ mod tests {
     #[test]
     fn kinds_that_do_not_fit_are_counted_never_cut_silently() {
         let t = Theme::builtin();
-        let f: Vec<Finding> = ["a", "b", "c"]
+        let f: Vec<LintFinding> = ["a", "b", "c"]
             .iter()
             .map(|n| finding("r1", n, LintSeverity::Warning))
             .collect();
