@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use super::route::Route;
-use super::short_duration;
 use super::target::{Aim, label};
 use crate::topology::{Role, Topology};
 use crate::units;
+use crate::units::short_duration;
 
 /// Lag-threshold routing over the channels that carry the aim's root's writes, on replicas that
 /// are not drained: the aimed channel when its measured lag is within `max`, else the one with

@@ -1,6 +1,7 @@
-//! Interactive test reads (DESIGN.md §6): a probe writes a unique marker row on the root of the
-//! channel it targets (the primary, or another root of a multi-source topology) and reads it back following one read-after-write strategy, reporting fresh, stale, fell back or
-//! error with the time waited and the queries spent. A bake-off runs every strategy N times.
+//! Interactive test reads (`docs/design.md`, "Test reads"): a probe writes a unique marker row on
+//! the root of the channel it targets (the primary, or another root of a multi-source topology)
+//! and reads it back following one read-after-write strategy, reporting fresh, stale, fell back
+//! or error with the time waited and the queries spent. A bake-off runs every strategy N times.
 
 mod attempt;
 pub mod bakeoff;
@@ -24,7 +25,7 @@ pub use bakeoff::BakeoffPlan;
 pub use book::{ProbeBook, ProbesView};
 pub use outcome::{Outcome, ProbeCost, ProbeResult, Tally, TallyCost, TallyView, WaitMs};
 pub use runner::Prober;
-pub use strategy::{CATALOGUE, Monitor, ProbeDefaults, Strategy, short_duration};
+pub use strategy::{CATALOGUE, Monitor, ProbeDefaults, Strategy};
 pub use target::Target;
 pub use task::{ProbeEvent, ProbeRequest};
 

@@ -1,9 +1,10 @@
-//! The proxies' consistency modes as strategies (DESIGN.md §15): what a team would configure,
-//! reproduced on plain async replication with what rwtop reads itself.
+//! The proxies' consistency modes as strategies (`docs/design.md`, the section of that name):
+//! what a team would configure, reproduced on plain async replication with what rwtop reads
+//! itself.
 //!
 //! Every mode needs a set of GTIDs the read must see, one of three:
 //! * **own**: the write's own GTID (`SELECT @@last_gtid` on the writing connection; see
-//!   docs/architecture.md for why the OK packet cannot carry it to this driver);
+//!   `docs/design.md`, "Test reads", for why the OK packet cannot carry it to this driver);
 //! * **global**: the own GTID merged with the newest position rwtop polled on the primary, i.e.
 //!   every write the "service" has seen up to its last poll;
 //! * **primary now**: the primary's `gtid_binlog_pos` read right before the read (one round
@@ -36,10 +37,11 @@ use super::attempt::{Attempt, ProbeError};
 use super::route::{Route, wait_result};
 use super::session::Session;
 use super::target::Aim;
-use super::{Monitor, Strategy, short_duration};
+use super::{Monitor, Strategy};
 use crate::gtid::{GtidList, GtidSet};
 use crate::mysql::{Family, GtidState, GtidWaitOutcome};
 use crate::topology::{Role, Topology};
+use crate::units::short_duration;
 
 /// The GTIDs a read must see.
 #[derive(Debug, Clone)]

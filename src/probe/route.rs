@@ -11,15 +11,16 @@
 
 use std::time::{Duration, Instant};
 
+use super::Strategy;
 use super::attempt::{Attempt, ProbeError};
 use super::by_lag::{lag_route, recommend_sticky};
 use super::session::Session;
 use super::target::Aim;
-use super::{Strategy, short_duration};
 use crate::mysql::flavor::WAIT_RESULT_COLUMN;
 use crate::mysql::{BinlogPos, GtidState, GtidWaitOutcome, NodeState, ReplicaStatus};
 use crate::topology::Topology;
 use crate::units;
+use crate::units::short_duration;
 
 /// Where the read goes once the strategy has waited.
 #[derive(Debug)]

@@ -1,4 +1,5 @@
-//! The read-after-write waiting strategies (DESIGN.md §6), their parameters and their names.
+//! The read-after-write waiting strategies (`docs/design.md`, "Test reads"), their parameters
+//! and their names.
 //!
 //! A strategy is written `name` or `name(duration)`, as on the command line and in the config:
 //! `gtid-wait(500ms)`, `sleep(100ms)`, `lag-threshold(1s)`. A bare name takes its parameter
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::units::parse_duration;
+use crate::units::{parse_duration, short_duration};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Strategy {
@@ -196,7 +197,8 @@ impl Strategy {
         ]
     }
 
-    /// The proxies' modes (DESIGN.md §15), routed by [`super::modes`].
+    /// The proxies' modes (`docs/design.md`, "The proxies' consistency modes as strategies"),
+    /// routed by [`super::modes`].
     #[must_use]
     pub fn is_proxy_mode(&self) -> bool {
         matches!(
@@ -406,22 +408,6 @@ fn split_top_level(text: &str) -> Vec<&str> {
     }
     parts.push(&text[start..]);
     parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
-}
-
-/// `250ms`, `1s`, `1.5s`: the shortest form [`parse_duration`] reads back to the same value.
-#[must_use]
-pub fn short_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if !d.subsec_nanos().is_multiple_of(1_000_000) {
-        format!("{}us", d.as_micros())
-    } else if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else if ms < 1000 {
-        format!("{ms}ms")
-    } else {
-        let number = format!("{}.{:03}", ms / 1000, ms % 1000);
-        format!("{}s", number.trim_end_matches('0'))
-    }
 }
 
 impl fmt::Display for Strategy {

@@ -30,21 +30,6 @@ fn step(span: f64) -> f64 {
         .unwrap_or(10.0 * power)
 }
 
-/// Seconds as an axis label with its unit: `0s`, `2.5s`, `30s`, `2m`, `1m30s`.
-fn seconds_label(s: f64) -> String {
-    let sign = if s < 0.0 { "-" } else { "" };
-    let s = s.abs();
-    if s >= 60.0 && (s % 60.0).abs() < 1e-9 {
-        format!("{sign}{:.0}m", s / 60.0)
-    } else if s >= 60.0 {
-        format!("{sign}{:.0}m{:02.0}s", (s / 60.0).floor(), s % 60.0)
-    } else if (s - s.round()).abs() < 1e-9 {
-        format!("{sign}{s:.0}s")
-    } else {
-        format!("{sign}{s:.1}s")
-    }
-}
-
 struct Scale {
     t0: f64,
     t1: f64,
@@ -130,7 +115,7 @@ fn grid(svg: &mut String, scale: &Scale, y_step: f64) {
             x2 = WIDTH - RIGHT,
             lx = LEFT - 6.0,
             ty = y + 4.0,
-            text = seconds_label(lag),
+            text = crate::units::axis_seconds(lag),
         );
         lag += y_step;
     }
@@ -143,7 +128,7 @@ fn grid(svg: &mut String, scale: &Scale, y_step: f64) {
             r#"<line class="grid" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{y2:.1}"/><text class="label" x="{x:.1}" y="{ty:.1}" text-anchor="middle">{text}</text>"#,
             y2 = HEIGHT - BOTTOM,
             ty = HEIGHT - BOTTOM + 16.0,
-            text = seconds_label(t),
+            text = crate::units::axis_seconds(t),
         );
         t += t_step;
     }
@@ -181,9 +166,9 @@ mod tests {
             let s = step(span);
             assert!((s - expected).abs() < 1e-9, "{span}: {s}");
         }
-        assert_eq!(seconds_label(90.0), "1m30s");
-        assert_eq!(seconds_label(120.0), "2m");
-        assert_eq!(seconds_label(2.5), "2.5s");
-        assert_eq!(seconds_label(-5.0), "-5s");
+        assert_eq!(crate::units::axis_seconds(90.0), "90s");
+        assert_eq!(crate::units::axis_seconds(150.0), "2.5m");
+        assert_eq!(crate::units::axis_seconds(2.5), "2.5s");
+        assert_eq!(crate::units::axis_seconds(-5.0), "-5s");
     }
 }

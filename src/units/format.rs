@@ -198,6 +198,23 @@ fn two_units(s: u64) -> String {
     }
 }
 
+/// A chart axis value with its unit and at most one decimal: `0.5s`, `30s`, `-60s`, `2.5m`,
+/// `2h`. The TUI's lag chart and the report's SVG label their axes with it.
+#[must_use]
+pub fn axis_seconds(seconds: f64) -> String {
+    let sign = if seconds < 0.0 { "-" } else { "" };
+    let seconds = seconds.abs();
+    let (value, unit) = if seconds < 120.0 {
+        (seconds, "s")
+    } else if seconds < 7200.0 {
+        (seconds / 60.0, "m")
+    } else {
+        (seconds / 3600.0, "h")
+    };
+    let text = format!("{value:.1}");
+    format!("{sign}{}{unit}", text.strip_suffix(".0").unwrap_or(&text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,6 +168,22 @@ impl Visitor<'_> for RawDurationVisitor {
     }
 }
 
+/// `250ms`, `1s`, `1.5s`: the shortest form [`parse_duration`] reads back to the same value.
+#[must_use]
+pub fn short_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if !d.subsec_nanos().is_multiple_of(1_000_000) {
+        format!("{}us", d.as_micros())
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        let number = format!("{}.{:03}", ms / 1000, ms % 1000);
+        format!("{}s", number.trim_end_matches('0'))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,20 +108,6 @@ pub(super) fn nice_top(max_s: f64) -> f64 {
     top
 }
 
-/// An axis value with its unit and at most one decimal: `0.5s`, `30s`, `2.5m`, `2h`.
-#[must_use]
-pub(super) fn axis_label(seconds: f64) -> String {
-    let (value, unit) = if seconds < 120.0 {
-        (seconds, "s")
-    } else if seconds < 7200.0 {
-        (seconds / 60.0, "m")
-    } else {
-        (seconds / 3600.0, "h")
-    };
-    let text = format!("{value:.1}");
-    format!("{}{unit}", text.strip_suffix(".0").unwrap_or(&text))
-}
-
 fn datasets<'a>(plot: &'a Plot, theme: &Theme) -> Vec<Dataset<'a>> {
     let lag_style = Style::new().fg(theme.lag);
     let sbm_style = Style::new().fg(theme.sbm);
@@ -160,8 +146,8 @@ pub(super) fn render(
         .bounds([-span_s, 0.0])
         .style(theme.border)
         .labels([
-            label(format!("-{}", axis_label(span_s))),
-            label(format!("-{}", axis_label(span_s / 2.0))),
+            label(format!("-{}", crate::units::axis_seconds(span_s))),
+            label(format!("-{}", crate::units::axis_seconds(span_s / 2.0))),
             label("now".to_owned()),
         ]);
     let y_axis = Axis::default()
@@ -169,8 +155,8 @@ pub(super) fn render(
         .style(theme.border)
         .labels([
             label("0".to_owned()),
-            label(axis_label(top / 2.0)),
-            label(axis_label(top)),
+            label(crate::units::axis_seconds(top / 2.0)),
+            label(crate::units::axis_seconds(top)),
         ]);
     // The newest readings are on the right, so the legend sits top left, over the oldest.
     let chart = Chart::new(datasets(&plot, theme))
@@ -241,7 +227,7 @@ mod tests {
         assert!((nice_top(f64::NAN) - 1.0).abs() < f64::EPSILON);
         let labels: Vec<String> = [0.5, 30.0, 60.0, 150.0, 450.0, 900.0, 7_200.0]
             .into_iter()
-            .map(axis_label)
+            .map(crate::units::axis_seconds)
             .collect();
         assert_eq!(labels, ["0.5s", "30s", "60s", "2.5m", "7.5m", "15m", "2h"]);
     }
