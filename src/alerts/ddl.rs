@@ -7,7 +7,7 @@
 
 use super::eta::{self, Eta};
 use super::format;
-use super::rules::{RuleInputs, Verdict, fact};
+use super::verdict::{RuleInputs, Verdict, fact};
 use crate::mysql::DdlStatement;
 use crate::poll::ConnState;
 use crate::store::{NodeView, ReplicaView, Role};

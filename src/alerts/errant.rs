@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use super::format;
-use super::rules::{RuleInputs, Verdict, fact};
+use super::verdict::{RuleInputs, Verdict, fact};
 use crate::gtid::{DomainGtid, GtidList, GtidSet, ServerUuid};
 use crate::mysql::GtidState;
 use crate::store::{NodeView, Role};

@@ -2,7 +2,7 @@
 //! rests on, and whether reads still have a replica to go to.
 
 use super::format;
-use super::rules::{RuleInputs, Verdict, fact};
+use super::verdict::{RuleInputs, Verdict, fact};
 use crate::poll::{ConnState, WriterState};
 use crate::store::Role;
 use crate::units;

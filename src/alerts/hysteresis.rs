@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::rules::Verdict;
+use super::verdict::Verdict;
 use super::{Alert, AlertKind, AlertSettings};
 
 /// What one sample did to an alert.
@@ -105,7 +105,7 @@ impl Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::rules::Diagnosis;
+    use crate::alerts::verdict::Diagnosis;
 
     fn bad(cause: &str) -> Verdict {
         Verdict::Bad(Diagnosis {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::AlertSettings;
 use super::format;
-use super::rules::{Verdict, fact};
+use super::verdict::{Verdict, fact};
 use crate::store::ReplicaView;
 use crate::store::windows::{Window, WindowStats};
 use crate::units;

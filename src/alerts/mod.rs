@@ -31,6 +31,7 @@ mod rules;
 mod sbm;
 mod settings;
 mod topology;
+mod verdict;
 
 #[cfg(test)]
 mod testkit;

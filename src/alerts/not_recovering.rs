@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::AlertSettings;
 use super::format;
-use super::rules::{Verdict, fact};
+use super::verdict::{Verdict, fact};
 use crate::store::ReplicaView;
 use crate::store::apply_rate::CatchUpState;
 use crate::units;

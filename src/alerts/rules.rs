@@ -1,94 +1,15 @@
-//! What a rule returns, what it may read, and the node-scoped rules simple enough to sit
-//! together: replication threads and errors, backlog, connection, clocks and read-only. The lag
-//! percentile, SBM, errant, topology and DDL rules each have their own file.
+//! The node-scoped rules simple enough to sit together: replication threads and errors,
+//! backlog, connection, clocks and read-only. What a rule returns and may read is in
+//! `verdict.rs`; the lag percentile, SBM, errant, topology and DDL rules each have their own
+//! file.
 
-use super::ddl::DdlMemory;
-use super::format;
-use super::topology::TopologyMemory;
-use super::{AlertKind, AlertSettings};
+use super::verdict::{RuleInputs, Verdict, fact};
+use super::{AlertKind, AlertSettings, format};
 use crate::mysql::replica_status::ThreadError;
 use crate::mysql::{IoRunning, own_tables};
 use crate::poll::ConnState;
-use crate::store::{NodeView, ReplicaView, Role, Snapshot};
+use crate::store::{NodeView, ReplicaView, Role};
 use crate::units;
-
-/// The numbers behind a bad verdict and the likeliest explanation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Diagnosis {
-    pub evidence: Vec<(String, String)>,
-    pub cause: String,
-}
-
-/// One rule's judgement of one sample.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
-    Bad(Diagnosis),
-    Clean,
-    /// The inputs are missing (a source not sampled yet, lag unknown): no judgement, so a gap
-    /// in the data can neither raise nor clear an alert.
-    Unknown,
-}
-
-impl Verdict {
-    pub fn bad(evidence: Vec<(String, String)>, cause: impl Into<String>) -> Self {
-        Self::Bad(Diagnosis {
-            evidence,
-            cause: cause.into(),
-        })
-    }
-}
-
-/// One piece of an alert's evidence: a named fact, as the alert shows it.
-pub fn fact(name: &str, value: impl Into<String>) -> (String, String) {
-    (name.to_owned(), value.into())
-}
-
-/// What every rule may read: the snapshot judged, the thresholds, and the engine's memories
-/// (rules only read them).
-pub struct RuleInputs<'a> {
-    pub snapshot: &'a Snapshot,
-    pub settings: &'a AlertSettings,
-    pub ddl: &'a DdlMemory,
-    pub topology: &'a TopologyMemory,
-    /// The snapshot's nodes by name: rules look sources up for every node.
-    pub by_name: std::collections::HashMap<&'a str, &'a NodeView>,
-}
-
-impl<'a> RuleInputs<'a> {
-    pub fn new(
-        snapshot: &'a Snapshot,
-        settings: &'a AlertSettings,
-        ddl: &'a DdlMemory,
-        topology: &'a TopologyMemory,
-    ) -> Self {
-        let by_name = snapshot
-            .nodes
-            .iter()
-            .map(|n| (n.name.as_str(), n))
-            .collect();
-        Self {
-            snapshot,
-            settings,
-            ddl,
-            topology,
-            by_name,
-        }
-    }
-
-    pub fn source_of(&self, node: &NodeView) -> Option<&'a NodeView> {
-        node.source
-            .as_deref()
-            .and_then(|s| self.by_name.get(s).copied())
-    }
-
-    /// The routing threshold: replicas above it would not get reads.
-    pub fn is_lagging(&self, replica: &ReplicaView) -> bool {
-        replica
-            .heartbeat_lag
-            .value()
-            .is_some_and(|lag| lag.as_secs_f64() > self.settings.routing_max_lag_seconds)
-    }
-}
 
 /// A verdict and the channel it is about (`None`: the node as a whole, or its default channel,
 /// which stays unnamed).

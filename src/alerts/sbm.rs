@@ -3,13 +3,14 @@
 //! SBM is measured from event timestamps against the replica's clock and only over what the
 //! replica has received, so it reads 0 while a stalled link leaves the replica behind, and
 //! reads high for delayed replicas, skewed clocks and long row-based transactions (it counts
-//! from the statement's start on the source; MARIADB-FACTS.md). The heartbeat measures the
-//! real thing, so it is the reference; SBM NULL is the stopped-thread rules' business.
+//! from the statement's start on the source: `docs/server-facts.md`, "What SBM says").
+//! The heartbeat measures the real thing, so it is the reference; SBM NULL is the stopped-thread
+//! rules' business.
 
 use std::time::Duration;
 
 use super::format;
-use super::rules::{RuleInputs, Verdict, fact};
+use super::verdict::{RuleInputs, Verdict, fact};
 use crate::mysql::IoRunning;
 use crate::store::lag::Lag;
 use crate::store::{NodeView, ReplicaView};

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::rules::{Verdict, fact};
+use super::verdict::{Verdict, fact};
 use crate::poll::ConnState;
 use crate::store::{NodeView, Role, Snapshot};
 

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::ConfigError;
-use super::file::FileText;
+use super::file_text::FileText;
 use crate::drain::{
     AuditLog, Backend, DrainSpec, ExecConfig, HaproxyConfig, MaxscaleConfig, ProxysqlConfig,
 };

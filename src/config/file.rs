@@ -3,7 +3,6 @@
 //! Values are read as `Spanned` wherever a later check (range, DSN, duplicate) can fail, so that
 //! error can still name the line and key like the ones serde raises while reading.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::dsn::{check_pt_table, check_writer_id, redact_quoted};
+use super::file_text::{FileText, count};
 use super::location::shorten;
 use super::probe_file::ProbeFile;
 use super::{ConfigError, HeartbeatConfig, Origin, Role, Thresholds};
@@ -74,7 +74,7 @@ impl FileSettings {
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = read(path, true)?;
         let file_text = FileText { path, text: &text };
-        file_text.parse()?.settings(&file_text)
+        FileConfig::parse(&file_text)?.settings(&file_text)
     }
 }
 
@@ -213,104 +213,6 @@ pub fn read(path: &Path, explicit: bool) -> Result<String, ConfigError> {
     })
 }
 
-/// A config file's text, to turn byte spans into line, column and key.
-pub struct FileText<'a> {
-    pub path: &'a Path,
-    pub text: &'a str,
-}
-
-impl FileText<'_> {
-    pub fn parse(&self) -> Result<FileConfig, ConfigError> {
-        // Syntax first, on its own, so that a syntax error keeps the toml crate's full report
-        // (line, column, the line itself and a caret) and is told apart from a wrong value.
-        // Both reports may quote a DSN verbatim, password included: it is masked.
-        if let Err(err) = self.text.parse::<toml::Table>() {
-            return Err(ConfigError::Syntax {
-                at: self.origin(err.span(), None),
-                detail: redact_quoted(err.to_string().trim_end()),
-            });
-        }
-        toml::from_str(self.text).map_err(|err| ConfigError::Invalid {
-            at: self.origin(err.span(), None),
-            message: shorten(&redact_quoted(err.message().trim_end())),
-        })
-    }
-
-    /// Where a span is, naming the key found on its line unless the caller knows better.
-    pub fn origin(&self, span: Option<Range<usize>>, key: Option<&str>) -> Origin {
-        let position = span.map(|span| self.position(span.start));
-        let key = key.map(str::to_owned).or_else(|| {
-            position.and_then(|(line, _)| super::location::key_on_line(self.text, line))
-        });
-        Origin::File {
-            path: self.path.to_owned(),
-            position,
-            key,
-        }
-    }
-
-    /// 1-based line and column (in characters) of a byte offset.
-    fn position(&self, offset: usize) -> (u32, u32) {
-        crate::config::location::line_column(self.text, offset)
-    }
-
-    pub fn at<T>(&self, value: &Spanned<T>, key: &str) -> Origin {
-        self.origin(Some(value.span()), Some(key))
-    }
-
-    /// `parse` is [`parse_duration`] or, for intervals, [`parse_interval`].
-    pub(super) fn duration(
-        &self,
-        value: Option<&Spanned<RawDuration>>,
-        key: &str,
-        default: Duration,
-        parse: fn(&str) -> Result<Duration, String>,
-    ) -> Result<Duration, ConfigError> {
-        value.map_or(Ok(default), |value| {
-            parse(&value.get_ref().0).map_err(|reason| ConfigError::BadDuration {
-                at: self.at(value, key),
-                reason,
-            })
-        })
-    }
-
-    /// A string value run through a check that explains its refusal.
-    fn checked(
-        &self,
-        value: Option<&Spanned<String>>,
-        key: &str,
-        check: fn(&str) -> Result<(), String>,
-    ) -> Result<Option<String>, ConfigError> {
-        let Some(value) = value else {
-            return Ok(None);
-        };
-        check(value.get_ref()).map_err(|message| ConfigError::Invalid {
-            at: self.at(value, key),
-            message,
-        })?;
-        Ok(Some(value.get_ref().clone()))
-    }
-
-    fn seconds(
-        &self,
-        value: Option<&Spanned<f64>>,
-        key: &str,
-        default: f64,
-    ) -> Result<f64, ConfigError> {
-        match value {
-            None => Ok(default),
-            Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => Ok(*v.get_ref()),
-            Some(v) => Err(ConfigError::Invalid {
-                at: self.at(v, key),
-                message: format!(
-                    "found {}, expected a number of seconds, 0 or more (such as 1.0)",
-                    v.get_ref()
-                ),
-            }),
-        }
-    }
-}
-
 impl HeartbeatFile {
     fn resolve(&self, file_text: &FileText<'_>) -> Result<HeartbeatConfig, ConfigError> {
         let d = HeartbeatConfig::default();
@@ -427,6 +329,25 @@ impl ThresholdsFile {
 }
 
 impl FileConfig {
+    /// Reads `text` into the raw shape: a syntax error and a wrong value are told apart.
+    pub fn parse(text: &FileText<'_>) -> Result<Self, ConfigError> {
+        // Syntax first, on its own, so that a syntax error keeps the toml crate's full report
+        // (line, column, the line itself and a caret) and is told apart from a wrong value.
+        // Both reports may quote a DSN verbatim, password included: it is masked.
+        if let Err(err) = text.text.parse::<toml::Table>() {
+            return Err(ConfigError::Syntax {
+                at: text.origin(err.span(), None),
+                detail: redact_quoted(err.to_string().trim_end()),
+            });
+        }
+        toml::from_str(text.text).map_err(|err| ConfigError::Invalid {
+            at: text.origin(err.span(), None),
+            message: shorten(&redact_quoted(err.message().trim_end())),
+        })
+    }
+}
+
+impl FileConfig {
     pub fn settings(&self, file_text: &FileText<'_>) -> Result<FileSettings, ConfigError> {
         let defaults = FileSettings::default();
         let password_file = match &self.password_file {
@@ -524,9 +445,4 @@ impl FileConfig {
             })
             .collect()
     }
-}
-
-/// A backlog counts transactions, so only a whole number, 0 or more, passes.
-pub(super) fn count(value: &toml::Value) -> Option<u64> {
-    value.as_integer().and_then(|n| u64::try_from(n).ok())
 }

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::file::FileText;
+use super::file_text::FileText;
 use super::{ConfigError, DEFAULT_CLUSTER};
 
 #[derive(Debug, Default, Deserialize)]

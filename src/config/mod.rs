@@ -9,6 +9,7 @@ mod drain_file;
 mod dsn;
 
 mod file;
+mod file_text;
 pub mod location;
 mod metrics_file;
 mod password;
@@ -254,8 +255,8 @@ impl Config {
         };
         let (settings, file_nodes) = match &found {
             Some((path, text)) => {
-                let file_text = file::FileText { path, text };
-                let raw = file_text.parse()?;
+                let file_text = file_text::FileText { path, text };
+                let raw = file::FileConfig::parse(&file_text)?;
                 (raw.settings(&file_text)?, raw.nodes(&file_text))
             }
             None => (FileSettings::default(), Vec::new()),

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::file::{FileText, count};
+use super::file_text::{FileText, count};
 use super::{ConfigError, Thresholds};
 use crate::probe::{ProbeDefaults, ProbeSettings, Strategy};
 use crate::units::parse::{MAX_DURATION, RawDuration, parse_duration};

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::ConfigError;
-use super::file::FileText;
+use super::file_text::FileText;
 use crate::units::parse::{RawDuration, parse_duration};
 
 /// `[report] quiet` unless set.
