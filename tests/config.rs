@@ -158,7 +158,7 @@ fn sandbox_printed_config_loads_with_its_password_file() {
         assert_eq!(node.endpoint.password, Some(Secret::new(PASSWORD)));
     }
     assert!(config.warnings.is_empty(), "{:?}", config.warnings);
-    let id = &config.heartbeat.writer_id;
+    let id = &config.settings.heartbeat.writer_id;
     let length = id.chars().count();
     assert!(id.starts_with("rwtop-") && length <= 64, "{id}");
     assert!(id.ends_with("-127.0.0.1-13301") || length == 64, "{id}");
@@ -191,8 +191,11 @@ fn several_primaries_are_several_roots() {
     let spec = rwtop::engine::EngineSpec::from_config(&config);
     let ids = spec.writer_ids();
     assert_eq!(ids.len(), 2, "{ids:?}");
-    assert_eq!(ids[0], config.heartbeat.writer_id);
-    assert_eq!(ids[1], format!("{}@p2", config.heartbeat.writer_id));
+    assert_eq!(ids[0], config.settings.heartbeat.writer_id);
+    assert_eq!(
+        ids[1],
+        format!("{}@p2", config.settings.heartbeat.writer_id)
+    );
 }
 
 #[test]
@@ -202,19 +205,22 @@ fn cli_overrides_the_file_which_overrides_the_defaults() {
     let config = load_ok(&cli);
     let expected = ["p Primary 10.0.0.1:3306", "r Replica 10.0.0.2:3306"];
     assert_eq!(described(&config), expected);
-    assert_eq!(config.interval, Duration::from_secs(2));
-    assert!(config.discovery && !config.read_only);
-    assert_eq!(config.heartbeat.interval, Duration::from_millis(250));
+    assert_eq!(config.settings.interval, Duration::from_secs(2));
+    assert!(config.settings.discovery && !config.settings.read_only);
+    assert_eq!(
+        config.settings.heartbeat.interval,
+        Duration::from_millis(250)
+    );
     // read_interval unset: heartbeat reads are spread past the read budget.
-    assert!(!config.heartbeat.read_interval_set);
+    assert!(!config.settings.heartbeat.read_interval_set);
     let spec = rwtop::engine::EngineSpec::from_config(&config);
     assert_eq!(spec.read_budget, Some(rwtop::poll::READ_BUDGET));
 
     cli.interval = Some("500ms".to_owned());
     (cli.read_only, cli.no_discovery) = (true, true);
     let config = load_ok(&cli);
-    assert_eq!(config.interval, Duration::from_millis(500));
-    assert!(!config.discovery && config.read_only);
+    assert_eq!(config.settings.interval, Duration::from_millis(500));
+    assert!(!config.settings.discovery && config.settings.read_only);
 
     cli.interval = Some("soon".to_owned());
     let expected = ["flag --interval", "\"soon\"", "\"250ms\""];
@@ -226,22 +232,25 @@ fn cli_overrides_the_file_which_overrides_the_defaults() {
     let text = TWO_NODES.replace("true", "false");
     let text = text.replace("only = false", "only = true");
     let config = load_ok(&config_file(&dir, "d.toml", &text));
-    assert!(!config.discovery && config.read_only);
+    assert!(!config.settings.discovery && config.settings.read_only);
 
     let text = format!(
         "connect_timeout = 5\nquery_timeout = 0.5\n{TWO_NODES}\n[heartbeat]\n\
          writer_id = \"me\"\nread_interval = \"1.5s\"\n[thresholds]\ngtid_backlog = 7\n"
     );
     let config = load_ok(&config_file(&dir, "e.toml", &text));
-    assert_eq!(config.timeouts.connect, Duration::from_secs(5));
-    assert_eq!(config.timeouts.query, Duration::from_millis(500));
-    assert_eq!(config.heartbeat.writer_id, "me");
-    assert_eq!(config.heartbeat.read_interval, Duration::from_millis(1500));
+    assert_eq!(config.settings.timeouts.connect, Duration::from_secs(5));
+    assert_eq!(config.settings.timeouts.query, Duration::from_millis(500));
+    assert_eq!(config.settings.heartbeat.writer_id, "me");
+    assert_eq!(
+        config.settings.heartbeat.read_interval,
+        Duration::from_millis(1500)
+    );
     // Set: held at any size.
-    assert!(config.heartbeat.read_interval_set);
+    assert!(config.settings.heartbeat.read_interval_set);
     let spec = rwtop::engine::EngineSpec::from_config(&config);
     assert_eq!(spec.read_budget, None);
-    assert_eq!(config.thresholds.gtid_backlog, 7);
+    assert_eq!(config.settings.thresholds.gtid_backlog, 7);
 }
 
 #[test]
@@ -253,7 +262,7 @@ fn probe_section_sets_the_strategy_and_its_defaults() {
          strategy = \"pos-wait\"\ntimeout = \"500ms\"\nsleep = 0.05\n\
          sticky_window = \"3s\"\ncount = 3\nspacing = \"1s\"\n"
     );
-    let probe = load_ok(&config_file(&dir, "a.toml", &text)).probe;
+    let probe = load_ok(&config_file(&dir, "a.toml", &text)).settings.probe;
     // A bare name takes the timeout set beside it, whatever the order of the keys.
     assert_eq!(probe.strategy, Strategy::PosWait(ms(500)));
     assert_eq!(probe.defaults.sleep, ms(50));
@@ -263,14 +272,16 @@ fn probe_section_sets_the_strategy_and_its_defaults() {
     assert_eq!((probe.count, probe.spacing), (3, Duration::from_secs(1)));
 
     let text = text.replace("\"pos-wait\"", "\"lag-threshold\"\nmax_lag = \"200ms\"");
-    let probe = load_ok(&config_file(&dir, "b.toml", &text)).probe;
+    let probe = load_ok(&config_file(&dir, "b.toml", &text)).settings.probe;
     assert_eq!(probe.strategy, Strategy::LagThreshold(ms(200)));
     let text = format!("{TWO_NODES}\n[probe]\nstrategy = \"sleep( 20ms )\"\n");
-    let probe = load_ok(&config_file(&dir, "c.toml", &text)).probe;
+    let probe = load_ok(&config_file(&dir, "c.toml", &text)).settings.probe;
     assert_eq!(probe.strategy, Strategy::Sleep(ms(20)));
     assert_eq!(probe.count, ProbeSettings::default().count);
     // No [probe] at all: gtid-wait with the default timeout.
-    let probe = load_ok(&config_file(&dir, "d.toml", TWO_NODES)).probe;
+    let probe = load_ok(&config_file(&dir, "d.toml", TWO_NODES))
+        .settings
+        .probe;
     assert_eq!(probe, ProbeSettings::default());
 }
 
@@ -288,7 +299,7 @@ fn cli_nodes_replace_the_file_nodes() {
     ];
     assert_eq!(described(&config), expected);
     // The file's other settings still apply.
-    assert_eq!(config.interval, Duration::from_secs(2));
+    assert_eq!(config.settings.interval, Duration::from_secs(2));
 
     // Replicas alone replace the file's primary too.
     cli.primaries.clear();
@@ -371,9 +382,15 @@ fn duplicate_nodes_and_long_names() {
     let primary = format!("mysql://rwtop@{long_host}:3307");
     let config = load_ok(&nodes(Some(&primary), &[]));
     assert_eq!(config.nodes[0].name, format!("{long_host}:3307"));
-    assert_eq!(config.heartbeat.writer_id.chars().count(), 64);
+    assert_eq!(config.settings.heartbeat.writer_id.chars().count(), 64);
     let replica_only = load_ok(&nodes(None, &["mysql://rwtop@db2"]));
-    assert!(replica_only.heartbeat.writer_id.starts_with("rwtop-"));
+    assert!(
+        replica_only
+            .settings
+            .heartbeat
+            .writer_id
+            .starts_with("rwtop-")
+    );
 }
 
 #[test]
@@ -484,7 +501,7 @@ fn implicit_configs_are_searched_in_order_and_may_be_missing() {
     let cli = nodes(Some("mysql://rwtop@db1"), &[]);
     let env = || Some(PASSWORD.to_owned());
     let load = || Config::load_from(&cli, &implicit, env(), &mut no_prompt);
-    let found = || load().map(|c| (c.file, c.interval.as_secs())).ok();
+    let found = || load().map(|c| (c.file, c.settings.interval.as_secs())).ok();
     assert_eq!(found(), Some((None, 1)));
     fs::write(&second, "interval = \"3s\"\n").expect("write");
     assert_eq!(found(), Some((Some(second), 3)));

@@ -1580,7 +1580,7 @@ proptest! {
                 let node = &config.nodes[0];
                 prop_assert!(node.endpoint.port > 0);
                 prop_assert!(node.name.chars().all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c)), "{}", node.name);
-                prop_assert!(config.interval <= Duration::from_secs(3600));
+                prop_assert!(config.settings.interval <= Duration::from_secs(3600));
             }
             Err(err) => {
                 let message = err.to_string();

@@ -139,8 +139,13 @@ fn the_sandbox_config_of_a_tls_sandbox_verifies_the_identity() {
         ..Default::default()
     })
     .unwrap();
-    assert_eq!(config.tls.mode, TlsMode::VerifyIdentity);
-    assert!(config.nodes.iter().all(|n| n.endpoint.tls == config.tls));
+    assert_eq!(config.settings.tls.mode, TlsMode::VerifyIdentity);
+    assert!(
+        config
+            .nodes
+            .iter()
+            .all(|n| n.endpoint.tls == config.settings.tls)
+    );
     let config = t.sandbox().dir().join("rwtop.toml");
     let out = rwtop(
         &[

@@ -10,7 +10,7 @@ use super::output::emit;
 
 pub fn run(target: &TargetArgs, action: Action, replica: &str) -> anyhow::Result<()> {
     let config = Config::load(&target.overrides())?;
-    let Some(spec) = config.drain.clone() else {
+    let Some(spec) = config.settings.drain.clone() else {
         return Err(ConfigError::Invalid {
             at: config.file.clone().map_or_else(
                 || Origin::Flag("--config".into()),

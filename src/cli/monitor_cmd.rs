@@ -23,14 +23,18 @@ pub fn run(
     record: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     let config = Config::load(&target.overrides())?;
-    let theme = theme(theme_spec.or(config.theme.as_deref()))?;
+    let theme = theme(theme_spec.or(config.settings.theme.as_deref()))?;
     super::warn(&config);
     let origin = config
         .file
         .as_ref()
         .map_or_else(|| "rwtop.toml".to_owned(), |p| p.display().to_string());
     let keys = KeyMap::with_overrides(
-        config.keys.iter().map(|(a, k)| (a.as_str(), k.as_str())),
+        config
+            .settings
+            .keys
+            .iter()
+            .map(|(a, k)| (a.as_str(), k.as_str())),
         &origin,
     )?;
     let mut spec = EngineSpec::from_config(&config);
@@ -43,7 +47,8 @@ pub fn run(
             None => None,
         };
         let engine = Engine::start_finding_roots(&mut spec).await;
-        let server = super::serve_cmd::serve(listener, engine.snapshots(), &config.cluster);
+        let server =
+            super::serve_cmd::serve(listener, engine.snapshots(), &config.settings.cluster);
         // The recorder's trouble and the reports' lines reach the footer.
         let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(8);
         let recording =
@@ -51,7 +56,8 @@ pub fn run(
         let reports =
             rwtop::report::spawn_task(reports(&config, record), engine.snapshots(), notes_tx);
         let feed = rwtop::ui::feed::Feed::live(&engine).with_reports(reports.marker());
-        let result = rwtop::ui::app::run(feed, &theme, keys, &config.probe, Some(notes_rx)).await;
+        let result =
+            rwtop::ui::app::run(feed, &theme, keys, &config.settings.probe, Some(notes_rx)).await;
         if let Some(server) = server {
             server.shutdown().await;
         }
@@ -68,14 +74,14 @@ pub fn run(
 /// judged by the configured routing threshold.
 pub fn reports(config: &Config, record: Option<&std::path::Path>) -> rwtop::report::Live {
     let settings = rwtop::report::ReportSettings {
-        quiet: config.report.quiet,
+        quiet: config.settings.report.quiet,
         ..rwtop::report::ReportSettings::default()
     }
-    .with_threshold_seconds(config.thresholds.routing_max_lag_seconds);
+    .with_threshold_seconds(config.settings.thresholds.routing_max_lag_seconds);
     let names: Vec<&str> = config.nodes.iter().map(|n| n.name.as_str()).collect();
     rwtop::report::Live::new(
         settings,
-        config.report.folder(record),
+        config.settings.report.folder(record),
         format!("the live view of {}", names.join(", ")),
     )
 }

@@ -72,9 +72,9 @@ fn flag_error(flag: &str, message: String) -> ConfigError {
 pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
     let config = super::load_config(target)?;
     let strategies = match &args.strategy {
-        Some(text) => Strategy::parse_list(text, &config.probe.defaults)
+        Some(text) => Strategy::parse_list(text, &config.settings.probe.defaults)
             .map_err(|message| flag_error("--strategy", message))?,
-        None => vec![config.probe.strategy],
+        None => vec![config.settings.probe.strategy],
     };
     let mut spec = EngineSpec {
         // This command owns the one prober and runs the bake-off itself.
@@ -110,8 +110,8 @@ pub fn run(target: &TargetArgs, args: &ProbeArgs) -> anyhow::Result<()> {
     let mut plan = BakeoffPlan {
         strategies,
         targets: args.target.iter().cloned().collect(),
-        count: args.count.unwrap_or(config.probe.count),
-        spacing: args.spacing.unwrap_or(config.probe.spacing),
+        count: args.count.unwrap_or(config.settings.probe.count),
+        spacing: args.spacing.unwrap_or(config.settings.probe.spacing),
     };
     let runtime = super::runtime()?;
     let report = runtime.block_on(async {

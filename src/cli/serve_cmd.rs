@@ -48,7 +48,7 @@ pub fn run(
         let listener = bind(listen).await?;
         let engine = Engine::start_finding_roots(&mut spec).await;
         let server = listener
-            .with_cluster(&config.cluster)
+            .with_cluster(&config.settings.cluster)
             .serve(engine.snapshots());
         // No screen: a recorder's trouble is on stderr when it stops, the reports' lines as
         // they come.
@@ -60,7 +60,7 @@ pub fn run(
             }
         });
         let live = super::monitor_cmd::reports(&config, record);
-        let folder = config.report.folder(record);
+        let folder = config.settings.report.folder(record);
         let reports = rwtop::report::spawn_task(live, engine.snapshots(), notes);
         eprintln!(
             "rwtop: serving Prometheus metrics at {} for {} configured node(s); DDL-window \

@@ -32,7 +32,7 @@ pub use report_file::ReportConfig;
 pub const DEFAULT_CLUSTER: &str = "default";
 pub use password::ENV_VAR as PASSWORD_ENV_VAR;
 
-use crate::mysql::{Endpoint, Timeouts};
+use crate::mysql::Endpoint;
 
 /// The flags that can override the file; `rwtop`'s argument parser fills it.
 #[derive(Debug, Clone, Default)]
@@ -90,30 +90,18 @@ impl Default for HeartbeatConfig {
     }
 }
 
+/// What rwtop was asked to watch, in two layers: the config file fills [`FileSettings`] (its
+/// defaults where the file is silent or absent), the flags override it in place, and the nodes
+/// come from the file's tables or the flags. [`crate::engine::EngineSpec`] is what then runs.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The file the settings came from, if any.
     pub file: Option<PathBuf>,
     /// The primary first, if there is one.
     pub nodes: Vec<NodeConfig>,
-    pub interval: Duration,
-    pub timeouts: Timeouts,
-    pub discovery: bool,
-    pub read_only: bool,
-    /// The TUI theme from the file (`--theme` overrides it).
-    pub theme: Option<String>,
-    /// TUI key overrides from `[keys]`: action name → key.
-    pub keys: std::collections::BTreeMap<String, String>,
-    pub heartbeat: HeartbeatConfig,
-    pub thresholds: Thresholds,
-    pub probe: crate::probe::ProbeSettings,
-    pub drain: Option<crate::drain::DrainSpec>,
-    /// TLS to every node (discovered ones too).
-    pub tls: crate::mysql::Tls,
-    /// `[metrics] cluster`: the `cluster` label on every Prometheus series.
-    pub cluster: String,
-    /// `[report]`: where DDL-window reports go, and their quiet time.
-    pub report: ReportConfig,
+    /// The file's settings with the flags applied (`--interval`, `--read-only`,
+    /// `--no-discovery`, `--ssl-mode`, `--ssl-ca`).
+    pub settings: FileSettings,
     /// For the caller to show; none contains a password.
     pub warnings: Vec<String>,
 }
@@ -276,7 +264,7 @@ impl Config {
         }
         let mut nodes = dsn::build_nodes(&specs, &mut config.warnings)?;
         for node in &mut nodes {
-            node.endpoint.tls = config.tls.clone();
+            node.endpoint.tls = config.settings.tls.clone();
         }
 
         if let Some(first) = nodes.iter().find(|n| n.endpoint.password.is_none()) {
@@ -302,50 +290,38 @@ impl Config {
                 node.endpoint.password = Some(shared.clone());
             }
         }
-        if config.heartbeat.writer_id.is_empty() {
+        if config.settings.heartbeat.writer_id.is_empty() {
             let primary = nodes.iter().find(|n| n.role == Role::Primary);
-            config.heartbeat.writer_id = derive_writer_id(&hostname(), primary);
+            config.settings.heartbeat.writer_id = derive_writer_id(&hostname(), primary);
         }
         config.nodes = nodes;
         Ok(config)
     }
 
     /// The file-level settings with the flags applied; nodes and password come later.
-    fn from_settings(cli: &CliOverrides, settings: FileSettings) -> Result<Self, ConfigError> {
-        let interval = match &cli.interval {
-            Some(text) => {
+    fn from_settings(cli: &CliOverrides, mut settings: FileSettings) -> Result<Self, ConfigError> {
+        if let Some(text) = &cli.interval {
+            settings.interval =
                 crate::units::parse_interval(text).map_err(|reason| ConfigError::BadDuration {
                     at: Origin::Flag("--interval".to_owned()),
                     reason,
-                })?
-            }
-            None => settings.interval,
-        };
+                })?;
+        }
+        settings.discovery &= !cli.no_discovery;
+        settings.read_only |= cli.read_only;
+        if let Some(text) = &cli.ssl_mode {
+            settings.tls.mode = text.parse().map_err(|message| ConfigError::Invalid {
+                at: Origin::Flag("--ssl-mode".to_owned()),
+                message,
+            })?;
+        }
+        if let Some(ca) = &cli.ssl_ca {
+            settings.tls.ca = Some(ca.clone());
+        }
         Ok(Self {
             file: None,
             nodes: Vec::new(),
-            interval,
-            timeouts: settings.timeouts,
-            discovery: settings.discovery && !cli.no_discovery,
-            read_only: settings.read_only || cli.read_only,
-            theme: settings.theme,
-            keys: settings.keys,
-            heartbeat: settings.heartbeat,
-            thresholds: settings.thresholds,
-            probe: settings.probe,
-            drain: settings.drain,
-            cluster: settings.cluster,
-            report: settings.report,
-            tls: crate::mysql::Tls {
-                mode: match &cli.ssl_mode {
-                    Some(text) => text.parse().map_err(|message| ConfigError::Invalid {
-                        at: Origin::Flag("--ssl-mode".to_owned()),
-                        message,
-                    })?,
-                    None => settings.tls.mode,
-                },
-                ca: cli.ssl_ca.clone().or(settings.tls.ca),
-            },
+            settings,
             warnings: Vec::new(),
         })
     }

@@ -64,19 +64,19 @@ impl EngineSpec {
                 .iter()
                 .map(|n| (n.name.clone(), n.endpoint.clone(), n.role))
                 .collect(),
-            timeouts: config.timeouts,
-            interval: config.interval,
-            heartbeat_interval: config.heartbeat.interval,
-            read_interval: config.heartbeat.read_interval,
-            read_budget: (!config.heartbeat.read_interval_set).then_some(READ_BUDGET),
-            writer_id: config.heartbeat.writer_id.clone(),
-            discovery: config.discovery,
-            read_only: config.read_only,
-            pt_table: config.heartbeat.pt_table.clone(),
-            by_position: config.heartbeat.by_position,
-            thresholds: config.thresholds,
-            drain: config.drain.clone(),
-            found_roots: if config.heartbeat.write_discovered_roots {
+            timeouts: config.settings.timeouts,
+            interval: config.settings.interval,
+            heartbeat_interval: config.settings.heartbeat.interval,
+            read_interval: config.settings.heartbeat.read_interval,
+            read_budget: (!config.settings.heartbeat.read_interval_set).then_some(READ_BUDGET),
+            writer_id: config.settings.heartbeat.writer_id.clone(),
+            discovery: config.settings.discovery,
+            read_only: config.settings.read_only,
+            pt_table: config.settings.heartbeat.pt_table.clone(),
+            by_position: config.settings.heartbeat.by_position,
+            thresholds: config.settings.thresholds,
+            drain: config.settings.drain.clone(),
+            found_roots: if config.settings.heartbeat.write_discovered_roots {
                 super::upward::FoundRoots::Write
             } else {
                 super::upward::FoundRoots::Read
