@@ -1,6 +1,7 @@
-//! Channel faults (issue 38), on the multi-source sandbox with rwtop watching `primary` and `p2`
-//! as two roots and `agg` replicating from both: `p2` killed, `p2` frozen, and channel `p2`'s IO
-//! thread stopped on `agg`, each followed by its restart; and `agg` itself killed.
+//! Channel faults (`docs/design.md`, "Channels and roots"), on the multi-source sandbox with
+//! rwtop watching `primary` and `p2` as two roots and `agg` replicating from both: `p2` killed,
+//! `p2` frozen, and channel `p2`'s IO thread stopped on `agg`, each followed by its restart; and
+//! `agg` itself killed.
 //!
 //! Every snapshot the engine publishes from just before the fault until the end is kept and
 //! judged as a whole: agg's default channel reads an exact lag in every one of them and no alert

@@ -1,4 +1,4 @@
-//! The fault suite (issue 8): servers killed, frozen and restarted, a failover, connections
+//! The fault suite: servers killed, frozen and restarted, a failover, connections
 //! that cannot be made, a missing grant, and replication links cut — against real servers.
 //!
 //! In each, the engine keeps running, marks the faulty node honestly (its `ConnState`, no last

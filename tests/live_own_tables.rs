@@ -1,8 +1,8 @@
-//! rwtop never harms what it watches (issue 38), on real servers set up differently: its own
-//! tables are defined with every property spelled out, so two roots with different defaults feed
-//! one aggregator without stopping it; a copy of its table that is not rwtop's — on a root, or
-//! on a replica below one — gets no write, a message naming what differs and the fix, and no
-//! replication error anywhere; and the fix it prints makes it write again.
+//! rwtop never harms what it watches (`docs/own-tables.md`), on real servers set up differently:
+//! its own tables are defined with every property spelled out, so two roots with different
+//! defaults feed one aggregator without stopping it; a copy of its table that is not rwtop's — on
+//! a root, or on a replica below one — gets no write, a message naming what differs and the fix,
+//! and no replication error anywhere; and the fix it prints makes it write again.
 
 mod common;
 

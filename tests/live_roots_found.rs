@@ -1,8 +1,9 @@
-//! Every root found (issue 38), through the real binary on a real multi-source sandbox: a
-//! second primary that feeds the aggregator is found through the aggregator's channel when only
-//! the first primary and the aggregator are named, is polled and written to as a root (or only
-//! read, when the config says so), and the aggregator's channel from it reads an exact lag; two
-//! `--primary` flags describe the same topology as a config file with two `[[primary]]`.
+//! Every root found (`docs/own-tables.md`, "Every root found"), through the real binary on a
+//! real multi-source sandbox: a second primary that feeds the aggregator is found through the
+//! aggregator's channel when only the first primary and the aggregator are named, is polled and
+//! written to as a root (or only read, when the config says so), and the aggregator's channel
+//! from it reads an exact lag; two `--primary` flags describe the same topology as a config file
+//! with two `[[primary]]`.
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! What the rules judge by: the configured thresholds (`[thresholds]` in the config, defaults
-//! from DESIGN.md §5) and the engine's timing.
+//! explained in `docs/design.md`, "Alerts") and the engine's timing.
 
 use std::time::Duration;
 
@@ -37,7 +37,8 @@ impl Default for Thresholds {
     }
 }
 
-/// Thresholds and timing the rules judge by; defaults follow DESIGN.md §5.
+/// Thresholds and timing the rules judge by; the defaults are explained in `docs/design.md`,
+/// "Alerts".
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlertSettings {
     /// Consecutive bad samples before an alert is raised.

@@ -1,6 +1,7 @@
-//! Drain and undrain a replica in the load balancer in front of it (DESIGN.md §7): HAProxy's
-//! runtime API, ProxySQL's admin interface, MaxScale's REST API, or a command. Every action is
-//! appended to an audit log; a failure is reported with the backend's own message.
+//! Drain and undrain a replica in the load balancer in front of it (`docs/design.md`, "Drains";
+//! README, "Drains"): HAProxy's runtime API, ProxySQL's admin interface, MaxScale's REST API, or
+//! a command. Every action is appended to an audit log; a failure is reported with the backend's
+//! own message.
 
 pub mod audit;
 pub mod book;

@@ -9,8 +9,9 @@
 //! `rwtop_replica_heartbeat_lag_state{state="unknown"} 1` instead. A NULL `Seconds_Behind_Master`
 //! keeps every other series of the replica and sets `rwtop_replica_sbm_null` to 1:
 //! `mysqld_exporter` drops the SBM series on NULL, which silences the alerts built on it exactly
-//! when replication has stopped (DESIGN.md §11). Every series carries `cluster`, from the
-//! config, for one Prometheus watching several topologies (DESIGN.md §17).
+//! when replication has stopped (`docs/design.md`, "Lessons from other monitors"). Every series
+//! carries `cluster`, from the config, for one Prometheus watching several topologies
+//! (`docs/design.md`, "Reports and the fleet").
 
 use std::borrow::Cow;
 use std::sync::Arc;

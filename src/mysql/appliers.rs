@@ -1,5 +1,6 @@
-//! Parallel appliers (DESIGN.md §13): what a replica's applier counters say per channel, and how
-//! many of its workers were busy at one processlist scan.
+//! Parallel appliers (`docs/design.md`, "Parallel appliers and catch-up"; what the servers show:
+//! `docs/server-facts.md`, "Parallel appliers"): what a replica's applier counters say per
+//! channel, and how many of its workers were busy at one processlist scan.
 //!
 //! The counters come with the status poll (`MariaDB`'s SHOW ALL SLAVES STATUS has them per
 //! connection); the worker count and mode with the settings (read at connect and every few

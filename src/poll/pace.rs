@@ -1,8 +1,9 @@
 //! How often each node's heartbeat row is read. The configured `read_interval` is the pace; left
 //! unset, reads are spread so that the whole topology costs at most [`READ_BUDGET`] reads a
 //! second: every 250 ms up to 250 nodes, every 1 s at 1,000. Each reading stays exact to the
-//! write interval; a slower pace only takes fewer of them (docs/benchmarks.md, issue 18's third
-//! steps: at 1,000 nodes, reads every 250 ms cost rwtop 18–19 % of one core and every 1 s ~13 %).
+//! write interval; a slower pace only takes fewer of them (docs/benchmarks.md, "Heartbeat and
+//! clock in the status batch": at 1,000 nodes, reads every 250 ms cost rwtop 18–19 % of one core
+//! and every 1 s ~13 %).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;

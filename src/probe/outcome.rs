@@ -66,8 +66,9 @@ pub struct ProbeResult {
     pub cost: ProbeCost,
 }
 
-/// The costs the proxies' modes (DESIGN.md §15) made visible; older results (recordings before
-/// schema 1.5) have none of these and read as zero.
+/// The costs the proxies' modes (`docs/design.md`, "The proxies' consistency modes as
+/// strategies") made visible; older results (recordings before schema 1.5) have none of these
+/// and read as zero.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProbeCost {
     /// Marker reads made (the primary's included): the base of the primary's share.

@@ -1,6 +1,7 @@
 //! What a probe aims at: a replica, or one of its channels (`agg/p2`), and what the topology
 //! says about that channel: its name as the server spells it, its source, and the root the
-//! marker is written on (DESIGN.md §12: test-read targets belong to a channel).
+//! marker is written on (`docs/design.md`, "Channels and roots": test-read targets belong to a
+//! channel).
 
 use super::attempt::ProbeError;
 use crate::topology::Topology;

@@ -1,4 +1,4 @@
-//! Heartbeat lag from acknowledged sequence numbers (DESIGN.md §4).
+//! Heartbeat lag from acknowledged sequence numbers (`docs/design.md`, "Lag from the heartbeat").
 //!
 //! A replica that shows heartbeat N and lacks N+1 stopped applying somewhere between the
 //! acknowledgements of N and N+1; it lacks nothing when N+1 was not acknowledged yet (lag 0).
@@ -100,7 +100,8 @@ struct GtidRun {
 impl Acks {
     /// The whole history is allocated and written at once (an hour at 250 ms: 14,400 acks,
     /// 450 KiB per writer), so that memory does not creep for the hour it takes to fill, nor
-    /// step as a growing ring doubles (docs/benchmarks.md, the soak of issue 18's third steps).
+    /// step as a growing ring doubles (docs/benchmarks.md, the Memory section of "Heartbeat and
+    /// clock in the status batch, one worker, the ack history").
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
         let capacity = capacity.max(2);

@@ -1,5 +1,6 @@
-//! Heartbeat roots (DESIGN.md §12): every writable root of the topology has a heartbeat row and
-//! a writer of its own, and a channel's lag is read from the rows of the roots upstream of it.
+//! Heartbeat roots (`docs/design.md`, "Channels and roots"): every writable root of the topology
+//! has a heartbeat row and a writer of its own, and a channel's lag is read from the rows of the
+//! roots upstream of it.
 //! Two primaries feeding an aggregator give the aggregator two channels, each with the lag of
 //! its own root; a replica below the aggregator is behind by the worse of the two.
 

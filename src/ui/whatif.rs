@@ -1,4 +1,4 @@
-//! The what-if pane's content (DESIGN.md §16): every read-after-write setting judged on the lag
+//! The what-if pane's content (`docs/whatif.md`): every read-after-write setting judged on the lag
 //! the view has kept (the snapshot's per-channel charts, up to 15 minutes), with no write. The
 //! judgement is `whatif::run`'s, the same as `rwtop whatif`'s; it is worked out again every
 //! [`REFRESH`] of snapshot time while the pane is shown, never per frame.

@@ -151,7 +151,8 @@ pub struct Judged {
     /// Shares of the judged reads, 0..=1.
     pub stale: f64,
     pub primary: f64,
-    /// The primary's share in the worst whole minute (the fallback storm of seed 004).
+    /// The primary's share in the worst whole minute (the fallback storm the budget's headroom is
+    /// for: docs/whatif.md).
     pub primary_peak_minute: f64,
     pub wait_p50_ms: f64,
     pub wait_p99_ms: f64,

@@ -1,6 +1,6 @@
 //! Channel rules through the store: the recorded two-connection status of a real `MariaDB`
-//! replica (DESIGN.md §12), whose second connection cannot connect, is alerted on that channel
-//! and no other.
+//! replica (`docs/design.md`, "Channels and roots"), whose second connection cannot connect, is
+//! alerted on that channel and no other.
 
 use std::time::{Duration, Instant};
 

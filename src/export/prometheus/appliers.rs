@@ -1,7 +1,7 @@
-//! The parallel-applier families (DESIGN.md §13), per replication channel with the replica
-//! labels: configured workers, busy workers and commit-order waits at the newest processlist
-//! scan (a sample, with its age), retried transactions and event groups as counters. A value the
-//! server does not report has no sample.
+//! The parallel-applier families (`docs/design.md`, "Parallel appliers and catch-up"), per
+//! replication channel with the replica labels: configured workers, busy workers and
+//! commit-order waits at the newest processlist scan (a sample, with its age), retried
+//! transactions and event groups as counters. A value the server does not report has no sample.
 
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;

@@ -1,3 +1,7 @@
+//! Catch-up from recorded status rows: apply and source rates from GTID and position deltas,
+//! the lag trend and its ETA, a stopped SQL thread falling behind, a new binlog file, a
+//! multi-source channel's own domains, and every figure that cannot be told left unknown.
+
 use super::*;
 use crate::gtid::GtidSet;
 use crate::mysql::row::fixture_row as fixture;
