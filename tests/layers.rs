@@ -395,6 +395,32 @@ fn every_source_file_starts_with_a_header_saying_what_it_holds() {
     );
 }
 
+/// A file that passes this many lines is asking to be split, by concept: one type's methods
+/// spread over three files to meet the number would make the room harder to find, not easier.
+const MAX_LINES: usize = 600;
+
+#[test]
+fn no_source_file_is_over_six_hundred_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    assert!(files.len() > 100, "read only {} files in src/", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(file).ok()?.lines().count();
+            let name = file.strip_prefix(root).unwrap_or(file).display();
+            (lines > MAX_LINES).then(|| format!("{name}: {lines} lines"))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files over {MAX_LINES} lines (split by concept):\n{}",
+        long.join("\n")
+    );
+}
+
 /// The header check reads what a header is and is not.
 #[test]
 fn the_header_check_reads_headers() {
