@@ -14,23 +14,18 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, engine_spec, record_snapshots, until};
+use common::{Load, SHORT, TestSandbox, engine_spec, record_snapshots, until};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use rwtop::alerts::AlertKind;
 use rwtop::engine::{Engine, EngineSpec};
-use rwtop::mysql::{ThreadControl, Timeouts};
+use rwtop::mysql::ThreadControl;
 use rwtop::sandbox::{AGGREGATOR, SECOND_CHANNEL, SECOND_PRIMARY};
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
 
 /// The longest any single wait may take before the test fails.
 const DEADLINE: Duration = Duration::from_secs(60);
-/// Short, so a frozen server turns into an error quickly (the shipped defaults are 3 s / 2 s).
-const SHORT: Timeouts = Timeouts {
-    connect: Duration::from_secs(1),
-    query: Duration::from_secs(1),
-};
 /// From the fault to agg/p2 reading unknown: p2's writer stops acknowledging, its heartbeat is
 /// stale once the last ack is a second old (three 250 ms intervals, at least 1 s), then agg's
 /// next heartbeat read (every 250 ms) and the next publication (every 250 ms): about 1.5 s. The

@@ -16,23 +16,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::{Load, TestSandbox, alert, evidence, exact, lag, primary_and, until, until_healthy};
+use common::{
+    Load, SHORT, TestSandbox, alert, evidence, exact, lag, primary_and, until, until_healthy,
+};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use rwtop::alerts::AlertKind;
 use rwtop::engine::{Engine, EngineSpec};
-use rwtop::mysql::{Endpoint, Family, IoRunning, Secret, Timeouts, grants::monitor_grants};
+use rwtop::mysql::{Endpoint, Family, IoRunning, Secret, grants::monitor_grants};
 use rwtop::poll::{ConnState, WriterState};
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
 
 /// The longest any single wait may take before the test fails.
 const DEADLINE: Duration = Duration::from_secs(30);
-/// Short, so a frozen server turns into an error quickly (the shipped defaults are 3 s / 2 s).
-const SHORT: Timeouts = Timeouts {
-    connect: Duration::from_secs(1),
-    query: Duration::from_secs(1),
-};
 /// A refused connection is seen at the next heartbeat read (250 ms), the node is `down` after a
 /// second failure, and `node_down` is raised after two samples at the 1 s poll interval: about
 /// 3 s. The rest is the store's publication period and a busy machine.

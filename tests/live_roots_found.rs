@@ -42,12 +42,7 @@ fn snapshot(args: &[&str]) -> (Value, String) {
 }
 
 fn node<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == name)
-        .unwrap_or_else(|| panic!("no node {name} in {doc:#}"))
+    common::json_node(doc, name)
 }
 
 fn channel<'a>(doc: &'a Value, name: &str, channel: &str) -> &'a Value {

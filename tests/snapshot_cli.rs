@@ -28,12 +28,7 @@ fn snapshot_json(config: &Path) -> (Value, String) {
 }
 
 fn node<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == name)
-        .unwrap_or_else(|| panic!("no node {name} in {doc:#}"))
+    common::json_node(doc, name)
 }
 
 /// Every key the binary prints must be documented, so docs and output cannot drift apart.

@@ -333,6 +333,21 @@ impl Drop for TestSandbox {
     }
 }
 
+/// Short timeouts, so a frozen server turns into an error quickly (the shipped defaults are
+/// 3 s / 2 s): what the fault suites poll with.
+pub const SHORT: Timeouts = Timeouts {
+    connect: Duration::from_secs(1),
+    query: Duration::from_secs(1),
+};
+
+/// A node of a `snapshot --json` document, by name; panics naming it when absent.
+pub fn json_node<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["nodes"]
+        .as_array()
+        .and_then(|nodes| nodes.iter().find(|n| n["name"] == name))
+        .unwrap_or_else(|| panic!("no node {name} in {doc:#}"))
+}
+
 /// An engine over some of the sandbox's nodes with the shipped defaults (1 s polls, 250 ms
 /// heartbeat, no discovery, writes allowed); tests change what their scenario needs.
 pub fn engine_spec(
