@@ -34,6 +34,12 @@ pub(super) fn lines(
 ) -> Vec<Line<'static>> {
     let (t, node) = (ctx.theme, row.node);
     let mut lines = vec![summary(row, r, ctx)];
+    // An unknown lag says why, and what would make it known: never a bare "unknown".
+    if let crate::store::lag::Lag::Unknown { reason } = &r.heartbeat_lag {
+        let mut tokens = vec![Token::new("why:".to_owned(), t.muted)];
+        tokens.extend(words(reason, t.unknown));
+        lines.extend(wrap(tokens, width, INDENT));
+    }
     if !node.answers() {
         // Nothing live is known of a channel whose node does not answer: its lag (unknown), the
         // node's other channels, and the readings taken while it answered.
