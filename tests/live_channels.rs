@@ -1,7 +1,7 @@
-//! Every channel, on real servers (DESIGN.md §12): a second replication channel that cannot
-//! connect, or whose SQL thread stops, is alerted within 3 polls naming node and channel while
-//! the other channel and the other replicas stay unalerted; each channel's lag comes from its
-//! own root's heartbeat, and stopping one channel grows that channel's lag only.
+//! Every channel, on real servers (`docs/design.md`, "Channels and roots"): a second replication
+//! channel that cannot connect, or whose SQL thread stops, is alerted within 3 polls naming node
+//! and channel while the other channel and the other replicas stay unalerted; each channel's lag
+//! comes from its own root's heartbeat, and stopping one channel grows that channel's lag only.
 
 mod common;
 
@@ -55,6 +55,25 @@ fn sample_seq(s: &Snapshot, node: &str) -> u64 {
     s.node(node).map_or(0, |n| n.sample_seq)
 }
 
+/// A channel stopped between `begin` and `done` reads, in a snapshot built at `built`, the time
+/// since the stop: off by at most the estimator's half heartbeat interval (it reads from the
+/// middle of the interval the stop fell in) and a busy machine's margin, either way. The stop
+/// must have taken milliseconds, so a bias of half a second fails.
+fn lag_is_the_time_since(lag: Duration, built: Instant, (begin, done): (Instant, Instant)) {
+    let (low, high) = (built - done, built - begin);
+    let margin = Duration::from_millis(125 + 75);
+    eprintln!("read {lag:?} {low:?}..{high:?} after the stop");
+    assert!(
+        done - begin <= Duration::from_millis(100),
+        "the stop took {:?}",
+        done - begin
+    );
+    assert!(
+        lag + margin >= low && lag <= high + margin,
+        "lag {lag:?} for a stop {low:?}..{high:?} before the snapshot"
+    );
+}
+
 /// The engine over the multi-source sandbox with both primaries as roots.
 fn multi_source_engine(t: &TestSandbox) -> Engine {
     Engine::start(&engine_spec(
@@ -82,6 +101,8 @@ async fn until_all_flow(engine: &Engine) -> Snapshot {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_one_channel_stops_and_only_that_channel_lags_and_alerts() {
     let t = TestSandbox::start_multi_source(1);
+    let mut dba = common::dba(&t, AGGREGATOR).await;
+    let started = Instant::now();
     let engine = multi_source_engine(&t);
     let _load = Load::start(&t).await;
     let s = until_all_flow(&engine).await;
@@ -118,10 +139,14 @@ async fn live_one_channel_stops_and_only_that_channel_lags_and_alerts() {
 
     // Channel p2's SQL thread stops; p2 keeps taking heartbeats, primary too.
     let seq_at_stop = sample_seq(&s, AGGREGATOR);
-    let stopped_at = Instant::now();
-    t.sandbox()
-        .channel_threads(AGGREGATOR, SECOND_CHANNEL, ThreadControl::StopSql)
-        .unwrap();
+    let stop = t
+        .sandbox()
+        .binaries()
+        .flavor
+        .channel_thread_sql(ThreadControl::StopSql, SECOND_CHANNEL);
+    let begin = Instant::now();
+    dba.query_rows(&stop).await.unwrap();
+    let done = Instant::now();
     let (s, _) = until(&engine, "sql_thread_stopped on agg/p2", DEADLINE, |s| {
         channel_alert(s, AlertKind::SqlThreadStopped, AGGREGATOR, SECOND_CHANNEL)
             .is_some()
@@ -147,15 +172,7 @@ async fn live_one_channel_stops_and_only_that_channel_lags_and_alerts() {
     })
     .await;
     let lag = exact_on(&s, AGGREGATOR, SECOND_CHANNEL).expect("exact above");
-    let since = stopped_at.elapsed();
-    // The lag is the time since the stop: never more than the estimator's half heartbeat
-    // interval (it reads from the middle of the interval the stop fell in) and a busy
-    // machine's margin beyond it.
-    let beyond = Duration::from_millis(125 + 75);
-    assert!(
-        lag <= since + beyond,
-        "p2's lag {lag:?} exceeds the {since:?} since the stop by more than {beyond:?}"
-    );
+    lag_is_the_time_since(lag, started + s.uptime, (begin, done));
     let small = Duration::from_secs(1);
     for (node, channel) in [(AGGREGATOR, ""), ("r1", "")] {
         let other = exact_on(&s, node, channel);

@@ -141,11 +141,15 @@ async fn live_ddl_alert_and_banner_clear_within_two_seconds_of_the_last_node() {
     for (node, end) in &ends {
         eprintln!("{node}: ALTER ended {:?} after it started", *end - started);
     }
-    // Every node had its alert: there was something to clear on each.
+    // Every node had its alert and its banner: there was something to clear on each.
     for (node, _) in &ends {
         assert!(
             recording.iter().any(|s| s.alerts.iter().any(|a| a == node)),
             "ddl_in_flight never raised on {node}"
+        );
+        assert!(
+            recording.iter().any(|s| s.banner.iter().any(|b| b == node)),
+            "the DDL banner never named {node}"
         );
     }
     let before = recording.iter().rev().find(|s| s.at <= last_end);
@@ -153,16 +157,23 @@ async fn live_ddl_alert_and_banner_clear_within_two_seconds_of_the_last_node() {
         before.is_some_and(|s| s.alerts.iter().any(|a| a == last_node)),
         "no ddl_in_flight on {last_node} when its ALTER ended"
     );
+    assert!(
+        before.is_some_and(|s| s.banner.iter().any(|b| b == last_node)),
+        "no DDL banner on {last_node} when its ALTER ended"
+    );
     // The clear: the first snapshot after the last one that still showed something.
-    let cleared = |shows: &dyn Fn(&Seen) -> bool| {
-        let last = recording.iter().rposition(shows).unwrap_or(0);
+    let cleared = |what: &str, shows: &dyn Fn(&Seen) -> bool| {
+        let last = recording
+            .iter()
+            .rposition(shows)
+            .unwrap_or_else(|| panic!("the {what} never showed"));
         let clear = recording
             .get(last + 1)
-            .unwrap_or_else(|| panic!("never cleared"));
+            .unwrap_or_else(|| panic!("the {what} never cleared"));
         clear.at.saturating_duration_since(last_end)
     };
-    let alert_took = cleared(&|s| !s.alerts.is_empty());
-    let banner_took = cleared(&|s| !s.banner.is_empty());
+    let alert_took = cleared("alert", &|s| !s.alerts.is_empty());
+    let banner_took = cleared("banner", &|s| !s.banner.is_empty());
     eprintln!(
         "after the ALTER ended on {last_node}: alert cleared in {alert_took:?}, banner in {banner_took:?}"
     );

@@ -1,11 +1,12 @@
-//! The proxies' consistency modes (DESIGN.md §15) on a real sandbox: on a healthy replica each
-//! reads fresh where its product would, and with r1's SQL thread stopped none reads stale there:
-//! the waiting modes fall back with that cause, the routing modes pick r2 or the primary, and
-//! `gr-after` holds the write for its whole timeout.
+//! The proxies' consistency modes (`docs/design.md`, "The proxies' consistency modes as
+//! strategies") on a real sandbox: on a healthy replica each reads fresh where its product
+//! would, and with r1's SQL thread stopped none reads stale there: the waiting modes fall back
+//! with that cause, the routing modes pick r2 or the primary, and `gr-after` holds the write for
+//! its whole timeout.
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::probe_rig::Rig;
 use common::{TestSandbox, exact, until};
@@ -24,13 +25,32 @@ const WAITING: [&str; 5] = [
 ];
 
 /// The modes that route without waiting.
-const ROUTING: [&str; 6] = [
+const ROUTING: [&str; 8] = [
     "maxscale-fast",
     "maxscale-fast-global",
     "maxscale-fast-universal",
     "maxscale-fast(monitor=100ms)",
+    "maxscale-fast(monitor=1ms)",
+    "maxscale-fast-global(monitor=1ms)",
     "router-wait(0)",
     "proxysql-gtid",
+];
+
+/// The fast modes on rwtop's own polls: every poll was taken before the write.
+const ON_POLLS: [&str; 3] = [
+    "maxscale-fast",
+    "maxscale-fast-global",
+    "maxscale-fast-universal",
+];
+
+/// The routing modes that can know of the write on a healthy replica right after it: Router's
+/// check and ProxySQL's rule ask the replica when routing, and a monitor that reads every
+/// millisecond can have seen the write applied before the route. Each reads r1 at least once.
+const FIND_THE_WRITE: [&str; 4] = [
+    "router-wait(0)",
+    "proxysql-gtid",
+    "maxscale-fast(monitor=1ms)",
+    "maxscale-fast-global(monitor=1ms)",
 ];
 
 impl Rig {
@@ -62,14 +82,41 @@ fn cause(r: &ProbeResult) -> &str {
     r.cause.as_deref().unwrap_or_default()
 }
 
-/// Never stale, never an error, and never read on `not_on`.
-fn holds(r: &ProbeResult, not_on: &str) {
+/// Never stale, never an error, one marker read on a node of the sandbox, and never on `not_on`.
+fn holds(r: &ProbeResult, not_on: Option<&str>) {
     assert!(
         matches!(r.outcome, Outcome::Fresh | Outcome::FellBack),
         "{r:#?}"
     );
-    assert_ne!(r.served_by.as_deref(), Some(not_on), "{r:#?}");
+    assert!(
+        matches!(r.served_by.as_deref(), Some("primary" | "r1" | "r2")),
+        "served by a node of the sandbox: {r:#?}"
+    );
+    if let Some(node) = not_on {
+        assert_ne!(r.served_by.as_deref(), Some(node), "{r:#?}");
+    }
     assert_eq!(r.cost.reads, 1, "one marker read: {r:#?}");
+}
+
+/// Probes `mode` on the healthy r1 until a read is served by r1 itself, each probe holding
+/// meanwhile: a mode that always reads the primary times out here. Returns the probes it took.
+async fn reads_r1_at_least_once(rig: &mut Rig, mode: &str) -> u32 {
+    let start = Instant::now();
+    let mut probes = 0;
+    loop {
+        let r = rig.probe(mode, "r1").await;
+        probes += 1;
+        if r.served_by.as_deref() == Some("r1") {
+            assert_eq!(r.outcome, Outcome::Fresh, "{r:#?}");
+            assert_eq!(r.cost.reads, 1, "one marker read: {r:#?}");
+            return probes;
+        }
+        holds(&r, None);
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{mode} never read the healthy r1 in {probes} probes: {r:#?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,15 +154,20 @@ async fn the_proxies_modes_read_fresh_when_healthy_and_never_stale_past_a_stoppe
 
     // rwtop's polls were taken before the write: a fast mode on them can only send the read to
     // the primary, which is what MaxScale does when its monitor has not seen the write yet.
-    for mode in ["maxscale-fast", "maxscale-fast-universal"] {
+    for mode in ON_POLLS {
         let r = rig.probe(mode, "r1").await;
         assert_eq!(r.outcome, Outcome::FellBack, "{r:#?}");
+        assert_eq!(r.served_by.as_deref(), Some("primary"), "{r:#?}");
         assert!(cause(&r).contains("no replica known to have"), "{r:#?}");
         assert!(r.cost.position_age.is_some(), "{r:#?}");
         assert_eq!(r.cost.monitor, None);
     }
     for mode in ROUTING {
-        holds(&rig.probe(mode, "r1").await, "none");
+        holds(&rig.probe(mode, "r1").await, None);
+    }
+    for mode in FIND_THE_WRITE {
+        let probes = reads_r1_at_least_once(&mut rig, mode).await;
+        eprintln!("{mode} read the healthy r1 after {probes} probes");
     }
     let r = rig.probe("maxscale-fast(monitor=100ms)", "r1").await;
     assert_eq!(r.cost.monitor, Some(ms(100)), "{r:#?}");
@@ -157,7 +209,7 @@ async fn r1_stopped(rig: &mut Rig) {
         assert_eq!(r.primary_reads, 1);
     }
     for mode in ROUTING {
-        holds(&rig.probe(mode, "r1").await, "r1");
+        holds(&rig.probe(mode, "r1").await, Some("r1"));
     }
     // AFTER: r1 cannot apply the write, so the write is held for the whole timeout, and the
     // read r1 was aimed at goes to the primary.

@@ -1,8 +1,19 @@
 //! The what-if states its own error (docs/whatif.md, "Error"): over the same minute of a real
 //! sandbox — healthy, a write burst, a stalled source link, caught up again — a real bake-off
 //! (none, sleep, lag-threshold, gtid-wait, each probing on a fixed tick) and the what-if over
-//! the engine's lag series agree within the bound the what-if states, per setting, on the
-//! stale share and on the primary's share.
+//! the engine's lag series agree within the bound the what-if states.
+//!
+//! Judged are the comparisons that can fail: `sleep(100ms)`'s stale share, and the primary's
+//! share of `lag-threshold(1s)` and of `gtid-wait(400ms)`. Each must also be beyond its bound
+//! from 0, what a model that ignores lag simulates for all three, so such a model fails each.
+//! Not judged, only printed: the stale shares of `none` and `lag-threshold(1s)`, because the
+//! prober reads at once after its write (read-after 0) and those reads race the replica's apply,
+//! which the model counts into its stated error (±76 % in a run): they cannot fail, and a later
+//! read is not something the prober can measure apart from `sleep`, which is judged; the
+//! primary's share of `none` and `sleep(100ms)` and the stale share of `gtid-wait(400ms)`,
+//! because they are 0 on both sides by construction (neither reads the primary; the wait reads
+//! fresh or falls back). That the scenario made the strategies differ is checked on the
+//! measured probes.
 
 #![expect(
     clippy::cast_precision_loss,
@@ -25,6 +36,12 @@ const DEADLINE: Duration = Duration::from_secs(60);
 const TICK: Duration = Duration::from_millis(700);
 /// The scenario's edges plus one: the probe grid's error, in probes.
 const PHASE_EDGES: f64 = 5.0;
+/// The comparisons judged (setting, share): the others cannot fail (see the top of the file).
+const JUDGED: [(&str, &str); 3] = [
+    ("sleep(100ms)", "stale"),
+    ("lag-threshold(1s)", "primary"),
+    ("gtid-wait(400ms)", "primary"),
+];
 const STRATEGIES: [&str; 4] = [
     "none",
     "sleep(100ms)",
@@ -137,6 +154,7 @@ async fn the_whatif_agrees_with_a_real_bakeoff_within_its_stated_error() {
     .expect("a minute of lag is enough");
 
     let mut failures = Vec::new();
+    let mut measured_shares = Vec::new();
     for ((name, results), row) in STRATEGIES.iter().zip(&measured).zip(&report.rows) {
         let judged: Vec<&ProbeResult> = results
             .iter()
@@ -149,35 +167,35 @@ async fn the_whatif_agrees_with_a_real_bakeoff_within_its_stated_error() {
         // The probe grid's own error: a run of one verdict holds its time share ± 1 probe, and
         // the scenario has four edges (burst on and off, stall on and off): ± 5 probes.
         let grid = PHASE_EDGES / n;
-        let is_stale = |r: &ProbeResult| r.outcome == Outcome::Stale;
-        let on_primary = |r: &ProbeResult| r.served_by.as_deref() == Some("primary");
+        let stale = share(&|r| r.outcome == Outcome::Stale);
+        let primary = share(&|r| r.served_by.as_deref() == Some("primary"));
+        measured_shares.push((stale, primary));
         let j = &row.judged;
-        for (what, sim, model_error, meas, grid) in [
-            ("stale", j.stale, j.stale_error, share(&is_stale), grid),
-            (
-                "primary",
-                j.primary,
-                j.primary_error,
-                share(&on_primary),
-                grid,
-            ),
+        for (what, sim, model_error, meas) in [
+            ("stale", j.stale, j.stale_error, stale),
+            ("primary", j.primary, j.primary_error, primary),
         ] {
+            let kept = JUDGED.contains(&(*name, what));
             let bound = model_error + grid;
             eprintln!(
-                "{name:<18} {what:<7} simulated {:>6.2}% (± {:.2}%, {} reads) measured {:>6.2}% ({n} probes, grid ± {:.2}%) |Δ| {:.2}% ≤ {:.2}%",
+                "{name:<18} {what:<7} simulated {:>6.2}% (± {:.2}%, {} reads) measured {:>6.2}% ({n} probes, grid ± {:.2}%) |Δ| {:.2}% ≤ {:.2}%{}",
                 sim * 100.0,
                 model_error * 100.0,
                 j.reads,
                 meas * 100.0,
                 grid * 100.0,
                 (sim - meas).abs() * 100.0,
-                bound * 100.0
+                bound * 100.0,
+                if kept { "" } else { " (not judged)" }
             );
-            if *name == "sleep(100ms)" && what == "stale" {
-                assert!(
-                    meas > bound,
-                    "the bound must fail a model that ignores lag (0 % stale): {meas} vs ± {bound}"
-                );
+            if !kept {
+                continue;
+            }
+            if meas <= bound {
+                failures.push(format!(
+                    "{name} {what}: measured {meas:.4} is within the bound {bound:.4} of 0, \
+                     so a model that ignores lag would pass"
+                ));
             }
             if (sim - meas).abs() > bound {
                 failures.push(format!(
@@ -186,13 +204,18 @@ async fn the_whatif_agrees_with_a_real_bakeoff_within_its_stated_error() {
             }
         }
     }
-    // The scenario must have made the strategies differ, or agreeing would prove nothing.
-    let none = &report.rows[0].judged;
-    assert!(none.stale > 0.2, "the stall made `none` stale: {none:?}");
-    let wait = &report.rows[3].judged;
+    // The scenario must have made the strategies differ, as measured, or agreeing would prove
+    // nothing: the stall made reads 100 ms after their write stale (reads at once are stale
+    // by the race alone), and the wait fell back rather than read stale.
+    let (sleep_stale, _) = measured_shares[1];
     assert!(
-        wait.stale == 0.0 && wait.primary > 0.2,
-        "gtid-wait fell back in the stall: {wait:?}"
+        sleep_stale > 0.2,
+        "the stall made `sleep(100ms)` stale: {sleep_stale}"
+    );
+    let (wait_stale, wait_primary) = measured_shares[3];
+    assert!(
+        wait_stale == 0.0 && wait_primary > 0.2,
+        "gtid-wait fell back in the stall: stale {wait_stale}, primary {wait_primary}"
     );
     assert!(
         failures.is_empty(),
