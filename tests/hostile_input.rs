@@ -1898,6 +1898,7 @@ fn hostile_snapshot(scenario: &str, variant: u8) -> Snapshot {
                 progress: Some(f64::NAN),
                 applier: true,
                 waiting_for: Some("\u{1b}[2J\u{7} lock\n".repeat(40)),
+                blockers: Some(hostile_blockers()),
             });
             node.ddl.push(DdlStatement {
                 id: 0,
@@ -1906,6 +1907,7 @@ fn hostile_snapshot(scenario: &str, variant: u8) -> Snapshot {
                 progress: Some(f64::INFINITY),
                 applier: false,
                 waiting_for: Some(String::new()),
+                blockers: None,
             });
         }
         let Some(r) = node.replica_mut().filter(|_| variant >= 3) else {
@@ -1981,5 +1983,37 @@ fn hostile_values_in_a_snapshot_draw() {
                 }
             }
         }
+    }
+}
+
+/// Holders of a waiting DDL's lock as a hostile server could name them: control characters,
+/// huge ids and times, in every text field.
+fn hostile_blockers() -> rwtop::mysql::Blockers {
+    use rwtop::mysql::{Blockers, HolderSource, Holds, Kill, LastStatement, LockHolder};
+    let bad = "\u{1b}[2J\u{7}\n\t\u{540d}".repeat(30);
+    let holder = |id: u64, holds: Holds, last: LastStatement| LockHolder {
+        id,
+        user: bad.clone(),
+        host: bad.clone(),
+        command: bad.clone(),
+        idle_s: Some(u64::MAX),
+        trx_age_s: Some(u64::MAX),
+        last_statement: last,
+        holds,
+        kill: Kill::Connection,
+    };
+    Blockers {
+        source: HolderSource::TransactionsAndProcesslist,
+        holders: vec![
+            holder(
+                u64::MAX,
+                Holds::Lock {
+                    mode: bad.clone(),
+                    object: bad.clone(),
+                },
+                LastStatement::Running(bad.clone()),
+            ),
+            holder(0, Holds::IdleSinceBefore, LastStatement::Last(bad.clone())),
+        ],
     }
 }

@@ -28,7 +28,7 @@ fn run(mut conn: NodeConn, sql: &'static str) -> tokio::task::JoinHandle<NodeCon
 }
 
 /// Waits for `node`'s `ddl_in_flight` alert to show the ALTER waiting for `lock`, and checks
-/// that its cause starts with `starts` and ends with `ends`.
+/// that its cause starts with `starts` and says `ends` before naming who blocks it.
 async fn waiting_alert(engine: &Engine, node: &str, lock: &str, (starts, ends): (&str, &str)) {
     let what = format!("{node}'s ddl_in_flight waiting for the {lock}");
     let (cause, _) = until(engine, &what, DEADLINE, |s| {
@@ -47,8 +47,10 @@ async fn waiting_alert(engine: &Engine, node: &str, lock: &str, (starts, ends): 
         })
     })
     .await;
+    // The holders follow, read in the poll that saw the wait (tests/live_blockers.rs).
+    let (said, holders) = cause.split_once("; blocked by #").unwrap_or((&cause, ""));
     assert!(
-        cause.starts_with(starts) && cause.ends_with(ends),
+        said.starts_with(starts) && said.ends_with(ends) && !holders.is_empty(),
         "{cause}"
     );
 }

@@ -40,6 +40,16 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     if let Some(lock) = &ddl.waiting_for {
         evidence.push(fact("waiting_for", lock));
     }
+    if let Some(blockers) = ddl.blockers.as_ref().filter(|_| ddl.waiting_for.is_some()) {
+        evidence.push(fact("holders_from", blockers.source.name()));
+        for holder in &blockers.holders {
+            evidence.push(fact(&format!("holder_{}", holder.id), holder.summary()));
+            evidence.push(fact(
+                &format!("holder_{}_evidence", holder.id),
+                holder.evidence(),
+            ));
+        }
+    }
     if node.ddl.len() > 1 {
         evidence.push(fact("ddl_statements", node.ddl.len().to_string()));
     }
@@ -67,6 +77,10 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         cause.push_str(", waiting for ");
         cause.push_str(lock);
         cause.push_str(held_up(ddl, lock));
+        if let Some(blockers) = &ddl.blockers {
+            cause.push_str("; ");
+            cause.push_str(&blockers.summary());
+        }
         return Verdict::bad(evidence, cause);
     }
     match etas.as_slice() {
@@ -279,6 +293,35 @@ mod tests {
             "{:?}",
             view.log[0]
         );
+    }
+
+    #[test]
+    fn a_waiting_ddl_names_who_blocks_it_and_the_kill() {
+        let mut topo = Topo::new();
+        topo.node_mut("db1", |n| {
+            n.ddl = vec![crate::store::testkit::blocked_ddl(
+                "ALTER TABLE t FORCE",
+                95,
+                false,
+            )];
+        });
+        let alert = topo.raise(KIND, Some("db1"));
+        assert_eq!(
+            alert.cause,
+            "db1 running ALTER for 1m35s, waiting for table metadata lock: every later query on \
+             the table queues behind it; blocked by #1234 app@10.0.0.5, idle 1m35s in a \
+             transaction open 1m37s: KILL 1234"
+        );
+        assert!(
+            alert
+                .evidence
+                .contains(&fact("holders_from", "metadata_lock_info"))
+        );
+        assert!(alert.evidence.contains(&fact(
+            "holder_1234_evidence",
+            "holds MDL_SHARED_READ on shop.t; its last statement is not told (the server keeps \
+             none for an idle session)"
+        )));
     }
 
     #[test]

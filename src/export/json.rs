@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.9";
+pub const SCHEMA_VERSION: &str = "1.10";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -310,6 +310,8 @@ pub struct JsonDdl {
     pub applier: bool,
     /// The lock it waits for (`table metadata lock`, `backup lock`); null while it works.
     pub waiting_for_lock: Option<String>,
+    /// Since 1.10: who holds that lock; null while it waits for none or until read.
+    pub blocked_by: Option<holders::JsonBlockers>,
 }
 
 #[derive(Debug, Serialize)]
@@ -484,6 +486,7 @@ fn node(n: &NodeView) -> JsonNode {
                 progress_percent: d.progress,
                 applier: d.applier,
                 waiting_for_lock: d.waiting_for.clone(),
+                blocked_by: d.blockers.as_ref().map(holders::blockers),
             })
             .collect(),
         io_running: r.map(|r| r.io_running),
@@ -544,5 +547,6 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
 }
 
 mod catch_up;
+mod holders;
 #[cfg(test)]
 mod tests;

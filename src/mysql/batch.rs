@@ -145,6 +145,16 @@ impl NodeConn {
         }
     }
 
+    /// [`Self::query_sets`], keeping the sets of the statements before a failing one, and the
+    /// failure.
+    pub(super) async fn query_sets_kept(
+        &mut self,
+        sqls: &[&str],
+    ) -> (Vec<Vec<RawRow>>, Option<SqlError>) {
+        let answered = self.query_sets_partly(sqls).await;
+        (answered.sets, answered.error)
+    }
+
     /// [`Self::query_sets`], keeping the sets of the statements before a failing one.
     async fn query_sets_partly(&mut self, sqls: &[&str]) -> Answered {
         let addr = self.addr.clone();

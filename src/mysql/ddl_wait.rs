@@ -53,6 +53,7 @@ mod tests {
             progress: None,
             applier: false,
             waiting_for: lock.map(str::to_owned),
+            blockers: None,
         }
     }
 

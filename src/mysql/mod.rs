@@ -9,6 +9,7 @@ pub mod ddl_wait;
 pub mod endpoint;
 pub mod flavor;
 pub mod grants;
+pub mod lock_holders;
 pub mod node_state;
 pub mod own_tables;
 pub mod prepared;
@@ -26,6 +27,10 @@ pub use conn::{NodeConn, SqlError};
 pub use ddl_wait::DdlWait;
 pub use endpoint::{Endpoint, Secret, Timeouts};
 pub use flavor::{Family, Flavor, GtidWaitOutcome, SourceLink, ThreadControl, Version};
+pub use lock_holders::{
+    Blockers, HolderSource, Holds, Kill, LastStatement, LockHolder, LockRows, MdlRow, ThreadRow,
+    TrxRow,
+};
 pub use node_state::{GtidState, Identity, NodeState};
 pub use processlist::{DdlStatement, ProcessSummary, Processlist};
 pub use replica_hosts::ReplicaHost;

@@ -37,6 +37,10 @@ pub struct DdlStatement {
     /// queues every later statement on that table behind it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for: Option<String>,
+    /// Who holds that lock, read on the same connection right after the scan that saw the wait
+    /// (`lock_holders.rs`); `None` while it waits for none, or where the read failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blockers: Option<super::lock_holders::Blockers>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -148,7 +152,7 @@ impl Processlist {
         let mut out = Self::default();
         for row in rows {
             let info = row.optional_text(&["INFO"]).unwrap_or_default();
-            if info.contains(MARKER) {
+            if info.contains(MARKER) || info.contains(super::lock_holders::MARKER) {
                 continue;
             }
             let user = row.string(&["USER"])?;
@@ -169,6 +173,7 @@ impl Processlist {
                     progress: row.optional_text(&["PROGRESS"]).and_then(percent),
                     applier: user == "system user",
                     waiting_for: row.optional_text(&["STATE"]).and_then(lock_waited),
+                    blockers: None,
                 });
             }
         }

@@ -3,7 +3,8 @@
 //! applied position stands for the heartbeat table, which binlog list it holds, when a DDL was
 //! last seen) and the steps of a tick — the status poll (with the heartbeat reading and the clock
 //! sample riding in front of it when due), the lint's settings when due, and a heartbeat
-//! reading on its own between polls. `node_poller::run` owns the connection's lifetime (connect,
+//! reading on its own between polls; and, when a scan shows a DDL waiting for a lock, who holds
+//! it. `node_poller::run` owns the connection's lifetime (connect,
 //! back-off); the tick schedule lives in `node_poller::poll_connected`.
 
 use std::collections::HashMap;
@@ -16,7 +17,7 @@ use super::cadence::{Applying, PollParts, phase};
 use super::events::{AppliedRead, ConnState, PollEvent};
 use super::node_poller::{PollerSpec, SETTINGS_EVERY, SETTINGS_WHILE_MISMATCHED, poll_status};
 use super::pt_heartbeat;
-use crate::mysql::{NodeConn, SqlError};
+use crate::mysql::{NodeConn, SqlError, lock_holders};
 
 /// Why a connection's polling ended.
 pub(super) enum Ended {
@@ -165,6 +166,7 @@ impl<'a> Session<'a> {
         {
             self.ddl_seen = Some(poll);
         }
+        self.name_blockers(&mut sample).await?;
         let sent_at = sample.at;
         let node = self.spec.name.clone();
         self.send(PollEvent::Sample {
@@ -202,6 +204,27 @@ impl<'a> Session<'a> {
                 .await;
         }
         Ok(read_done)
+    }
+
+    /// When this poll's scan shows a DDL waiting for a lock, who holds it: one more round trip
+    /// on this connection, only then (`mysql::lock_holders`). A refused or unreadable answer
+    /// leaves the holders unread; a broken connection ends the session as any failed read does.
+    async fn name_blockers(&mut self, sample: &mut super::events::NodeSample) -> Result<(), Ended> {
+        let Some(list) = sample.reported.processes.as_mut() else {
+            return Ok(());
+        };
+        if list.ddl.iter().all(|d| d.waiting_for.is_none()) {
+            return Ok(());
+        }
+        let rows = match self.conn.lock_rows().await {
+            Ok(rows) => rows,
+            Err(SqlError::Server { .. } | SqlError::Parse { .. }) => return Ok(()),
+            Err(other) => return Err(other.into()),
+        };
+        for ddl in &mut list.ddl {
+            ddl.blockers = lock_holders::name_holders(ddl, &rows);
+        }
+        Ok(())
     }
 
     /// A status poll answered: the node is up on the first, and its failure count starts again

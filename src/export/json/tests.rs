@@ -11,7 +11,7 @@ use crate::alerts::{AlertKind, LogEntry};
 use crate::mysql::{IoRunning, ThreadError};
 use crate::store::Snapshot;
 use crate::store::lag::Lag;
-use crate::store::testkit::{Topo, secs};
+use crate::store::testkit::{Topo, blocked_ddl, secs};
 
 fn doc(s: &Snapshot) -> Value {
     serde_json::to_value(from_snapshot(s)).unwrap_or_else(|e| panic!("{e}"))
@@ -59,7 +59,7 @@ fn two_channels() -> Topo {
 fn each_channel_is_an_object_of_its_own() {
     let d = doc(&two_channels().snapshot);
     assert_eq!(d["schema_version"], SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, "1.9");
+    assert_eq!(SCHEMA_VERSION, "1.10");
     let channels = node(&d, "r2")["channels"].as_array().cloned();
     let channels = channels.unwrap_or_default();
     let names: Vec<&Value> = channels.iter().map(|c| &c["channel"]).collect();
@@ -294,7 +294,11 @@ fn every_key_is_documented() {
         "{path} names another version"
     );
     assert!(page.contains(&format!("\"schema_version\": \"{SCHEMA_VERSION}\"")));
-    let mut snapshot = two_channels().snapshot;
+    let mut topo = two_channels();
+    topo.node_mut("db1", |n| {
+        n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
+    });
+    let mut snapshot = topo.snapshot;
     snapshot.alerts.log = vec![LogEntry {
         at: snapshot.taken_at,
         raised: false,
@@ -440,4 +444,33 @@ fn each_channel_has_its_catch_up() {
     ] {
         assert_eq!(r3[key], Value::Null, "{key}");
     }
+}
+
+#[test]
+fn a_waiting_ddl_names_its_blockers_and_the_kill() {
+    let mut topo = two_channels();
+    topo.node_mut("db1", |n| {
+        n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
+    });
+    let d = doc(&topo.snapshot);
+    let ddl = &node(&d, "db1")["ddl"][0];
+    assert_eq!(ddl["waiting_for_lock"], "table metadata lock");
+    assert_eq!(ddl["blocked_by"]["source"], "metadata_lock_info");
+    let holder = &ddl["blocked_by"]["holders"][0];
+    assert_eq!(holder["connection_id"], 1234);
+    assert_eq!(holder["user"], "app");
+    assert_eq!(holder["host"], "10.0.0.5");
+    assert_eq!(holder["idle_seconds"], 95);
+    assert_eq!(holder["transaction_seconds"], 97);
+    assert_eq!(holder["statement_kind"], "not_told");
+    assert_eq!(holder["statement"], Value::Null);
+    assert_eq!(holder["evidence"], "lock");
+    assert_eq!(holder["lock_object"], "shop.t");
+    assert_eq!(holder["kill"], "KILL 1234");
+    // A DDL that waits for nothing has no holders.
+    topo.node_mut("db1", |n| n.ddl[0].blockers = None);
+    assert_eq!(
+        node(&doc(&topo.snapshot), "db1")["ddl"][0]["blocked_by"],
+        Value::Null
+    );
 }

@@ -188,7 +188,8 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
 }
 
 /// One node's part of the banner: `r1 applying 2s (92 %)`; while waiting for a lock,
-/// `db1 running 9s, waiting for table metadata lock` (a progress of 0 left out: nothing done).
+/// `db1 running 9s, waiting for table metadata lock` (a progress of 0 left out: nothing done),
+/// then who holds it: `, blocked by #1234 app@10.0.0.5, idle 1m35s …: KILL 1234`.
 fn ddl_part(node: &str, d: &DdlStatement) -> String {
     let verb = if d.applier { "applying" } else { "running" };
     let progress = d
@@ -197,9 +198,13 @@ fn ddl_part(node: &str, d: &DdlStatement) -> String {
         .map(|p| format!(" ({p:.0} %)"))
         .unwrap_or_default();
     let run = format!("{node} {verb} {}{progress}", units::secs(d.elapsed_s));
-    match &d.waiting_for {
-        Some(lock) => format!("{run}, waiting for {}", one_line(lock, 40)),
-        None => run,
+    let Some(lock) = &d.waiting_for else {
+        return run;
+    };
+    let waiting = format!("{run}, waiting for {}", one_line(lock, 40));
+    match &d.blockers {
+        Some(blockers) => format!("{waiting}, {}", one_line(&blockers.summary(), 160)),
+        None => waiting,
     }
 }
 
@@ -480,6 +485,22 @@ pub(crate) mod tests {
             ),
             "{banner}"
         );
+    }
+
+    #[test]
+    fn ddl_banner_names_who_blocks_a_waiting_statement_and_the_kill() {
+        let mut snap = troubled();
+        let db1 = snap.nodes.iter_mut().find(|n| n.name == "db1").unwrap();
+        db1.ddl = vec![crate::store::testkit::blocked_ddl(
+            "ALTER TABLE t FORCE",
+            95,
+            false,
+        )];
+        let buf = draw(render, &snap, &UiState::default(), 220, 3);
+        let banner = lines(&buf).get(1).cloned().unwrap_or_default();
+        let want = "db1 running 1m35s, waiting for table metadata lock, blocked by #1234 \
+                    app@10.0.0.5, idle 1m35s in a transaction open 1m37s: KILL 1234";
+        assert!(banner.contains(want), "{banner}");
     }
 
     #[test]
