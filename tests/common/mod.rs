@@ -202,12 +202,20 @@ impl TestSandbox {
     /// a replica, counted from the primary's end, when its applier gets it):
     /// a transaction that read the table keeps the ALTER waiting for its metadata lock. However
     /// fast this machine copies the table (2.5 s on one, 5 s on another), the statement stays in
-    /// every node's processlist that long.
+    /// every node's processlist that long. On a busy machine the copy can take longer than that:
+    /// a hold is released only once the node has also shown the ALTER waiting for the lock for
+    /// [`SEEN_WAITING_AT_LEAST`], so every node's scans see it wait, however slow the copy.
     pub async fn alter_big_table(&self, replicas: &[&str]) -> (NodeConn, Instant, Instant) {
-        let primary_hold = self.hold_big_table("primary").await;
+        let primary_hold = (
+            self.hold_big_table("primary").await,
+            self.connect("primary").await,
+        );
         let mut replica_holds = Vec::new();
         for replica in replicas {
-            replica_holds.push(self.hold_big_table(replica).await);
+            replica_holds.push((
+                self.hold_big_table(replica).await,
+                self.connect(replica).await,
+            ));
         }
         let mut conn = self
             .connect_as("primary", APP, Duration::from_secs(600))
@@ -318,11 +326,43 @@ const ALTER_RUNS_AT_LEAST: Duration = Duration::from_secs(8);
 /// The account `TestSandbox::load_big_table` creates for the application's DDL.
 pub const APP: (&str, &str) = ("app", "app-test-only");
 
-/// Ends `hold`'s transaction at `at` ([`TestSandbox::alter_big_table`]).
-async fn release_at(mut hold: NodeConn, at: Instant) {
-    tokio::time::sleep_until(at.into()).await;
+/// How long a node must have shown [`BIG_TABLE_ALTER`] waiting for its metadata lock before the
+/// hold on the table is released ([`TestSandbox::alter_big_table`]): scans come every poll while a
+/// DDL runs, so several of them see it wait.
+const SEEN_WAITING_AT_LEAST: Duration = Duration::from_millis(2500);
+
+/// Ends `hold`'s transaction at `at`, or later, once `watch` (a connection to the same node that
+/// sees every thread) has shown the ALTER waiting for the table's metadata lock for
+/// [`SEEN_WAITING_AT_LEAST`]. Fails if the ALTER never waits there within two minutes.
+async fn release_at((mut hold, mut watch): (NodeConn, NodeConn), at: Instant) {
+    let sql = format!(
+        "SELECT ID FROM information_schema.PROCESSLIST \
+         WHERE STATE = 'Waiting for table metadata lock' AND INFO LIKE '{}%'",
+        BIG_TABLE_ALTER.replace('\'', "''")
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut waiting_since: Option<Instant> = None;
+    loop {
+        let now = Instant::now();
+        let waiting = !watch
+            .query_rows(&sql)
+            .await
+            .unwrap_or_else(|e| panic!("watching the ALTER's wait: {e}"))
+            .is_empty();
+        waiting_since = waiting.then(|| waiting_since.unwrap_or(now));
+        if now >= at && waiting_since.is_some_and(|s| now - s >= SEEN_WAITING_AT_LEAST) {
+            break;
+        }
+        assert!(
+            now < deadline,
+            "the ALTER was not seen waiting for its metadata lock for {SEEN_WAITING_AT_LEAST:?} \
+             within 120 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     hold.query_rows("COMMIT").await.unwrap();
     hold.close().await;
+    watch.close().await;
 }
 
 impl Drop for TestSandbox {
