@@ -286,6 +286,18 @@ fn probe_section_sets_the_strategy_and_its_defaults() {
 }
 
 #[test]
+fn ddl_kill_is_off_unless_the_file_turns_it_on() {
+    let dir = tempdir();
+    let off = load_ok(&config_file(&dir, "off.toml", TWO_NODES))
+        .settings
+        .ddl;
+    assert!(!off.allow_kill);
+    let text = format!("{TWO_NODES}\n[ddl]\nallow_kill = true\n");
+    let on = load_ok(&config_file(&dir, "on.toml", &text)).settings.ddl;
+    assert!(on.allow_kill);
+}
+
+#[test]
 fn cli_nodes_replace_the_file_nodes() {
     let dir = tempdir();
     let replicas = ["x=mysql://mon@db10:3307", "mysql://u@[::1]"];

@@ -46,7 +46,15 @@ pub fn run(
             Some(addr) => Some(super::serve_cmd::bind(addr).await?),
             None => None,
         };
-        let engine = Engine::start_finding_roots(&mut spec).await;
+        let mut engine = Engine::start_finding_roots(&mut spec).await;
+        if config.settings.ddl.allow_kill {
+            // Kills go to the drains' audit log where one is configured.
+            let audit = config.settings.drain.as_ref().map_or_else(
+                || rwtop::drain::AuditLog::new(rwtop::drain::AuditLog::default_path()),
+                |drain| drain.audit.clone(),
+            );
+            engine.enable_kills(spec.kill_spec(audit));
+        }
         let server =
             super::serve_cmd::serve(listener, engine.snapshots(), &config.settings.cluster);
         // The recorder's trouble and the reports' lines reach the footer.

@@ -46,6 +46,8 @@ pub struct FileSettings {
     pub cluster: String,
     /// `[report]`: where DDL-window reports go.
     pub report: super::report_file::ReportConfig,
+    /// `[ddl]`: whether the TUI may kill a waiting DDL's blocker.
+    pub ddl: crate::drain::KillSettings,
 }
 
 impl Default for FileSettings {
@@ -65,6 +67,7 @@ impl Default for FileSettings {
             tls: crate::mysql::Tls::default(),
             cluster: super::DEFAULT_CLUSTER.to_owned(),
             report: super::report_file::ReportConfig::default(),
+            ddl: crate::drain::KillSettings::default(),
         }
     }
 }
@@ -114,12 +117,21 @@ pub struct FileConfig {
     metrics: super::metrics_file::MetricsFile,
     #[serde(default)]
     report: super::report_file::ReportFile,
+    #[serde(default)]
+    ddl: DdlFile,
     /// `[primary]`, or `[[primary]]` once per root when several primaries feed the topology
     /// (multi-source: each gets a heartbeat writer of its own).
     #[serde(default)]
     primary: OneOrMany,
     #[serde(default)]
     replicas: Vec<NodeFile>,
+}
+
+/// `[ddl]`: `allow_kill = true` lets the TUI's kill key kill the session blocking a waiting DDL.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DdlFile {
+    allow_kill: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -401,6 +413,9 @@ impl FileConfig {
             drain: self.drain.resolve(file_text)?,
             cluster: self.metrics.cluster(file_text)?,
             report: self.report.resolve(file_text)?,
+            ddl: crate::drain::KillSettings {
+                allow_kill: self.ddl.allow_kill.unwrap_or(defaults.ddl.allow_kill),
+            },
             tls: crate::mysql::Tls {
                 mode: match &self.ssl_mode {
                     Some(m) => m

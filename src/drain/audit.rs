@@ -1,5 +1,6 @@
-//! The audit log: one JSON line per drain action (time, replica, backend, action, result),
-//! appended and never rewritten, readable by the operator's own tools.
+//! The audit log: one JSON line per operator action (a drain: time, replica, backend, action,
+//! result; a kill: time, node, statement, target, result), appended and never rewritten,
+//! readable by the operator's own tools.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -40,8 +41,9 @@ impl AuditLog {
         &self.path
     }
 
-    /// Appends one record; the error names the file so the operator can fix it.
-    pub fn append(&self, record: &ActionRecord) -> Result<(), String> {
+    /// Appends one record (a drain's [`ActionRecord`], a kill's `KillRecord`); the error names
+    /// the file so the operator can fix it.
+    pub fn append<T: serde::Serialize>(&self, record: &T) -> Result<(), String> {
         let fail = |e: std::io::Error| {
             format!(
                 "cannot append to the audit log {}: {e}",
@@ -61,7 +63,7 @@ impl AuditLog {
         file.write_all(line.as_bytes()).map_err(fail)
     }
 
-    /// Every record in the file, oldest first; lines that do not parse are skipped.
+    /// Every drain record in the file, oldest first; other lines (kills) are skipped.
     pub fn read(&self) -> Result<Vec<ActionRecord>, String> {
         let text = std::fs::read_to_string(&self.path)
             .map_err(|e| format!("cannot read the audit log {}: {e}", self.path.display()))?;

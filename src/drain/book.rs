@@ -1,11 +1,12 @@
-//! What the store keeps about drains: rwtop's own actions and the load balancer's view.
+//! What the store keeps about drains (rwtop's own actions and the load balancer's view) and
+//! the operator's kills.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
 use super::task::DrainEvent;
-use super::{Action, ActionRecord, ServerState};
+use super::{Action, ActionRecord, KillRecord, ServerState};
 
 /// Actions kept for the screen (the audit log file keeps them all).
 const LOG: usize = 50;
@@ -31,6 +32,9 @@ pub struct DrainView {
     pub drained: BTreeSet<String>,
     /// Newest first.
     pub log: Vec<ActionRecord>,
+    /// The kills of waiting DDLs' blockers, newest first.
+    #[serde(default)]
+    pub kills: Vec<KillRecord>,
 }
 
 impl DrainBook {
@@ -56,6 +60,10 @@ impl DrainBook {
                 }
                 self.view.log.insert(0, record);
                 self.view.log.truncate(LOG);
+            }
+            DrainEvent::Kill(record) => {
+                self.view.kills.insert(0, record);
+                self.view.kills.truncate(LOG);
             }
             DrainEvent::View(Ok(states)) => {
                 self.view.states = states;

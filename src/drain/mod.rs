@@ -1,12 +1,14 @@
 //! Drain and undrain a replica in the load balancer in front of it (`docs/design.md`, "Drains";
 //! README, "Drains"): HAProxy's runtime API, ProxySQL's admin interface, MaxScale's REST API, or
 //! a command. Every action is appended to an audit log; a failure is reported with the backend's
-//! own message.
+//! own message. The operator's other action on servers, killing the session that blocks a
+//! waiting DDL (`kill.rs`), goes to the same audit log.
 
 pub mod audit;
 pub mod book;
 pub mod exec;
 pub mod haproxy;
+pub mod kill;
 pub mod maxscale;
 pub mod proxysql;
 pub mod task;
@@ -20,6 +22,7 @@ pub use audit::AuditLog;
 pub use book::{DrainBook, DrainView};
 pub use exec::ExecConfig;
 pub use haproxy::HaproxyConfig;
+pub use kill::{KillRecord, KillRequest, KillSettings, KillSpec};
 pub use maxscale::MaxscaleConfig;
 pub use proxysql::ProxysqlConfig;
 pub use task::{DrainEvent, DrainRequest, DrainSpec};

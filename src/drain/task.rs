@@ -28,6 +28,8 @@ pub struct DrainRequest {
 #[derive(Debug, Clone)]
 pub enum DrainEvent {
     Action(ActionRecord),
+    /// A kill of a waiting DDL's blocker (`kill.rs`).
+    Kill(super::KillRecord),
     View(Result<std::collections::BTreeMap<String, ServerState>, String>),
 }
 

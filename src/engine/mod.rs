@@ -1,7 +1,8 @@
 //! The engine wires the floors together: it starts the store's task, a poller per node, the
 //! heartbeat writer, the prober and the drain task; gives each task its own bounded channel to
 //! the store; judges alerts on every snapshot; adds pollers for discovered nodes; and takes the
-//! operator's requests (poll now, probe, drain).
+//! operator's requests (poll now, probe, drain, and where enabled the kill of a waiting DDL's
+//! blocker).
 
 mod spec;
 mod store_task;
@@ -18,7 +19,7 @@ pub use spec::{EngineSpec, TestReads};
 pub use store_task::PUBLISH_EVERY;
 
 use crate::alerts::AlertEngine;
-use crate::drain::{DrainEvent, DrainRequest};
+use crate::drain::{DrainEvent, DrainRequest, KillRequest, KillSpec};
 use crate::mysql::Endpoint;
 use crate::poll::beat_gtid::Marks;
 use crate::poll::heartbeat::{self, WriterSpec};
@@ -66,6 +67,10 @@ pub struct Engine {
     probes: Option<mpsc::Sender<ProbeRequest>>,
     /// Drain requests to the drain task; `None` without a backend.
     drains: Option<mpsc::Sender<DrainRequest>>,
+    /// Kill requests to the kill task; `None` unless [`Self::enable_kills`] started it.
+    kills: Option<mpsc::Sender<KillRequest>>,
+    /// Where the kill task reports, the drain task's way to the store.
+    drain_events: mpsc::Sender<DrainEvent>,
 }
 
 impl Engine {
@@ -167,6 +172,7 @@ impl Engine {
                 crate::probe::task::run(prober, rx, snaps.clone(), probe_tx, stop.clone())
             })
         });
+        let drain_events = drain_tx.clone();
         let drains = spec.drain.clone().map(|drain| {
             spawn_worker(&mut tasks, |rx| {
                 crate::drain::task::run(drain, rx, snaps.clone(), drain_tx, stop.clone())
@@ -186,7 +192,33 @@ impl Engine {
             tasks,
             probes,
             drains,
+            kills: None,
+            drain_events,
         }
+    }
+
+    /// Starts the task that kills a waiting DDL's blocker on the operator's confirmed request
+    /// (`[ddl] allow_kill = true`); without it [`Self::kill`] refuses every request.
+    pub fn enable_kills(&mut self, spec: KillSpec) {
+        let (events, stop) = (self.drain_events.clone(), self.stop.subscribe());
+        let tx = spawn_worker(&mut self.tasks, |rx| {
+            crate::drain::kill::run(spec, rx, events, stop)
+        });
+        self.kills = Some(tx);
+    }
+
+    /// Whether kills were enabled ([`Self::enable_kills`]).
+    #[must_use]
+    pub fn kills_enabled(&self) -> bool {
+        self.kills.is_some()
+    }
+
+    /// Queues a confirmed kill. False when kills are off or the queue is full.
+    #[must_use = "false means the request was not queued"]
+    pub fn kill(&self, request: KillRequest) -> bool {
+        self.kills
+            .as_ref()
+            .is_some_and(|tx| tx.try_send(request).is_ok())
     }
 
     #[must_use]

@@ -86,6 +86,21 @@ impl EngineSpec {
         }
     }
 
+    /// What the kill task needs: every node's endpoint (configured and found before start),
+    /// the timeouts, and the audit log kills are appended to.
+    #[must_use]
+    pub fn kill_spec(&self, audit: crate::drain::AuditLog) -> crate::drain::KillSpec {
+        crate::drain::KillSpec {
+            endpoints: self
+                .nodes
+                .iter()
+                .map(|(name, endpoint, _)| (name.clone(), endpoint.clone()))
+                .collect(),
+            timeouts: self.timeouts,
+            audit,
+        }
+    }
+
     /// The configured primary, if there is one.
     #[must_use]
     pub fn primary(&self) -> Option<(&str, &Endpoint)> {

@@ -130,15 +130,29 @@ pub enum Kill {
     NotOffered,
 }
 
+/// The statement that frees a holder's lock (`KILL <id>` is `KILL CONNECTION`, the same on both
+/// flavors); `None` for a replication thread.
+#[must_use]
+pub fn kill_sql(kill: Kill, id: u64) -> Option<String> {
+    match kill {
+        Kill::Connection => Some(format!("KILL {id}")),
+        Kill::Query => Some(format!("KILL QUERY {id}")),
+        Kill::NotOffered => None,
+    }
+}
+
+/// The user connection `id` belongs to now (no row once it has gone): checked right before a
+/// `KILL`, so an id that has changed hands is not killed.
+#[must_use]
+pub fn session_user_sql(id: u64) -> String {
+    format!("SELECT {MARKER} USER FROM information_schema.PROCESSLIST WHERE ID = {id}")
+}
+
 impl LockHolder {
     /// The exact statement that frees the lock, `None` where none is offered.
     #[must_use]
     pub fn kill_statement(&self) -> Option<String> {
-        match self.kill {
-            Kill::Connection => Some(format!("KILL {}", self.id)),
-            Kill::Query => Some(format!("KILL QUERY {}", self.id)),
-            Kill::NotOffered => None,
-        }
+        kill_sql(self.kill, self.id)
     }
 
     /// `app@10.0.0.5`

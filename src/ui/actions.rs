@@ -22,6 +22,8 @@ pub enum Effect {
     Request(ProbeRequest),
     /// Send a confirmed drain or undrain.
     Drain(DrainRequest),
+    /// Send a confirmed kill of a waiting DDL's blocker.
+    Kill(crate::drain::KillRequest),
     /// Move the replay (pause, seek, speed).
     Replay(ReplayKey),
     /// Open or close a report window.
@@ -143,9 +145,13 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
             state.status = Some("no replica to poll: none has been found yet".to_owned());
         }
         Command::Drain => ask_drain(state, snapshot),
+        Command::Kill => super::kill::ask(state, snapshot),
         Command::Mark => return Effect::Mark,
         Command::ConfirmYes => {
             state.mode = Mode::Normal;
+            if let Some(request) = super::kill::confirmed(state) {
+                return Effect::Kill(request);
+            }
             if let Some(request) = state.pending_drain.take() {
                 state.status = Some(format!(
                     "sent: {} {} — the result shows beside it and in the audit log",
@@ -157,6 +163,7 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
         }
         Command::ConfirmNo => {
             state.mode = Mode::Normal;
+            super::kill::cancelled(state);
             if let Some(request) = state.pending_drain.take() {
                 state.status = Some(format!(
                     "cancelled: {} {} was not sent",

@@ -52,11 +52,13 @@ pub async fn run(
     let mut state = UiState {
         keys,
         probe: ProbeChoice::new(probe.clone()),
+        kill_enabled: feed.kills_enabled(),
         ..UiState::default()
     };
     loop {
         let snapshot = feed.current();
         state.replay = feed.replay_status();
+        super::kill::show_outcome(&mut state, &snapshot);
         if state.panes.cover == Some(super::state::Cover::Whatif) {
             super::whatif::refresh(&mut state.whatif, &snapshot);
         }
@@ -101,6 +103,7 @@ pub async fn run(
                                 ));
                             }
                         }
+                        Effect::Kill(request) => super::kill::send(&feed, request, &mut state),
                         Effect::Replay(key) => feed.replay_key(key),
                         Effect::Mark => {
                             if let Some(answer) = feed.mark() {

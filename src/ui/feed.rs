@@ -130,6 +130,18 @@ impl<'a> Feed<'a> {
         self.engine().is_some_and(|e| e.drain(request))
     }
 
+    /// [`Engine::kill`]; false in a replay.
+    #[must_use]
+    pub fn kill(&self, request: crate::drain::KillRequest) -> bool {
+        self.engine().is_some_and(|e| e.kill(request))
+    }
+
+    /// Whether the engine runs kills ([`Engine::enable_kills`]); false in a replay.
+    #[must_use]
+    pub fn kills_enabled(&self) -> bool {
+        self.engine().is_some_and(Engine::kills_enabled)
+    }
+
     /// Moves the replay; nothing in the live view (its table has no playback keys).
     pub fn replay_key(&mut self, key: ReplayKey) {
         let Kind::Replay(player) = &mut self.0 else {

@@ -24,6 +24,8 @@ pub enum Command {
     NextStrategy,
     Probe,
     Drain,
+    /// Offer to kill the session blocking a waiting DDL (`ui/kill.rs`).
+    Kill,
     /// Open or close a DDL-window report window.
     Mark,
     Help,
@@ -51,7 +53,12 @@ impl Command {
     pub fn is_live_only(self) -> bool {
         matches!(
             self,
-            Command::TestRead | Command::Bakeoff | Command::Probe | Command::Drain | Command::Mark
+            Command::TestRead
+                | Command::Bakeoff
+                | Command::Probe
+                | Command::Drain
+                | Command::Kill
+                | Command::Mark
         )
     }
 }
@@ -182,6 +189,12 @@ pub const BINDINGS: &[Binding] = &[
         help: "drain or undrain the selected replica (asks first)",
     },
     Binding {
+        key: KeyCode::Char('K'),
+        action: Command::Kill,
+        short: "",
+        help: "kill a waiting DDL's blocker (asks; [ddl] allow_kill)",
+    },
+    Binding {
         key: KeyCode::Char('m'),
         action: Command::Mark,
         short: "mark",
@@ -271,6 +284,7 @@ impl Command {
         ("next_strategy", Command::NextStrategy),
         ("probe", Command::Probe),
         ("drain", Command::Drain),
+        ("kill", Command::Kill),
         ("mark", Command::Mark),
         ("help", Command::Help),
         ("quit", Command::Quit),

@@ -5,6 +5,7 @@ pub mod actions;
 pub mod app;
 pub mod feed;
 pub mod keys;
+pub mod kill;
 pub mod panels;
 pub mod render;
 pub mod state;

@@ -11,7 +11,7 @@ use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 pub enum Mode {
     Normal,
     Help,
-    /// A drain waits for `y`; see [`UiState::pending_drain`].
+    /// A drain or a kill waits for `y`; see [`UiState::pending_drain`], [`UiState::pending_kill`].
     Confirm,
 }
 
@@ -81,6 +81,12 @@ pub struct UiState {
     pub probe: ProbeChoice,
     /// The drain or undrain the confirmation asks about.
     pub pending_drain: Option<crate::drain::DrainRequest>,
+    /// The kill of a waiting DDL's blocker the confirmation asks about.
+    pub pending_kill: Option<super::kill::Pending>,
+    /// Whether the engine runs kills (`[ddl] allow_kill = true`); off, `K` says how to enable.
+    pub kill_enabled: bool,
+    /// The newest kill whose outcome the footer has shown.
+    pub kill_shown: Option<chrono::DateTime<chrono::Utc>>,
     /// Where a replay stands (shown in the footer); `None` in the live view.
     pub replay: Option<crate::record::ReplayStatus>,
     /// The what-if pane's content, worked out while the pane is shown ([`super::whatif`]).
@@ -105,6 +111,9 @@ impl Default for UiState {
             keys: super::keys::KeyMap::default(),
             probe: ProbeChoice::new(ProbeSettings::default()),
             pending_drain: None,
+            pending_kill: None,
+            kill_enabled: false,
+            kill_shown: None,
             replay: None,
             whatif: None,
         }

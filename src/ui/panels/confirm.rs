@@ -1,5 +1,6 @@
-//! The drain confirmation: names the replica, the action and the load balancer, and waits for
-//! `y`; any other key cancels.
+//! The confirmation of an operator action: a drain (the replica, the action and the load
+//! balancer) or the kill of a waiting DDL's blocker (the node, the exact statement, who it ends
+//! and what it blocks). Waits for `y`; any other key cancels.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -12,22 +13,43 @@ use crate::ui::RenderCtx;
 use crate::ui::actions::confirm_question;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
-    let Some(request) = ctx.state.pending_drain.as_ref() else {
+    let question: Vec<String> = if let Some(kill) = ctx.state.pending_kill.as_ref() {
+        kill.lines.clone()
+    } else if let Some(request) = ctx.state.pending_drain.as_ref() {
+        vec![confirm_question(request, ctx.snapshot)]
+    } else {
         return;
     };
-    let question = confirm_question(request, ctx.snapshot);
-    let width = u16::try_from(question.chars().count() + 4).unwrap_or(u16::MAX);
-    let lines = vec![
-        Line::styled(question, ctx.theme.warning),
-        Line::from(vec![
-            Span::styled(" y ", ctx.theme.key),
-            Span::styled(" yes   ", ctx.theme.text),
-            Span::styled(" any other key ", ctx.theme.key),
-            Span::styled(" no", ctx.theme.text),
-        ]),
-    ];
-    // Wide enough for the question on one line where the terminal allows; else it wraps.
-    let popup = centered(area, lines.len(), width.max(40));
+    let widest = question
+        .iter()
+        .map(|q| q.chars().count())
+        .max()
+        .unwrap_or(0);
+    let width = u16::try_from(widest + 4).unwrap_or(u16::MAX);
+    let mut lines: Vec<Line> = question
+        .into_iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let style = if i == 0 {
+                ctx.theme.warning
+            } else {
+                ctx.theme.text
+            };
+            Line::styled(q, style)
+        })
+        .collect();
+    lines.push(Line::from(vec![
+        Span::styled(" y ", ctx.theme.key),
+        Span::styled(" yes   ", ctx.theme.text),
+        Span::styled(" any other key ", ctx.theme.key),
+        Span::styled(" no", ctx.theme.text),
+    ]));
+    // Wide enough for each line where the terminal allows; else they wrap, with a row more
+    // for each line that will.
+    let width = width.max(40);
+    let inner = usize::from(width.min(area.width).saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let popup = centered(area, rows, width);
     frame.render_widget(Clear, popup);
     frame.render_widget(
         Paragraph::new(lines)
