@@ -155,6 +155,7 @@ impl Feed {
                 binlog_files: (parts.binlog_files && !replica).then(|| f.files.clone()),
                 replica_hosts: None,
                 processes: parts.processes.then(Processlist::default),
+                osc: parts.osc.then(Vec::new),
             },
             resolving: std::collections::BTreeSet::new(),
             took: Duration::from_micros(900),

@@ -3,7 +3,8 @@
 //! On the primary a DDL runs from a client and replicas will apply it only after it commits,
 //! taking about as long again; on a replica the SQL thread applying it blocks everything behind
 //! it. The alert says which, for how long, and for each lagging replica when it should have
-//! caught up (see [`super::eta`]).
+//! caught up (see [`super::eta`]). An online schema change tool's run on a node raises the same
+//! alert, named for the tool and the table, with its phase, progress, throttle and ETA.
 
 use super::eta::{self, Eta};
 use super::format;
@@ -18,6 +19,10 @@ pub use super::eta::DdlMemory;
 /// Judged only on a sample that carried a processlist scan: the others repeat an older scan,
 /// which can neither prove the statement still runs nor that it ended.
 pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
+    let statement_seen = node.processes_fresh && !node.ddl.is_empty();
+    if !statement_seen && !node.osc.is_empty() && (node.osc_fresh || node.processes_fresh) {
+        return osc_verdict(inputs, node);
+    }
     if !node.processes_fresh {
         return Verdict::Unknown;
     }
@@ -101,6 +106,67 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         }
         _ if !ddl.applier => cause.push_str(", run by a client on a replica"),
         _ => {}
+    }
+    Verdict::bad(evidence, cause)
+}
+
+/// An online schema change run (the oldest, when several): `db1: pt-osc on shop.orders, copy
+/// 4m12s · ~45 % · ETA ~2m00s; lagging: r2 …`. Judged on the samples that looked for runs or
+/// scanned, like a statement.
+fn osc_verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
+    let Some(run) = node.osc.iter().max_by_key(|r| r.elapsed_s.unwrap_or(0)) else {
+        return Verdict::Clean;
+    };
+    let mut evidence = vec![
+        fact("tool", run.tool.name()),
+        fact("table", format!("{}.{}", run.schema, run.table)),
+        fact("phase", run.phase.name()),
+    ];
+    if let Some(s) = run.elapsed_s {
+        evidence.push(fact("elapsed", units::secs(s)));
+    }
+    if let Some(pct) = run.progress() {
+        evidence.push(fact("progress", units::approx_percent(pct)));
+    }
+    if let (Some(copied), Some(total)) = (run.rows_copied, run.rows_estimate) {
+        let how = if run.copied_counted {
+            "counted by the tool"
+        } else {
+            "estimated"
+        };
+        evidence.push(fact(
+            "rows",
+            format!(
+                "{} of ~{} ({how})",
+                units::count(copied),
+                units::count(total)
+            ),
+        ));
+    }
+    if let Some(eta) = run.eta_s {
+        evidence.push(fact("eta", units::eta(std::time::Duration::from_secs(eta))));
+    }
+    if run.throttle_published {
+        evidence.push(fact("throttled", run.throttled.as_deref().unwrap_or("no")));
+    }
+    if let Some(why) = &run.unreadable {
+        evidence.push(fact("unreadable", why));
+    }
+    if node.osc.len() > 1 {
+        evidence.push(fact("osc_runs", node.osc.len().to_string()));
+    }
+    let lagging: Vec<String> = lagging_replicas(inputs, node)
+        .iter()
+        .map(|(n, r)| {
+            let eta = eta::catch_up(inputs.ddl, n, r);
+            evidence.push(fact(&format!("eta_{}", n.name), eta.explained()));
+            format!("{} {}", n.name, eta.short())
+        })
+        .collect();
+    let mut cause = format!("{}: {}, {}", node.name, run.title(), run.summary());
+    if !lagging.is_empty() {
+        cause.push_str("; lagging: ");
+        cause.push_str(&lagging.join(", "));
     }
     Verdict::bad(evidence, cause)
 }
@@ -203,6 +269,29 @@ mod tests {
             alert
                 .evidence
                 .contains(&fact("eta_r2", "~2m00s (the primary ran it for 2m40s)"))
+        );
+    }
+
+    #[test]
+    fn an_online_schema_change_run_names_tool_and_table_and_lagging_replicas() {
+        let mut topo = Topo::new();
+        topo.node_mut("db1", |n| {
+            n.processes_fresh = false;
+            n.osc_fresh = true;
+            n.osc = vec![crate::store::testkit::osc_run(100_000, 75)];
+        });
+        topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(9.0) });
+        let alert = topo.raise(KIND, Some("db1"));
+        assert_eq!(
+            alert.cause,
+            "db1: pt-osc on shop.orders, copy 1m15s · ~25 %; lagging: r1 ETA unknown"
+        );
+        assert!(alert.evidence.contains(&fact("tool", "pt-osc")));
+        assert!(alert.evidence.contains(&fact("table", "shop.orders")));
+        assert!(
+            alert
+                .evidence
+                .contains(&fact("rows", "100k of ~400k (estimated)"))
         );
     }
 

@@ -178,6 +178,8 @@ pub struct JsonNode {
     pub clock_offset_ms: Option<i64>,
     /// Schema changes running on this node.
     pub ddl: Vec<JsonDdl>,
+    /// Online schema change runs on this node (a writable root), since 1.10.
+    pub osc: Vec<osc::JsonOsc>,
     // Replica fields: null on a primary, and on a replica that does not answer now. They are
     // the default channel's (the first channel's when there is no default one), as in 1.3.
     pub io_running: Option<IoRunning>,
@@ -489,6 +491,7 @@ fn node(n: &NodeView) -> JsonNode {
                 blocked_by: d.blockers.as_ref().map(holders::blockers),
             })
             .collect(),
+        osc: n.osc.iter().map(osc::osc).collect(),
         io_running: r.map(|r| r.io_running),
         sql_running: r.map(|r| r.sql_running),
         seconds_behind_source: r.and_then(|r| r.seconds_behind_source),
@@ -548,5 +551,6 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
 
 mod catch_up;
 mod holders;
+mod osc;
 #[cfg(test)]
 mod tests;

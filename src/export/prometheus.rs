@@ -29,6 +29,7 @@ use crate::store::{NodeView, Role, Snapshot};
 
 mod appliers;
 mod catch_up;
+mod osc;
 mod replica;
 #[cfg(test)]
 mod tests;
@@ -96,6 +97,7 @@ impl Collector for SnapshotCollector {
         replica::drains(&mut e, s)?;
         appliers::appliers(&mut e, s)?;
         catch_up::catch_up(&mut e, s)?;
+        osc::osc(&mut e, s)?;
         alerts(&mut e, s)?;
         lint(&mut e, s)?;
         probes(&mut e, s)

@@ -49,6 +49,9 @@ pub struct PollParts {
     /// The server's UTC clock ([`CLOCK_SQL`]), first in the batch: it is read between sending
     /// and [`Status::first_answer`].
     pub clock: bool,
+    /// The online schema change tools' tables, by name ([`super::osc::DETECT_SQL`]); a refusal
+    /// leaves them unread, never fails the poll.
+    pub osc: bool,
 }
 
 impl PollParts {
@@ -58,6 +61,7 @@ impl PollParts {
         replica_hosts: true,
         processes: true,
         clock: true,
+        osc: true,
     };
 }
 
@@ -87,6 +91,9 @@ pub struct Reported {
     pub replica_hosts: Option<Vec<ReplicaHost>>,
     /// When asked; `None` when not read this time or not permitted (no `PROCESS` grant).
     pub processes: Option<Processlist>,
+    /// Online schema change runs, when the tools' tables were looked for (`Some(empty)`: none
+    /// found); `None` when not looked for this time.
+    pub osc: Option<Vec<super::OscRun>>,
 }
 
 /// A status poll's answer: what the node reported, and what rode in front of it.
@@ -99,6 +106,9 @@ pub struct Status {
     pub lead: Option<Result<Vec<RawRow>, SqlError>>,
     /// How long after sending the batch its first answer came back.
     pub first_answer: Duration,
+    /// The tools' tables [`PollParts::osc`] found, when asked and answered: the poller reads
+    /// the runs behind them (`NodeConn::osc_runs`) into [`Reported::osc`].
+    pub osc_tables: Option<Vec<super::osc::ToolTable>>,
 }
 
 /// The server's UTC clock to the microsecond.
@@ -119,6 +129,7 @@ enum Part {
     Processes,
     /// `MySQL` 8's worker table, read with the processlist scan (`appliers::workers_sql`).
     Workers,
+    Osc,
 }
 
 impl Part {
@@ -127,7 +138,7 @@ impl Part {
     fn skips(self) -> bool {
         matches!(
             self,
-            Self::Lead | Self::ReplicaHosts | Self::Processes | Self::Workers
+            Self::Lead | Self::ReplicaHosts | Self::Processes | Self::Workers | Self::Osc
         )
     }
 }
@@ -233,6 +244,7 @@ impl NodeConn {
                 Part::ReplicaHosts => flavor.replica_hosts_sql(),
                 Part::Processes => &processlist_sql,
                 Part::Workers => workers_sql.unwrap_or_default(),
+                Part::Osc => super::osc::DETECT_SQL,
             }
         };
         let parts: Vec<Part> = [
@@ -245,6 +257,7 @@ impl NodeConn {
             (Part::ReplicaHosts, ask.parts.replica_hosts),
             (Part::Processes, ask.parts.processes),
             (Part::Workers, ask.parts.processes && workers_sql.is_some()),
+            (Part::Osc, ask.parts.osc),
         ]
         .into_iter()
         .filter_map(|(part, asked)| asked.then_some(part))
@@ -304,6 +317,7 @@ struct Answers {
     replica_hosts: Option<Vec<RawRow>>,
     processes: Option<Vec<RawRow>>,
     workers: Option<Vec<RawRow>>,
+    osc: Option<Vec<RawRow>>,
 }
 
 impl Answers {
@@ -371,10 +385,12 @@ impl Answers {
                 binlog_files,
                 replica_hosts,
                 processes,
+                osc: None,
             },
             clock: self.clock,
             lead: self.lead,
             first_answer: self.first.unwrap_or_default(),
+            osc_tables: self.osc.as_deref().map(super::osc::tool_tables),
         })
     }
 
@@ -389,6 +405,7 @@ impl Answers {
             Part::ReplicaHosts => self.replica_hosts = Some(rows),
             Part::Processes => self.processes = Some(rows),
             Part::Workers => self.workers = Some(rows),
+            Part::Osc => self.osc = Some(rows),
         }
     }
 }

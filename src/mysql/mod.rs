@@ -11,6 +11,7 @@ pub mod flavor;
 pub mod grants;
 pub mod lock_holders;
 pub mod node_state;
+pub mod osc;
 pub mod own_tables;
 pub mod prepared;
 pub mod processlist;
@@ -32,6 +33,7 @@ pub use lock_holders::{
     TrxRow,
 };
 pub use node_state::{GtidState, Identity, NodeState};
+pub use osc::{OscPhase, OscRun, OscTool};
 pub use processlist::{DdlStatement, ProcessSummary, Processlist};
 pub use replica_hosts::ReplicaHost;
 pub use replica_status::{

@@ -47,6 +47,8 @@ impl PollParts {
             replica_hosts: every_fifth && discovery,
             processes: n > 0 && scans(k),
             clock: every_fifth,
+            // At its own cadence, on writable roots only (`poll/osc.rs`).
+            osc: false,
         }
     }
 

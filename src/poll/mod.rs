@@ -8,6 +8,7 @@ mod events;
 pub mod feeds;
 pub mod heartbeat;
 pub mod node_poller;
+mod osc;
 mod pace;
 pub mod pt_heartbeat;
 mod session;

@@ -240,9 +240,16 @@ pub async fn poll_status(
         clock,
         lead,
         first_answer,
+        osc_tables,
     } = conn
         .status(crate::mysql::batch::Ask { parts, lead })
         .await?;
+    // The runs behind the tools' tables, only while some are found (src/mysql/osc.rs).
+    reported.osc = match osc_tables {
+        Some(tables) if !tables.is_empty() => Some(conn.osc_runs(&tables).await?),
+        Some(_) => Some(Vec::new()),
+        None => None,
+    };
     let rotated = match (&reported.binlog, &reported.binlog_files, list_tail) {
         (Some(head), None, Some(tail)) => head.position.file != tail,
         _ => false,

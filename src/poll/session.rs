@@ -63,6 +63,10 @@ pub(super) struct Session<'a> {
     list: Option<HeldList>,
     beat_sql: String,
     phase: u64,
+    /// The last sample showed the node writable and replicating from nothing: where online
+    /// schema change tools run.
+    writable_root: bool,
+    osc: super::osc::OscWatch,
 }
 
 impl<'a> Session<'a> {
@@ -86,6 +90,8 @@ impl<'a> Session<'a> {
             list: None,
             beat_sql: heartbeat_sql(&spec.heartbeat),
             phase: phase(&spec.name),
+            writable_root: false,
+            osc: super::osc::OscWatch::default(),
             conn,
         };
         let connected = PollEvent::Connected {
@@ -116,6 +122,7 @@ impl<'a> Session<'a> {
             .after_ddl(self.ddl_seen.map(|seen| poll - seen))
             .list_held(self.list.is_some())
             .as_source(self.spec.feeds.feeds(&self.spec.name));
+        let parts = self.osc.parts(parts, poll, self.phase, self.writable_root);
         if !parts.binlog {
             self.list = None;
         }
@@ -145,6 +152,10 @@ impl<'a> Session<'a> {
         }
         self.answered(failures).await;
         self.is_replica = !sample.reported.replication.is_empty();
+        self.writable_root = !self.is_replica && !sample.reported.state.read_only;
+        if let Some(runs) = sample.reported.osc.as_mut() {
+            self.osc.saw(poll, sample.at, runs);
+        }
         self.applying.saw(
             &sample.reported.replication,
             sample.reported.processes.as_ref(),

@@ -39,6 +39,9 @@ pub struct Statement {
     pub running_at_end: bool,
     /// How long of it the statement waited for a lock, and which.
     pub wait: DdlWait,
+    /// An online schema change tool's run rather than one statement: `text` is its title
+    /// (`pt-osc on shop.orders`), its progress approximate, and its last phase here.
+    pub osc_phase: Option<crate::mysql::OscPhase>,
 }
 
 /// Everything a report shows about one window.
@@ -77,6 +80,26 @@ impl Facts {
         )]
         let ms = ms as i64;
         self.from + chrono::Duration::milliseconds(ms)
+    }
+
+    /// One line per online schema change run: `pt-osc on shop.orders, 4m12s, worst lag 3.10s
+    /// on r2` (the window's worst lag, which the run caused or shared).
+    #[must_use]
+    pub fn osc_lines(&self) -> Vec<String> {
+        let worst = self.worst().map_or_else(
+            || "lag unknown".to_owned(),
+            |(name, lag)| {
+                format!(
+                    "worst lag {} on {name}",
+                    crate::units::lag(Duration::from_secs_f64(lag.max(0.0)))
+                )
+            },
+        );
+        self.statements
+            .iter()
+            .filter(|s| s.osc_phase.is_some())
+            .map(|s| format!("{}, {}, {worst}", s.text, crate::units::secs(s.elapsed_s)))
+            .collect()
     }
 
     /// The worst lag any replica reached, with its name.
@@ -197,6 +220,7 @@ impl Gatherer {
                 progress: None,
                 running_at_end: true,
                 wait: DdlWait::default(),
+                osc_phase: None,
             });
             statement.wait.observe(ddl);
             statement.last_seen = now;
@@ -205,6 +229,34 @@ impl Gatherer {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
             };
+            statement.running_at_end = true;
+        }
+        // A tool's run is kept as a statement of the node it runs on, keyed by its title.
+        for run in &node.osc {
+            let title = run.title();
+            let elapsed_s = run.elapsed_s.unwrap_or(0);
+            let key = (node.name.clone(), u64::MAX, title.clone());
+            let elapsed = chrono::Duration::seconds(i64::try_from(elapsed_s).unwrap_or(0));
+            let statement = self.statements.entry(key).or_insert_with(|| Statement {
+                node: node.name.clone(),
+                on_primary: node.role == Role::Primary,
+                applier: false,
+                text: title,
+                started: now - elapsed,
+                last_seen: now,
+                elapsed_s,
+                progress: None,
+                running_at_end: true,
+                wait: DdlWait::default(),
+                osc_phase: None,
+            });
+            statement.last_seen = now;
+            statement.elapsed_s = statement.elapsed_s.max(elapsed_s);
+            statement.progress = match (statement.progress, run.progress()) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            statement.osc_phase = Some(run.phase);
             statement.running_at_end = true;
         }
     }

@@ -116,6 +116,13 @@ fn window(out: &mut String, report: &DdlReport, facts: &Facts) {
             escape(name)
         );
     }
+    for line in facts.osc_lines() {
+        let _ = writeln!(
+            out,
+            "<p>Online schema change: <strong>{}</strong>.</p>",
+            escape(&line)
+        );
+    }
     statements(out, facts);
     lag(out, facts);
     alerts(out, facts);

@@ -55,6 +55,9 @@ fn window(out: &mut String, report: &DdlReport, facts: &Facts) {
             units::lag(words::secs(lag))
         );
     }
+    for line in facts.osc_lines() {
+        let _ = writeln!(out, "Online schema change: **{line}**.\n");
+    }
     statements(out, facts);
     lag(out, facts);
     alerts(out, facts);

@@ -1,5 +1,6 @@
-//! Where a window opens and closes, from snapshots alone: a DDL seen running opens one (from
-//! the moment the statement started), and it closes once nothing has run and every replica has
+//! Where a window opens and closes, from snapshots alone: a DDL seen running, or an online
+//! schema change tool's run, opens one (from the moment the statement or the tool's first table
+//! was made), and it closes once nothing has run and every replica has
 //! stayed under the routing threshold for the quiet time. The operator's mark (`m`) opens one
 //! that only another mark closes.
 
@@ -148,24 +149,32 @@ impl Detector {
     }
 }
 
-/// When the oldest DDL running in `snapshot` started (uptime), if one runs anywhere.
+/// When the oldest DDL or online schema change run in `snapshot` started (uptime), if one runs
+/// anywhere (a run of unknown age from now).
 fn ddl_started(snapshot: &Snapshot) -> Option<Duration> {
-    snapshot
+    let statements = snapshot
         .nodes
         .iter()
         .flat_map(|n| &n.ddl)
-        .map(|d| {
-            snapshot
-                .uptime
-                .saturating_sub(Duration::from_secs(d.elapsed_s))
-        })
+        .map(|d| d.elapsed_s);
+    let runs = snapshot
+        .nodes
+        .iter()
+        .flat_map(|n| &n.osc)
+        .map(|r| r.elapsed_s.unwrap_or(0));
+    statements
+        .chain(runs)
+        .map(|s| snapshot.uptime.saturating_sub(Duration::from_secs(s)))
         .min()
 }
 
 /// No DDL runs anywhere, and every channel of every answering replica reads a lag at or under
 /// `threshold`. A replica that does not answer cannot catch up and does not hold a window open.
 fn calm(snapshot: &Snapshot, threshold: Duration) -> bool {
-    snapshot.nodes.iter().all(|n| n.ddl.is_empty())
+    snapshot
+        .nodes
+        .iter()
+        .all(|n| n.ddl.is_empty() && n.osc.is_empty())
         && snapshot
             .nodes
             .iter()

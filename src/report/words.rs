@@ -60,6 +60,9 @@ pub fn how(facts: &Facts, quiet: Duration) -> String {
 
 #[must_use]
 pub fn run_by(statement: &Statement) -> &'static str {
+    if statement.osc_phase.is_some() {
+        return "online schema change tool";
+    }
     match (statement.applier, statement.on_primary) {
         (true, _) => "replication applier",
         (false, true) => "client on the primary",
@@ -85,9 +88,16 @@ pub fn run_time(statement: &Statement) -> String {
 
 #[must_use]
 pub fn progress(statement: &Statement) -> String {
-    statement
-        .progress
-        .map_or_else(|| "–".to_owned(), |p| format!("{p:.1} %"))
+    match (statement.progress, statement.osc_phase) {
+        (Some(p), Some(phase)) => format!(
+            "{} (rows against the estimate), last {}",
+            units::approx_percent(p),
+            phase.name()
+        ),
+        (None, Some(phase)) => format!("last {}", phase.name()),
+        (Some(p), None) => format!("{p:.1} %"),
+        (None, None) => "–".to_owned(),
+    }
 }
 
 #[must_use]

@@ -365,6 +365,7 @@ mod tests {
                 binlog_files: None,
                 replica_hosts: None,
                 processes: None,
+                osc: None,
             },
             resolving: std::collections::BTreeSet::new(),
             took: std::time::Duration::from_millis(took_ms),

@@ -38,6 +38,10 @@ pub struct NodeEntry {
     pub settings: Option<SafetySettings>,
     /// Which sample (by [`Self::samples`]) carried that scan.
     processes_at: u64,
+    /// The newest online schema change runs read (every few polls on a writable root), and
+    /// which sample carried them.
+    pub osc: Vec<crate::mysql::OscRun>,
+    osc_at: u64,
     /// Status samples applied so far: rules count consecutive samples by it.
     pub samples: u64,
     /// One per replication channel of the newest sample, in its order.
@@ -164,6 +168,8 @@ impl NodeEntry {
             processes: None,
             settings: None,
             processes_at: 0,
+            osc: Vec::new(),
+            osc_at: 0,
             samples: 0,
             channels: Vec::new(),
             clock: None,
@@ -195,6 +201,10 @@ impl NodeEntry {
         if let Some(processes) = sample.reported.processes.take() {
             self.processes = Some(processes);
             self.processes_at = self.samples;
+        }
+        if let Some(runs) = sample.reported.osc.take() {
+            self.osc = runs;
+            self.osc_at = self.samples;
         }
         self.as_source.record(&sample);
         let head = sample.reported.binlog.as_ref().map(|b| &b.position);
@@ -315,6 +325,12 @@ impl NodeEntry {
                 .map(|p| p.ddl.clone())
                 .unwrap_or_default(),
             processes_fresh: self.processes.is_some() && self.processes_at == self.samples,
+            osc: if self.is_up() {
+                self.osc.clone()
+            } else {
+                Vec::new()
+            },
+            osc_fresh: self.osc_at == self.samples && self.samples > 0,
             sample_seq: self.samples,
             server_uuid: self.identity.as_ref().and_then(|i| i.server_uuid.clone()),
             gtid: sample.map(|s| s.reported.state.gtid.clone()),

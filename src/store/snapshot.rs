@@ -91,6 +91,13 @@ pub struct NodeView {
     /// an older sample's (rules about them judge only such samples).
     #[serde(default)]
     pub processes_fresh: bool,
+    /// Online schema change runs on this node (a writable root), from the newest look for the
+    /// tools' tables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub osc: Vec<crate::mysql::OscRun>,
+    /// The newest sample looked for them: `osc` is as of `sample_seq`.
+    #[serde(default)]
+    pub osc_fresh: bool,
     /// Status samples taken so far: a new value means a new sample to judge.
     pub sample_seq: u64,
     /// MySQL only.

@@ -114,6 +114,25 @@ pub fn blocked_ddl(statement: &str, elapsed_s: u64, applier: bool) -> DdlStateme
     }
 }
 
+/// A pt-osc run copying `shop.orders`: `copied` of 400,000 estimated rows, `elapsed_s` old.
+#[must_use]
+pub fn osc_run(copied: u64, elapsed_s: u64) -> crate::mysql::OscRun {
+    crate::mysql::OscRun {
+        tool: crate::mysql::OscTool::PtOsc,
+        schema: "shop".to_owned(),
+        table: "orders".to_owned(),
+        phase: crate::mysql::OscPhase::Copy,
+        elapsed_s: Some(elapsed_s),
+        rows_copied: Some(copied),
+        rows_estimate: Some(400_000),
+        copied_counted: false,
+        throttled: None,
+        throttle_published: false,
+        eta_s: None,
+        unreadable: None,
+    }
+}
+
 #[must_use]
 pub fn find<'a>(view: &'a AlertsView, kind: AlertKind, node: Option<&str>) -> Option<&'a Alert> {
     view.active
@@ -138,6 +157,8 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         processes: None,
         ddl: Vec::new(),
         processes_fresh: true,
+        osc: Vec::new(),
+        osc_fresh: false,
         sample_seq: BASE_SEQ,
         server_uuid: None,
         gtid: Some(mariadb_gtid("0-1-100")),
@@ -395,6 +416,7 @@ pub fn replica_sample(at: std::time::Instant, replication: Vec<ReplicaStatus>) -
             binlog_files: None,
             replica_hosts: None,
             processes: None,
+            osc: None,
         },
         resolving: std::collections::BTreeSet::new(),
         took: Duration::from_millis(2),

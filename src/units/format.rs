@@ -121,6 +121,13 @@ pub fn per_second(rate: f64) -> String {
     }
 }
 
+/// A share of work done that rests on an estimate (a row count from table statistics): whole
+/// percent with a tilde, `~45 %`.
+#[must_use]
+pub fn approx_percent(pct: f64) -> String {
+    format!("~{:.0} %", pct.clamp(0.0, 100.0))
+}
+
 /// When something will be done, rounded as an estimate deserves: whole seconds below 90 s,
 /// whole minutes above (`~18s`, `~2m00s`, `~1h05m`).
 #[must_use]

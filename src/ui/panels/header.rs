@@ -140,13 +140,14 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
 /// `DDL <statement> — db1 running 7s · r1 applying 2s (92 %)`, one group per distinct
 /// statement, primaries first; `None` when nothing runs. A statement waiting for a lock says
 /// which (`db1 running 9s, waiting for table metadata lock`), and its text is cut shorter to
-/// leave that room.
+/// leave that room. An online schema change run is a group of its own, named for the tool and
+/// the table: `DDL pt-osc on shop.orders — db1 copy 4m12s · ~45 % · ETA ~2m00s`.
 fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
     let mut nodes: Vec<&NodeView> = ctx
         .snapshot
         .nodes
         .iter()
-        .filter(|n| !n.ddl.is_empty())
+        .filter(|n| !n.ddl.is_empty() || !n.osc.is_empty())
         .collect();
     nodes.sort_by_key(|n| n.role != Role::Primary);
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
@@ -158,6 +159,12 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
                 Some((_, parts)) => parts.push(part),
                 None => groups.push((key, vec![part])),
             }
+        }
+        for run in &node.osc {
+            groups.push((
+                run.title(),
+                vec![format!("{} {}", node.name, run.summary())],
+            ));
         }
     }
     if groups.is_empty() {
@@ -500,6 +507,20 @@ pub(crate) mod tests {
         let banner = lines(&buf).get(1).cloned().unwrap_or_default();
         let want = "db1 running 1m35s, waiting for table metadata lock, blocked by #1234 \
                     app@10.0.0.5, idle 1m35s in a transaction open 1m37s: KILL 1234";
+        assert!(banner.contains(want), "{banner}");
+    }
+
+    #[test]
+    fn ddl_banner_names_an_online_schema_change_run_by_tool_and_table() {
+        let mut topo = Topo::new();
+        topo.node_mut("db1", |n| {
+            let mut run = crate::store::testkit::osc_run(180_000, 252);
+            run.eta_s = Some(310);
+            n.osc = vec![run];
+        });
+        let buf = draw(render, &topo.snapshot, &UiState::default(), 120, 3);
+        let banner = lines(&buf).get(1).cloned().unwrap_or_default();
+        let want = "DDL pt-osc on shop.orders — db1 copy 4m12s · ~45 % · ETA ~5m00s";
         assert!(banner.contains(want), "{banner}");
     }
 
