@@ -13,7 +13,7 @@ const CHECKPOINT_COLUMNS: &str = "id, copier_watermark, checksum_watermark, binl
 
 fn unreadable(run: &OscRun, table: Suffix, why: &str, expected: &str) -> String {
     format!(
-        "{} is recognised but cannot be read: {}.{} {why} (expected {}'s columns {expected})",
+        "{} is recognised but cannot be read: {}.{}: {why} (expected {}'s columns {expected})",
         run.title(),
         run.schema,
         tool_table(&run.table, table),
