@@ -230,6 +230,22 @@ async fn live_each_holder_is_named_with_its_kill_with_and_without_the_plugin() {
     t.sandbox().wait_replicating(DEADLINE).unwrap();
     let engine = Engine::start(&primary_and(&t, &["r1"]));
     until_healthy(&engine, &["r1"], DEADLINE).await;
+    // Without the plugin the lint suggests it on every node (read with the settings at connect).
+    until(
+        &engine,
+        "the lint suggesting metadata_lock_info",
+        DEADLINE,
+        |s| {
+            let mut nodes: Vec<String> = rwtop::alerts::lint::lint(s)
+                .into_iter()
+                .filter(|f| f.id == "metadata_lock_info")
+                .map(|f| f.node)
+                .collect();
+            nodes.sort();
+            (nodes == ["primary", "r1"]).then_some(())
+        },
+    )
+    .await;
 
     every_case(&t, &engine, false).await;
     replica_applier(&t, &engine, "r_plain", false).await;

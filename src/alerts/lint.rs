@@ -72,6 +72,7 @@ pub fn lint(s: &Snapshot) -> Vec<LintFinding> {
             log_updates(s, node, set, replicas, &mut out);
         }
         strictness(node, set, &mut out);
+        lock_table(node, set, &mut out);
     }
     binlog_formats(&judged, &mut out);
     server_ids(&judged, &mut out);
@@ -251,6 +252,26 @@ fn strictness(node: &NodeView, set: &SafetySettings, out: &mut Vec<LintFinding>)
     }
 }
 
+/// Any node may run a DDL that waits for a lock (on a replica, its applier): without a lock
+/// table rwtop names only suspects, and misses `LOCK TABLES`, FTWRL and backup-stage holders'
+/// certainty. `MariaDB` ships the plugin; rwtop never installs it.
+fn lock_table(node: &NodeView, set: &SafetySettings, out: &mut Vec<LintFinding>) {
+    if set.lock_table == Some(false) {
+        out.push(LintFinding {
+            summary: "the metadata_lock_info plugin is not installed".to_owned(),
+            why: "when a DDL waits for a lock, rwtop names who holds it for sure only from its \
+                  METADATA_LOCK_INFO; without it, it names suspects (open transactions, idle \
+                  sessions) and cannot tell which of them holds LOCK TABLES, FLUSH TABLES WITH \
+                  READ LOCK or a backup stage"
+                .to_owned(),
+            fix: "INSTALL SONAME 'metadata_lock_info'; (no restart; it stays installed across \
+                  restarts)"
+                .to_owned(),
+            ..finding("metadata_lock_info", LintSeverity::Info, node)
+        });
+    }
+}
+
 /// One format, ROW, across the topology: an error where they differ, a warning where all agree
 /// on another.
 fn binlog_formats(judged: &[(&NodeView, &SafetySettings)], out: &mut Vec<LintFinding>) {
@@ -319,5 +340,30 @@ fn server_ids(judged: &[(&NodeView, &SafetySettings)], out: &mut Vec<LintFinding
             ),
             ..finding("server_id", LintSeverity::Error, node)
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testkit::Topo;
+
+    #[test]
+    fn a_node_without_a_lock_table_is_told_how_to_get_one() {
+        let mut topo = Topo::new();
+        let set = |lock_table| SafetySettings {
+            lock_table,
+            ..SafetySettings::default()
+        };
+        topo.node_mut("db1", |n| n.settings = Some(set(Some(false))));
+        topo.node_mut("r1", |n| n.settings = Some(set(Some(true))));
+        topo.node_mut("r2", |n| n.settings = Some(set(None)));
+        let findings = lint(&topo.snapshot);
+        let found: Vec<(&str, &str)> = findings
+            .iter()
+            .filter(|f| f.id == "metadata_lock_info")
+            .map(|f| (f.node.as_str(), f.fix.split(';').next().unwrap_or_default()))
+            .collect();
+        assert_eq!(found, [("db1", "INSTALL SONAME 'metadata_lock_info'")]);
     }
 }

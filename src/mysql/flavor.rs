@@ -221,7 +221,9 @@ impl Flavor {
                 "@@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds",
                 "@@global.expire_logs_days AS expire_logs_days",
                 "@@global.slave_parallel_threads AS parallel_workers",
-                "@@global.slave_parallel_mode AS parallel_mode";
+                "@@global.slave_parallel_mode AS parallel_mode",
+                "(SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = \
+                 'METADATA_LOCK_INFO' AND PLUGIN_STATUS = 'ACTIVE') AS lock_table";
                 "gtid_slave_pos"
             ),
             Family::Mysql if self.version.at_least(8, 0, 26) => settings!(

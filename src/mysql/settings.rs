@@ -39,6 +39,11 @@ pub struct SafetySettings {
     pub parallel_mode: Option<String>,
     /// `MySQL`'s `replica_preserve_commit_order`.
     pub preserve_commit_order: Option<bool>,
+    /// Whether the node lists its metadata locks for the holders of a waiting DDL
+    /// (`lock_holders.rs`): `MariaDB`'s `metadata_lock_info` plugin active. `None` where not
+    /// asked (`MySQL` lists them in `performance_schema`).
+    #[serde(default)]
+    pub lock_table: Option<bool>,
     /// What these settings are called on this node's flavor, for the fixes the lint prints.
     pub names: SettingNames,
     /// This node's copies of rwtop's tables that are not rwtop's definition
@@ -137,6 +142,7 @@ impl SafetySettings {
                 .map(|m| m.trim().to_owned())
                 .filter(|m| !m.is_empty()),
             preserve_commit_order: row.optional_bool(&["preserve_commit_order"])?,
+            lock_table: row.optional_bool(&["lock_table"])?,
             names: SettingNames::of(family),
             own_tables: Vec::new(),
         })
@@ -172,6 +178,7 @@ mod tests {
             ("position_table_engine", Some("InnoDB")),
             ("parallel_workers", Some("4")),
             ("parallel_mode", Some("optimistic")),
+            ("lock_table", Some("0")),
         ]);
         let s = SafetySettings::from_row(&r, Family::Mariadb).unwrap();
         assert_eq!(s.relay_log_recovery, Some(false));
@@ -183,6 +190,7 @@ mod tests {
             (Some(4), Some("optimistic"))
         );
         assert_eq!(s.preserve_commit_order, None);
+        assert_eq!(s.lock_table, Some(false));
         let expire = s.binlog_expire.unwrap().as_secs();
         assert!((3599..=3601).contains(&expire), "{expire}");
     }

@@ -27,6 +27,7 @@ fn plain_install(server_id: u32) -> SafetySettings {
         parallel_workers: Some(0),
         parallel_mode: Some("optimistic".to_owned()),
         preserve_commit_order: None,
+        lock_table: Some(false),
         names: SettingNames::of(Family::Mariadb),
         own_tables: Vec::new(),
     }
