@@ -117,6 +117,8 @@ fn sample_config_settings_are_the_defaults() {
     assert_eq!(settings.probe.strategy.to_string(), "gtid-wait(1s)");
     assert_eq!(settings.probe.defaults.max_lag, Duration::from_secs(1));
     assert_eq!(settings.probe.count, 10);
+    assert_eq!(settings.throttle.max_lag, Duration::from_secs(1));
+    assert!(settings.throttle.replicas.is_empty() && settings.throttle.skip.is_empty());
 
     let config = load_ok(&with_config(sample));
     let expected = [

@@ -1300,6 +1300,7 @@ const KEYS: &[(&str, &str, Takes)] = &[
     ("probe", "max_lag", Dur),
     ("probe", "spacing", Dur),
     ("probe", "count", Probes),
+    ("throttle", "max_lag", Dur),
     ("keys", "quit", Text),
 ];
 

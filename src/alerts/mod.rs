@@ -15,6 +15,8 @@
 //!   percentile (judged beyond a replica's `SQL_Delay`), the two SBM rules, errant transactions,
 //!   topology, DDL with its catch-up [`eta`], a lag that is not recovering, and the global
 //!   rules.
+//! * [`throttle`] is not an alert: the verdict `GET /throttle` gives a schema change tool, a pure
+//!   function of a snapshot like the rules.
 
 mod ddl;
 mod engine;
@@ -30,6 +32,7 @@ mod not_recovering;
 mod rules;
 mod sbm;
 mod settings;
+pub mod throttle;
 mod topology;
 mod verdict;
 

@@ -48,6 +48,8 @@ pub struct FileSettings {
     pub report: super::report_file::ReportConfig,
     /// `[ddl]`: whether the TUI may kill a waiting DDL's blocker.
     pub ddl: crate::drain::KillSettings,
+    /// `[throttle]`: the lag limit of `GET /throttle` and the replicas it covers.
+    pub throttle: crate::alerts::throttle::ThrottleSettings,
 }
 
 impl Default for FileSettings {
@@ -68,6 +70,7 @@ impl Default for FileSettings {
             cluster: super::DEFAULT_CLUSTER.to_owned(),
             report: super::report_file::ReportConfig::default(),
             ddl: crate::drain::KillSettings::default(),
+            throttle: crate::alerts::throttle::ThrottleSettings::default(),
         }
     }
 }
@@ -119,6 +122,8 @@ pub struct FileConfig {
     report: super::report_file::ReportFile,
     #[serde(default)]
     ddl: DdlFile,
+    #[serde(default)]
+    throttle: super::throttle_file::ThrottleFile,
     /// `[primary]`, or `[[primary]]` once per root when several primaries feed the topology
     /// (multi-source: each gets a heartbeat writer of its own).
     #[serde(default)]
@@ -416,6 +421,7 @@ impl FileConfig {
             ddl: crate::drain::KillSettings {
                 allow_kill: self.ddl.allow_kill.unwrap_or(defaults.ddl.allow_kill),
             },
+            throttle: self.throttle.resolve(file_text)?,
             tls: crate::mysql::Tls {
                 mode: match &self.ssl_mode {
                     Some(m) => m

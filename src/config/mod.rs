@@ -15,6 +15,7 @@ mod metrics_file;
 mod password;
 mod probe_file;
 mod report_file;
+mod throttle_file;
 
 use std::fmt;
 use std::io;
