@@ -1,5 +1,6 @@
 //! `/metrics` for 10, 100 and 1,000 replicas: time to render the exposition from a snapshot,
-//! its size, and a whole scrape over HTTP on loopback (connect, request, render, read).
+//! its size, and a whole scrape over HTTP on loopback (connect, request, render, read); and
+//! `/throttle`'s answer over the same snapshots, judged alone and as a whole request.
 //!
 //! The replicas are copies of r2 in `tests/ui_snapshots/sql_stopped.json` (a real snapshot: SQL
 //! thread stopped, SBM NULL, backlog climbing, one alert), renamed, each with a histogram of
@@ -87,13 +88,44 @@ fn report(name: &str, mut times: Vec<Duration>) {
 
 /// One scrape on a fresh connection, as Prometheus does after an idle timeout.
 fn scrape(addr: std::net::SocketAddr) -> usize {
+    get(addr, "/metrics", b"HTTP/1.1 200")
+}
+
+/// One `GET path` on a fresh connection; the status line must start with `expected`.
+fn get(addr: std::net::SocketAddr, path: &str, expected: &[u8]) -> usize {
     let mut stream = std::net::TcpStream::connect(addr).expect("connecting");
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).expect("sending");
     let mut response = Vec::new();
     stream.read_to_end(&mut response).expect("reading");
-    assert!(response.starts_with(b"HTTP/1.1 200"), "not a 200");
+    assert!(response.starts_with(expected), "not the expected status");
     response.len()
+}
+
+/// `/throttle` over `snap`: the verdict and its text alone, then whole requests (the recorded
+/// snapshot is old, so the server's answer is a 503 for a stale snapshot, after the same judging).
+fn throttle(snap: &Snapshot, addr: std::net::SocketAddr, replicas: usize, rounds: usize) {
+    let settings = rwtop::alerts::throttle::ThrottleSettings::default();
+    let answer = || rwtop::export::throttle::answer(snap, &settings, None, Duration::ZERO);
+    for _ in 0..rounds / 10 {
+        black_box(answer());
+    }
+    let times = (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(answer());
+            start.elapsed()
+        })
+        .collect();
+    report(&format!("throttle_{replicas}_answer"), times);
+    let times = (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(get(addr, "/throttle", b"HTTP/1.1 503"));
+            start.elapsed()
+        })
+        .collect();
+    report(&format!("throttle_{replicas}_request"), times);
 }
 
 fn main() {
@@ -138,6 +170,7 @@ fn main() {
             .collect();
         report(&format!("metrics_{replicas}_scrape"), times);
         println!("metrics_{replicas}_response {size} B");
+        throttle(&snap, addr, replicas, rounds);
         runtime.block_on(server.shutdown());
     }
 }

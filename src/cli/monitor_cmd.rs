@@ -55,8 +55,7 @@ pub fn run(
             );
             engine.enable_kills(spec.kill_spec(audit));
         }
-        let server =
-            super::serve_cmd::serve(listener, engine.snapshots(), &config.settings.cluster);
+        let server = super::serve_cmd::serve(listener, engine.snapshots(), &config.settings);
         // The recorder's trouble and the reports' lines reach the footer.
         let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(8);
         let recording =

@@ -23,14 +23,18 @@ pub async fn bind(addr: SocketAddr) -> anyhow::Result<MetricsListener> {
         .map_err(|e| anyhow::anyhow!("--metrics-listen {e}"))
 }
 
-/// Serves metrics from the engine's snapshots, if a listener was bound, every series labelled
-/// with the config's `cluster`.
+/// Serves metrics and the throttle from the engine's snapshots, if a listener was bound, every
+/// series labelled with the config's `cluster`, the throttle judged with its `[throttle]`.
 pub fn serve(
     listener: Option<MetricsListener>,
     snapshots: watch::Receiver<std::sync::Arc<rwtop::store::Snapshot>>,
-    cluster: &str,
+    settings: &rwtop::config::FileSettings,
 ) -> Option<MetricsServer> {
-    listener.map(|l| l.with_cluster(cluster).serve(snapshots))
+    listener.map(|l| {
+        l.with_cluster(&settings.cluster)
+            .with_throttle(&settings.throttle)
+            .serve(snapshots)
+    })
 }
 
 pub fn run(
@@ -49,6 +53,7 @@ pub fn run(
         let engine = Engine::start_finding_roots(&mut spec).await;
         let server = listener
             .with_cluster(&config.settings.cluster)
+            .with_throttle(&config.settings.throttle)
             .serve(engine.snapshots());
         // No screen: a recorder's trouble is on stderr when it stops, the reports' lines as
         // they come.
@@ -63,8 +68,8 @@ pub fn run(
         let folder = config.settings.report.folder(record);
         let reports = rwtop::report::spawn_task(live, engine.snapshots(), notes);
         eprintln!(
-            "rwtop: serving Prometheus metrics at {} for {} configured node(s); DDL-window \
-             reports go to {}; Ctrl-C or SIGTERM stops",
+            "rwtop: serving Prometheus metrics at {} (and the throttle at /throttle) for {} \
+             configured node(s); DDL-window reports go to {}; Ctrl-C or SIGTERM stops",
             server.url(),
             spec.nodes.len(),
             folder.display()

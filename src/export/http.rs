@@ -1,6 +1,6 @@
-//! The `/metrics` endpoint: a small HTTP/1.1 server (hyper) that renders the newest snapshot on
-//! each scrape. Binding is a step of its own so a taken port is reported before the engine or
-//! the TUI starts.
+//! The `/metrics` endpoint, and `/throttle` beside it (`throttle.rs`): a small HTTP/1.1 server
+//! (hyper) that answers from the newest snapshot on each request. Binding is a step of its own
+//! so a taken port is reported before the engine or the TUI starts.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue};
+use hyper::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -18,9 +18,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::alerts::throttle::{ThrottleSettings, judge};
 use crate::store::Snapshot;
 
-/// The path Prometheus scrapes; everything else is 404.
+/// The path Prometheus scrapes; everything but it and [`super::throttle::THROTTLE_PATH`] is 404.
 pub const METRICS_PATH: &str = "/metrics";
 
 /// Connections served at once; more are closed at once (a scraper needs one).
@@ -55,7 +56,14 @@ fn describe(e: &std::io::Error) -> String {
 pub struct MetricsListener {
     listener: TcpListener,
     addr: SocketAddr,
-    cluster: Arc<str>,
+    served: Served,
+}
+
+/// What the answers need besides the snapshot.
+#[derive(Debug, Clone)]
+struct Served {
+    cluster: String,
+    throttle: ThrottleSettings,
 }
 
 impl MetricsListener {
@@ -71,7 +79,10 @@ impl MetricsListener {
         Ok(Self {
             listener,
             addr,
-            cluster: crate::config::DEFAULT_CLUSTER.into(),
+            served: Served {
+                cluster: crate::config::DEFAULT_CLUSTER.to_owned(),
+                throttle: ThrottleSettings::default(),
+            },
         })
     }
 
@@ -84,7 +95,15 @@ impl MetricsListener {
     /// unless set).
     #[must_use]
     pub fn with_cluster(mut self, cluster: &str) -> Self {
-        self.cluster = cluster.into();
+        cluster.clone_into(&mut self.served.cluster);
+        self
+    }
+
+    /// The settings `/throttle` judges with when a request does not override them (`[throttle]`;
+    /// the defaults unless set), and `rwtop_throttle` always.
+    #[must_use]
+    pub fn with_throttle(mut self, settings: &ThrottleSettings) -> Self {
+        self.served.throttle = settings.clone();
         self
     }
 
@@ -93,7 +112,12 @@ impl MetricsListener {
     #[must_use]
     pub fn serve(self, snapshots: watch::Receiver<Arc<Snapshot>>) -> MetricsServer {
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(accept(self.listener, snapshots, self.cluster, stopped));
+        let task = tokio::spawn(accept(
+            self.listener,
+            snapshots,
+            Arc::new(self.served),
+            stopped,
+        ));
         MetricsServer {
             addr: self.addr,
             stop,
@@ -132,7 +156,7 @@ impl MetricsServer {
 async fn accept(
     listener: TcpListener,
     snapshots: watch::Receiver<Arc<Snapshot>>,
-    cluster: Arc<str>,
+    served: Arc<Served>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut engine = snapshots.clone();
@@ -145,7 +169,7 @@ async fn accept(
             published = engine.changed() => if published.is_err() { break },
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) if connections.len() < MAX_CONNECTIONS => {
-                    connections.spawn(connection(stream, snapshots.clone(), Arc::clone(&cluster)));
+                    connections.spawn(connection(stream, snapshots.clone(), Arc::clone(&served)));
                 }
                 Ok(_) => {}
                 // Out of file descriptors and the like: give the others time to close.
@@ -160,10 +184,10 @@ async fn accept(
 async fn connection(
     stream: TcpStream,
     snapshots: watch::Receiver<Arc<Snapshot>>,
-    cluster: Arc<str>,
+    served: Arc<Served>,
 ) {
     let service = service_fn(move |request: Request<hyper::body::Incoming>| {
-        let response = respond(request.method(), request.uri().path(), &snapshots, &cluster);
+        let response = respond(request.method(), request.uri(), &snapshots, &served);
         async move { Ok::<_, Infallible>(response) }
     });
     // A client that hangs up mid-request is its own business.
@@ -176,20 +200,21 @@ async fn connection(
 
 fn respond(
     method: &Method,
-    path: &str,
+    uri: &hyper::Uri,
     snapshots: &watch::Receiver<Arc<Snapshot>>,
-    cluster: &str,
+    served: &Served,
 ) -> Response<Full<Bytes>> {
-    if path != METRICS_PATH {
+    let path = uri.path();
+    if path != METRICS_PATH && path != super::throttle::THROTTLE_PATH {
         return text(
             StatusCode::NOT_FOUND,
-            "not found: rwtop serves /metrics\n".to_owned(),
+            "not found: rwtop serves /metrics and /throttle\n".to_owned(),
         );
     }
     if method != Method::GET && method != Method::HEAD {
         let mut response = text(
             StatusCode::METHOD_NOT_ALLOWED,
-            "/metrics takes GET or HEAD\n".to_owned(),
+            format!("{path} takes GET or HEAD\n"),
         );
         response
             .headers_mut()
@@ -197,13 +222,65 @@ fn respond(
         return response;
     }
     let snapshot = Arc::clone(&snapshots.borrow());
-    let mut response = Response::new(Full::new(Bytes::from(super::prometheus::render(
-        &snapshot, cluster,
-    ))));
+    let age = age(&snapshot);
+    if path == super::throttle::THROTTLE_PATH {
+        return throttle(&snapshot, served, uri.query(), age);
+    }
+    let verdict = judge(&snapshot, &served.throttle, age);
+    let mut response = Response::new(Full::new(Bytes::from(
+        super::prometheus::render_with_throttle(&snapshot, &served.cluster, &verdict),
+    )));
     response.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static(super::prometheus::CONTENT_TYPE),
     );
+    response
+}
+
+/// How long ago the snapshot was published, by the wall clock it was stamped with (a clock set
+/// back reads 0).
+fn age(snapshot: &Snapshot) -> Duration {
+    (chrono::Utc::now() - snapshot.taken_at)
+        .to_std()
+        .unwrap_or_default()
+}
+
+/// The throttle's answer: the status, `Retry-After` on a throttle, the reason in a header too
+/// (a `HEAD` has no body), never cached.
+fn throttle(
+    snapshot: &Snapshot,
+    served: &Served,
+    query: Option<&str>,
+    age: Duration,
+) -> Response<Full<Bytes>> {
+    let answer = super::throttle::answer(snapshot, &served.throttle, query, age);
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let mut response = text(status, answer.body);
+    let headers = response.headers_mut();
+    if answer.json {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // Header values are visible ASCII: the bounds' signs spelled out, anything else a '?'.
+    let ascii: String = answer
+        .reason
+        .replace('≥', ">=")
+        .replace('≤', "<=")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    if let Ok(value) = HeaderValue::from_str(&ascii) {
+        headers.insert("x-rwtop-throttle", value);
+    }
     response
 }
 

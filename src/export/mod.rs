@@ -3,3 +3,4 @@
 pub mod http;
 pub mod json;
 pub mod prometheus;
+pub mod throttle;

@@ -33,6 +33,7 @@ mod osc;
 mod replica;
 #[cfg(test)]
 mod tests;
+mod throttle;
 
 /// `Content-Type` of [`render`]'s text.
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
@@ -68,11 +69,37 @@ const NO_LABELS: [(&str, &str); 0] = [];
 /// so several rwtops feed one Prometheus and their series never collide.
 #[must_use]
 pub fn render(snapshot: &Arc<Snapshot>, cluster: &str) -> String {
+    render_with(snapshot, cluster, None)
+}
+
+/// [`render`] with `rwtop_throttle`, the verdict `GET /throttle` gives with the configured
+/// settings (`throttle.rs`).
+#[must_use]
+pub fn render_with_throttle(
+    snapshot: &Arc<Snapshot>,
+    cluster: &str,
+    verdict: &crate::alerts::throttle::Throttle,
+) -> String {
+    render_with(
+        snapshot,
+        cluster,
+        Some(Box::new(throttle::ThrottleCollector::new(verdict))),
+    )
+}
+
+fn render_with(
+    snapshot: &Arc<Snapshot>,
+    cluster: &str,
+    extra: Option<Box<dyn Collector>>,
+) -> String {
     let mut registry = Registry::with_labels(std::iter::once((
         Cow::Borrowed("cluster"),
         Cow::Owned(cluster.to_owned()),
     )));
     registry.register_collector(Box::new(SnapshotCollector(Arc::clone(snapshot))));
+    if let Some(extra) = extra {
+        registry.register_collector(extra);
+    }
     // About 2.5 KiB per replication channel; growing the buffer costs more than guessing high.
     let places: usize = snapshot.nodes.iter().map(|n| n.channels.len().max(1)).sum();
     let mut text = String::with_capacity(8192 + places * 3072);
