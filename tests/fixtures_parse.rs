@@ -228,6 +228,9 @@ fn check(f: &Fixture) -> bool {
     if f.statement.starts_with("SELECT w.CHANNEL_NAME") {
         return check_applier_workers(f);
     }
+    if f.statement.starts_with("SELECT /* rwtop lock holders */") {
+        return check_lock_rows(f);
+    }
     if f.statement.starts_with("SELECT /* rwtop processlist */") {
         // The recorded statement must be the one rwtop sends to this flavor.
         let sql = rwtop::mysql::processlist::processlist_sql(&f.flavor);
@@ -521,4 +524,81 @@ fn check_running(name: &str, s: &ReplicaStatus) {
             assert!(!io_pos.is_empty(), "{name}");
         }
     }
+}
+
+/// One statement of the holder read (`mysql::lock_holders`): the statement rwtop sends to this
+/// flavor, and rows that parse with NULL kept as `None`.
+fn check_lock_rows(f: &Fixture) -> bool {
+    let name = f.path.display();
+    let sqls = rwtop::mysql::lock_holders::holders_sql(&f.flavor);
+    let part = sqls
+        .iter()
+        .position(|sql| *sql == f.statement)
+        .unwrap_or_else(|| panic!("{name}: not a statement rwtop sends to {}", f.flavor));
+    let family = f.flavor.family;
+    let parsed = match part {
+        0 => rwtop::mysql::LockRows::from_rows(family, &f.rows, None, None),
+        1 => rwtop::mysql::LockRows::from_rows(family, &[], Some(&f.rows), None),
+        _ => rwtop::mysql::LockRows::from_rows(family, &[], None, Some(&f.rows)),
+    }
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    match part {
+        0 => {
+            assert_eq!(parsed.threads.len(), f.rows.len(), "{name}");
+            let applier = parsed.threads.iter().find(|t| t.id == 14).unwrap();
+            assert_eq!(
+                (applier.user.as_deref(), applier.host.as_deref()),
+                (None, None)
+            );
+            assert!(
+                parsed.threads.iter().any(|t| t.own),
+                "{name}: rwtop's own sessions"
+            );
+        }
+        1 => assert!(parsed.trx.is_some_and(|t| !t.is_empty()), "{name}"),
+        _ => {
+            let locks = parsed.locks.unwrap_or_default();
+            assert!(locks.iter().any(|l| !l.granted), "{name}: a pending lock");
+            assert!(
+                locks.iter().any(|l| l.schema.is_none()),
+                "{name}: NULL as None"
+            );
+        }
+    }
+    true
+}
+
+/// The three recorded statements of one `MySQL` holder read name the idle transaction that holds
+/// the applier's ALTER, with its last statement and `KILL`, as the live read would.
+#[test]
+fn mysql_holder_read_names_the_idle_transaction_and_its_kill() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mysql-8.0");
+    let rows =
+        |what: &str| load(&dir.join(format!("rwtop_lock_{what}__alter_waiting_for_locks.txt")));
+    let (threads, trx, locks) = (rows("threads"), rows("trx"), rows("metadata_locks"));
+    let list = rwtop::mysql::LockRows::from_rows(
+        Family::Mysql,
+        &threads.rows,
+        Some(&trx.rows),
+        Some(&locks.rows),
+    )
+    .unwrap();
+    let scan = load(&dir.join("rwtop_processlist__alter_waiting_for_locks.txt"));
+    let processes = rwtop::mysql::Processlist::from_rows(&scan.rows).unwrap();
+    let ddl = processes.ddl.iter().find(|d| d.applier).unwrap();
+    let blockers = rwtop::mysql::lock_holders::name_holders(ddl, &list).unwrap();
+    assert_eq!(
+        blockers.source,
+        rwtop::mysql::HolderSource::PerformanceSchema
+    );
+    assert_eq!(blockers.holders.len(), 1, "{blockers:?}");
+    let holder = &blockers.holders[0];
+    assert_eq!(
+        holder.summary(),
+        "#11 report@10.0.0.5, idle 2m00s in a transaction open 2m01s: KILL 11"
+    );
+    assert_eq!(
+        holder.last_statement,
+        rwtop::mysql::LastStatement::Last("SELECT total FROM orders WHERE id = 7".into())
+    );
 }
