@@ -231,11 +231,16 @@ fn check(f: &Fixture) -> bool {
     if f.statement.starts_with("SELECT /* rwtop lock holders */") {
         return check_lock_rows(f);
     }
-    if f.statement.starts_with("SELECT /* rwtop processlist */") {
+    if f.statement.starts_with("SELECT /* rwtop processlist */")
+        || f.statement.starts_with("/* rwtop processlist */")
+    {
         // The recorded statement must be the one rwtop sends to this flavor.
         let sql = rwtop::mysql::processlist::processlist_sql(&f.flavor);
         assert_eq!(f.statement, sql, "{name}");
         let list = rwtop::mysql::Processlist::from_rows(&f.rows).unwrap();
+        if f.scenario == "applying_row_events" {
+            return check_row_events(f, &list);
+        }
         assert_eq!(list.ddl.len(), 2, "{name}");
         let applier = list.ddl.iter().find(|d| d.applier).expect("applier ALTER");
         let client = list.ddl.iter().find(|d| !d.applier).expect("client DDL");
@@ -263,6 +268,47 @@ fn check(f: &Fixture) -> bool {
         return true;
     }
     false
+}
+
+/// The appliers applying row events: `MariaDB` 10.11 (live) names the table in the statement its
+/// thread shows and the schema in `db`; `MySQL` 8 names the kind of event and the schema only.
+fn check_row_events(f: &Fixture, list: &rwtop::mysql::Processlist) -> bool {
+    use rwtop::mysql::{Family, RowEvent};
+    let name = f.path.display();
+    assert!(list.ddl.is_empty(), "{name}");
+    let seen: Vec<(u64, RowEvent, Option<&str>, Option<&str>)> = list
+        .row_events
+        .iter()
+        .map(|r| {
+            (
+                r.thread_id,
+                r.event,
+                r.schema.as_deref(),
+                r.table.as_deref(),
+            )
+        })
+        .collect();
+    match f.flavor.family {
+        Family::Mariadb => assert_eq!(
+            seen,
+            [(206, RowEvent::Update, Some("shop"), Some("events"))],
+            "{name}"
+        ),
+        Family::Mysql => assert_eq!(
+            seen,
+            [
+                (14, RowEvent::Update, Some("shop"), None),
+                (15, RowEvent::Delete, Some("shop"), None),
+            ],
+            "{name}"
+        ),
+    }
+    // The key is looked up apart, never read from the scan.
+    assert!(
+        list.row_events.iter().all(|r| r.has_key.is_none()),
+        "{name}"
+    );
+    true
 }
 
 /// `MySQL` 8's worker table: one sample per channel, a worker busy while it names the

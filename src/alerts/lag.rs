@@ -7,6 +7,9 @@
 //! names the delay taken off. Routing is another matter: a delayed replica serves reads as stale
 //! as its lag, so `all_replicas_lagging` (global.rs) and the DDL banner's lagging replicas keep
 //! the true lag.
+//!
+//! A lag whose appliers apply row events on a table without a primary or unique key names that
+//! table in its cause: under ROW format each such event scans the table.
 
 use std::time::Duration;
 
@@ -18,6 +21,31 @@ use crate::store::windows::{Window, WindowStats};
 use crate::units;
 
 pub fn p99_high(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
+    explained_by_keyless_table(judge_p99(settings, r), r)
+}
+
+/// A lag whose appliers are applying row events on a table without a primary or unique key:
+/// that table is the likeliest cause (each of its row events scans it), named in the evidence
+/// and the cause.
+fn explained_by_keyless_table(verdict: Verdict, r: &ReplicaView) -> Verdict {
+    let (Verdict::Bad(mut diagnosis), Some(apply)) = (verdict.clone(), r.appliers.scanning_table())
+    else {
+        return verdict;
+    };
+    let table = apply.qualified().unwrap_or_default();
+    diagnosis
+        .evidence
+        .push(fact("applying_row_events_on", table.clone()));
+    diagnosis.evidence.push(fact("table_key", "none"));
+    diagnosis.cause = format!(
+        "{}; the appliers are applying row events on {table}, which has no primary or unique \
+         key: each row event scans the table",
+        diagnosis.cause
+    );
+    Verdict::Bad(diagnosis)
+}
+
+fn judge_p99(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
     let shown = r
         .windows
         .iter()
@@ -148,5 +176,50 @@ mod tests {
         let mut topo = Topo::new();
         delayed(&mut topo, None);
         topo.assert_quiet(KIND);
+    }
+
+    #[test]
+    fn a_keyless_table_being_applied_is_named_as_the_cause() {
+        use crate::mysql::{NamedBy, RowApply, RowEvent};
+        let apply = |has_key| RowApply {
+            thread_id: 10,
+            event: RowEvent::Update,
+            schema: Some("shop".into()),
+            table: Some("events".into()),
+            named_by: Some(NamedBy::Statement),
+            has_key,
+        };
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.windows[0] = (Window::OneMinute, Some(minute(5.0, 8.5, 8.9)));
+            r.appliers.row_events = vec![apply(Some(false))];
+        });
+        let alert = topo.raise(KIND, Some("r1"));
+        assert!(
+            alert
+                .evidence
+                .contains(&("applying_row_events_on".into(), "shop.events".into())),
+            "{:?}",
+            alert.evidence
+        );
+        assert!(
+            alert.cause.ends_with(
+                "applying row events on shop.events, which has no primary or unique key: each \
+                 row event scans the table"
+            ),
+            "{}",
+            alert.cause
+        );
+        // With a key, or a key not known, the table explains nothing.
+        for has_key in [Some(true), None] {
+            let mut topo = Topo::new();
+            topo.replica_mut("r1", |r| {
+                r.windows[0] = (Window::OneMinute, Some(minute(5.0, 8.5, 8.9)));
+                r.appliers.row_events = vec![apply(has_key)];
+            });
+            let alert = topo.raise(KIND, Some("r1"));
+            assert!(!alert.cause.contains("events"), "{}", alert.cause);
+            assert!(alert.evidence.iter().all(|(k, _)| k != "table_key"));
+        }
     }
 }

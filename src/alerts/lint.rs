@@ -6,6 +6,7 @@
 //! `gtid_strict_mode` and `binlog_expire_logs_seconds` take `SET GLOBAL`; `log_slave_updates`
 //! is read-only (ERROR 1238) and needs `my.cnf` and a restart.
 
+mod keyless;
 mod own_tables;
 mod retention;
 
@@ -78,6 +79,7 @@ pub fn lint(s: &Snapshot) -> Vec<LintFinding> {
     server_ids(&judged, &mut out);
     retention::check(s, &mut out);
     own_tables::check(s, &mut out);
+    keyless::check(s, &mut out);
     out.sort_by(|a, b| {
         (a.severity, &a.node, &a.channel, a.id).cmp(&(b.severity, &b.node, &b.channel, b.id))
     });

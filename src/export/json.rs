@@ -249,6 +249,8 @@ pub struct JsonAppliers {
     pub retried_transactions: Option<u64>,
     pub retries_per_second: Option<f64>,
     pub groups: JsonGroups,
+    /// The tables the newest scan showed row events applied on (since 1.10); empty when none.
+    pub row_events: Vec<row_events::JsonRowEvent>,
 }
 
 /// Event groups applied since the replica started.
@@ -418,6 +420,7 @@ fn appliers(a: &crate::store::ApplierView) -> JsonAppliers {
             transactional: a.groups.transactional,
             non_transactional: a.groups.non_transactional,
         },
+        row_events: row_events::row_events(&a.row_events),
     }
 }
 
@@ -552,5 +555,6 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
 mod catch_up;
 mod holders;
 mod osc;
+mod row_events;
 #[cfg(test)]
 mod tests;

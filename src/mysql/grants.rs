@@ -9,12 +9,16 @@ use super::flavor::Family;
 /// replica status, `REPLICATION MASTER ADMIN` only SHOW SLAVE HOSTS (discovery), `PROCESS` the
 /// processlist (DDL in flight). `MySQL`: `REPLICATION CLIENT` covers the status statements,
 /// `REPLICATION SLAVE` is what SHOW REPLICAS demands (discovery), and `performance_schema` gives
-/// a session its own last GTID.
+/// a session its own last GTID. `REFERENCES` on every table lets `information_schema` show the
+/// account which tables exist and their keys (`table_keys.rs`) and reads no row: without it those
+/// views list only the `rwtop` schema.
 #[must_use]
 pub fn monitor_grants(family: Family, account: &str) -> Vec<String> {
     let global = match family {
-        Family::Mariadb => "PROCESS, BINLOG MONITOR, SLAVE MONITOR, REPLICATION MASTER ADMIN",
-        Family::Mysql => "PROCESS, REPLICATION CLIENT, REPLICATION SLAVE",
+        Family::Mariadb => {
+            "PROCESS, REFERENCES, BINLOG MONITOR, SLAVE MONITOR, REPLICATION MASTER ADMIN"
+        }
+        Family::Mysql => "PROCESS, REFERENCES, REPLICATION CLIENT, REPLICATION SLAVE",
     };
     let mut grants = vec![
         format!("GRANT {global} ON *.* TO {account}"),

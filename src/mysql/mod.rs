@@ -18,8 +18,10 @@ pub mod processlist;
 pub mod replica_hosts;
 pub mod replica_status;
 pub mod row;
+pub mod row_events;
 pub mod semisync;
 pub mod settings;
+pub mod table_keys;
 pub mod tls;
 
 pub use appliers::{ApplierCounters, WorkerSample};
@@ -40,8 +42,10 @@ pub use replica_status::{
     BinlogPos, IoRunning, ReplicaGtid, ReplicaStatus, StatusError, ThreadError,
 };
 pub use row::{RawRow, RowError, Vertical, parse_vertical};
+pub use row_events::{NamedBy, RowApply, RowEvent};
 pub use semisync::SemiSync;
 pub use settings::SafetySettings;
+pub use table_keys::{KeylessTable, KeylessTables};
 pub use tls::{Tls, TlsMode};
 
 /// The environment variable that carries the monitor user's password, so that it never has to

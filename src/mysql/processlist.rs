@@ -50,6 +50,9 @@ pub struct Processlist {
     /// The parallel appliers' workers: `MariaDB`'s one pool from this scan's `Slave_worker`
     /// rows, `MySQL`'s per channel from its worker table; empty without parallel replication.
     pub workers: Vec<super::WorkerSample>,
+    /// The replication threads applying row events, with the table where the scan names it
+    /// (`row_events.rs`).
+    pub row_events: Vec<super::RowApply>,
 }
 
 pub const STATEMENT_CHARS: usize = 120;
@@ -71,7 +74,7 @@ pub fn processlist_sql(flavor: &Flavor) -> String {
     match flavor.family {
         Family::Mariadb => format!("{MARKER} SHOW PROCESSLIST"),
         Family::Mysql => format!(
-            "SELECT {MARKER} p.ID, p.USER, p.COMMAND, p.STATE, p.TIME, \
+            "SELECT {MARKER} p.ID, p.USER, p.DB, p.COMMAND, p.STATE, p.TIME, \
              LEFT(p.INFO, {STATEMENT_CHARS}) AS INFO, \
              ROUND(100 * s.WORK_COMPLETED / NULLIF(s.WORK_ESTIMATED, 0), 1) AS PROGRESS \
              FROM information_schema.PROCESSLIST p \
@@ -181,6 +184,7 @@ impl Processlist {
         out.summary.threads += 1;
         out.workers
             .extend(super::appliers::pool_from_processlist(rows));
+        out.row_events = super::row_events::from_processlist(rows);
         Ok(out)
     }
 }

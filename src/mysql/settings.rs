@@ -50,6 +50,10 @@ pub struct SafetySettings {
     /// (`mysql::own_tables`): rows written above it could stop its channel.
     #[serde(default)]
     pub own_tables: Vec<super::own_tables::Mismatch>,
+    /// The node's tables without a primary or unique key (`table_keys.rs`); `None` when not
+    /// read (refused, or a recording made before rwtop read them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyless_tables: Option<super::KeylessTables>,
 }
 
 /// The flavor's names for the settings a fix changes: the lint above prints them and never asks
@@ -145,6 +149,7 @@ impl SafetySettings {
             lock_table: row.optional_bool(&["lock_table"])?,
             names: SettingNames::of(family),
             own_tables: Vec::new(),
+            keyless_tables: None,
         })
     }
 }

@@ -7,6 +7,7 @@ mod cadence;
 mod events;
 pub mod feeds;
 pub mod heartbeat;
+mod key_cache;
 pub mod node_poller;
 mod osc;
 mod pace;

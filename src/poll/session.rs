@@ -1,10 +1,10 @@
 //! One connection's polling, as a type with named steps: what the poller has learned of its node
 //! on this connection (how many status polls answered, whether it replicates, whether its
 //! applied position stands for the heartbeat table, which binlog list it holds, when a DDL was
-//! last seen) and the steps of a tick — the status poll (with the heartbeat reading and the clock
-//! sample riding in front of it when due), the lint's settings when due, and a heartbeat
-//! reading on its own between polls; and, when a scan shows a DDL waiting for a lock, who holds
-//! it. `node_poller::run` owns the connection's lifetime (connect,
+//! last seen, which tables have a key) and the steps of a tick — the status poll (with the
+//! heartbeat reading and the clock sample riding in front of it when due), the lint's settings
+//! when due, and a heartbeat reading on its own between polls; and, when a scan shows a DDL
+//! waiting for a lock, who holds it. `node_poller::run` owns the connection's lifetime (connect,
 //! back-off); the tick schedule lives in `node_poller::poll_connected`.
 
 use std::collections::HashMap;
@@ -61,6 +61,8 @@ pub(super) struct Session<'a> {
     /// The binlog list this connection read while the node fed a replica; `None` while none is
     /// held.
     list: Option<HeldList>,
+    /// Whether the tables the appliers apply row events on have a key, per table.
+    keys: super::key_cache::KeyCache,
     beat_sql: String,
     phase: u64,
     /// The last sample showed the node writable and replicating from nothing: where online
@@ -88,6 +90,7 @@ impl<'a> Session<'a> {
             ddl_seen: None,
             applying: Applying::default(),
             list: None,
+            keys: super::key_cache::KeyCache::default(),
             beat_sql: heartbeat_sql(&spec.heartbeat),
             phase: phase(&spec.name),
             writable_root: false,
@@ -144,6 +147,15 @@ impl<'a> Session<'a> {
         let sent_utc = chrono::Utc::now();
         let (mut sample, ahead) = poll_status(&mut self.conn, parts, lead, tail).await?;
         let lead_asked = lead.is_some();
+        if let Some(list) = sample.reported.processes.as_mut() {
+            if !list.ddl.is_empty() {
+                self.keys.forget();
+            }
+            // Only while a scan names a table: one lookup per table not known yet.
+            if !list.row_events.is_empty() {
+                self.keys.fill(&mut self.conn, list, Instant::now()).await?;
+            }
+        }
         resolve(&mut sample, &mut self.resolved).await;
         if let Some(files) = &sample.reported.binlog_files {
             self.list = Some(HeldList {

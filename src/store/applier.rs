@@ -1,13 +1,14 @@
 //! A channel's parallel appliers (`docs/design.md`, "Parallel appliers and catch-up"): the
 //! configured workers and mode, the busy workers of the newest processlist scan with that scan's
-//! age, retries as a rate, and the event groups applied by kind.
+//! age, retries as a rate, the event groups applied by kind, and the tables the newest scan
+//! showed row events applied on.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::mysql::{ApplierCounters, SafetySettings, WorkerSample};
+use crate::mysql::{ApplierCounters, RowApply, SafetySettings, WorkerSample};
 
 /// Retries per second are counted over this span of polls: one poll's difference is 0 or 1
 /// most of the time, a rate nobody can read.
@@ -22,6 +23,8 @@ pub struct ApplierTrack {
     retries: VecDeque<(Instant, u64)>,
     /// The newest scan that showed this channel's workers, and when that poll began.
     workers: Option<(Instant, WorkerSample)>,
+    /// The row events the newest scan showed being applied.
+    row_events: Vec<RowApply>,
 }
 
 impl ApplierTrack {
@@ -60,6 +63,12 @@ impl ApplierTrack {
                 .or_else(|| scan.iter().find(|w| w.channel.is_none()));
             self.workers = own.map(|w| (at, w.clone()));
         }
+    }
+
+    /// The row events a processlist scan showed being applied (the node's, as `MariaDB`'s
+    /// processlist does not say which connection a worker serves).
+    pub fn observe_row_events(&mut self, scan: &[RowApply]) {
+        self.row_events = scan.to_vec();
     }
 
     fn retries_per_second(&self) -> Option<f64> {
@@ -105,6 +114,7 @@ impl ApplierTrack {
                 transactional: counters.transactional_groups,
                 non_transactional: counters.non_transactional_groups,
             },
+            row_events: self.row_events.clone(),
         }
     }
 }
@@ -126,6 +136,19 @@ pub struct ApplierView {
     /// Over the last 10 s of polls; `None` until two polls a second apart.
     pub retries_per_second: Option<f64>,
     pub groups: ApplierGroups,
+    /// What the newest scan showed the appliers applying row events on, as old as
+    /// [`Self::busy`]'s scan; empty when they apply none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub row_events: Vec<RowApply>,
+}
+
+impl ApplierView {
+    /// The first table being applied that lacks a primary or unique key: under ROW format each of
+    /// its row events scans the table.
+    #[must_use]
+    pub fn scanning_table(&self) -> Option<&RowApply> {
+        self.row_events.iter().find(|r| r.scans_table())
+    }
 }
 
 /// A sample: the processlist is scanned only every few polls.

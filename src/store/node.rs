@@ -226,6 +226,9 @@ impl NodeEntry {
             channel
                 .applier
                 .observe(sample.at, &status.channel, &status.appliers, scan);
+            if let Some(list) = self.processes.as_ref().filter(|_| scanned) {
+                channel.applier.observe_row_events(&list.row_events);
+            }
             self.channels.push(channel);
         }
         self.sample = Some(sample);

@@ -33,6 +33,7 @@ fn parallel_replica() -> Snapshot {
                 transactional: Some(2_431),
                 non_transactional: Some(0),
             },
+            row_events: Vec::new(),
         };
     });
     topo.replica_mut("r2", |r| r.appliers.workers = Some(0));
@@ -67,5 +68,39 @@ fn a_parallel_replica_shows_its_workers_in_the_detail_pane() {
         );
         let serial = draw(&snapshot, &selecting(&snapshot, "r2"), full_screen, w, h);
         assert!(!pane_words(&serial, " r2 ← db1 ").contains("workers"));
+    }
+}
+
+/// r2 (one applier thread) lagging on an `UPDATE` of a table without a key: the detail pane
+/// names the table and why it is slow, wrapped whole in the 80×24 pane.
+#[test]
+fn a_replica_applying_row_events_on_a_keyless_table_names_it() {
+    use rwtop::mysql::{NamedBy, RowApply, RowEvent};
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    let _beside = settings.bind_to_scope();
+    let mut topo = Topo::new();
+    topo.replica_mut("r2", |r| {
+        r.appliers.row_events = vec![RowApply {
+            thread_id: 12,
+            event: RowEvent::Update,
+            schema: Some("shop".to_owned()),
+            table: Some("events".to_owned()),
+            named_by: Some(NamedBy::Statement),
+            has_key: Some(false),
+        }];
+    });
+    let snapshot = topo.snapshot;
+    for (w, h) in [(120, 40), (80, 24)] {
+        let backend = draw(&snapshot, &selecting(&snapshot, "r2"), full_screen, w, h);
+        assert_snapshot!(format!("row_events_keyless_r2_{w}x{h}"), &backend);
+        let detail = pane_words(&backend, " r2 ← db1 ");
+        assert_has(
+            &detail,
+            &[
+                "applying row events on shop.events (no primary or unique key: each row event \
+               scans the table)",
+            ],
+        );
     }
 }

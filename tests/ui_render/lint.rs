@@ -30,6 +30,7 @@ fn plain_install(server_id: u32) -> SafetySettings {
         lock_table: Some(false),
         names: SettingNames::of(Family::Mariadb),
         own_tables: Vec::new(),
+        keyless_tables: None,
     }
 }
 

@@ -51,6 +51,14 @@ fn two_channels() -> Topo {
             message: "Duplicate entry".to_owned(),
             timestamp: None,
         });
+        r.appliers.row_events = vec![crate::mysql::RowApply {
+            thread_id: 10,
+            event: crate::mysql::RowEvent::Update,
+            schema: Some("shop".to_owned()),
+            table: Some("events".to_owned()),
+            named_by: Some(crate::mysql::NamedBy::Statement),
+            has_key: Some(false),
+        }];
     });
     topo
 }
@@ -473,4 +481,21 @@ fn a_waiting_ddl_names_its_blockers_and_the_kill() {
         node(&doc(&topo.snapshot), "db1")["ddl"][0]["blocked_by"],
         Value::Null
     );
+}
+
+/// A channel's appliers name the tables row events are applied on and whether each has a key
+/// (since 1.10); a channel applying none has an empty list.
+#[test]
+fn row_events_name_the_table_and_its_key() {
+    let d = doc(&two_channels().snapshot);
+    let events = &node(&d, "r2")["channels"][1]["appliers"]["row_events"];
+    assert_eq!(
+        events,
+        &serde_json::json!([{
+            "thread_id": 10, "event": "update", "schema": "shop", "table": "events",
+            "named_by": "statement", "has_key": false
+        }])
+    );
+    let r1 = &node(&d, "r1")["channels"][0]["appliers"]["row_events"];
+    assert_eq!(r1, &serde_json::json!([]));
 }

@@ -1,7 +1,9 @@
 //! The selected channel's parallel appliers, for a replica that has them:
 //! `workers 4 (optimistic): 2 busy, 1 waiting on commit order (3s ago)` then
 //! `retries 0.3/s · groups ddl 3 trx 1.2k non-trx 0`. A replica with one applier thread gets no
-//! line: at 80×24 every row of the pane is spoken for.
+//! line: at 80×24 every row of the pane is spoken for. Any replica whose appliers are applying
+//! row events gets a line per table: `applying row events on shop.events (no primary or unique
+//! key: each row event scans the table)`.
 
 use ratatui::text::Line;
 
@@ -23,6 +25,52 @@ pub(super) fn lines(a: &ApplierView, t: &Theme, width: usize) -> Vec<Line<'stati
     let mut lines = fitted(|wide| workers_line(a, t, wide), width);
     lines.extend(fitted(|wide| counters_line(a, t, wide), width));
     lines
+}
+
+/// Tables the appliers apply row events on, shown at most: one line each.
+const TABLES_SHOWN: usize = 2;
+
+/// A line per table the newest scan showed row events applied on, a table without a key first
+/// (it is what makes a replica lag); nothing while none are applied.
+pub(super) fn row_event_lines(a: &ApplierView, t: &Theme, width: usize) -> Vec<Line<'static>> {
+    let mut applies: Vec<&crate::mysql::RowApply> = Vec::new();
+    let keyless_first = a
+        .row_events
+        .iter()
+        .filter(|r| r.scans_table())
+        .chain(a.row_events.iter().filter(|r| !r.scans_table()));
+    for apply in keyless_first {
+        let same = |r: &&crate::mysql::RowApply| r.schema == apply.schema && r.table == apply.table;
+        if !applies.iter().any(same) {
+            applies.push(apply);
+        }
+    }
+    applies
+        .into_iter()
+        .take(TABLES_SHOWN)
+        .flat_map(|apply| {
+            let mut tokens = vec![Token::new("applying row events", t.muted)];
+            match (apply.qualified(), apply.schema.as_deref()) {
+                (Some(table), _) => {
+                    tokens.push(Token::new("on", t.muted));
+                    tokens.push(Token::new(table, t.text));
+                }
+                (None, Some(schema)) => {
+                    tokens.push(Token::new("in", t.muted));
+                    tokens.push(Token::new(schema.to_owned(), t.text));
+                    tokens.push(Token::new("(table not shown)", t.unknown));
+                }
+                (None, None) => tokens.push(Token::new("(table not shown)", t.unknown)),
+            }
+            if apply.scans_table() {
+                tokens.extend(super::wrap::words(
+                    "(no primary or unique key: each row event scans the table)",
+                    t.warning,
+                ));
+            }
+            wrap(tokens, width, INDENT)
+        })
+        .collect()
 }
 
 /// The wide form when it takes one row, else the short one wrapped.
@@ -123,6 +171,7 @@ mod tests {
                 transactional: Some(1_234),
                 non_transactional: Some(0),
             },
+            row_events: Vec::new(),
         }
     }
 
@@ -170,5 +219,44 @@ mod tests {
         };
         assert!(lines(&serial, &t, 80).is_empty());
         assert!(lines(&ApplierView::default(), &t, 80).is_empty());
+    }
+
+    #[test]
+    fn a_keyless_table_being_applied_gets_its_line_first() {
+        use crate::mysql::{NamedBy, RowApply, RowEvent};
+        let t = Theme::builtin();
+        let apply = |id, table: Option<&str>, has_key| RowApply {
+            thread_id: id,
+            event: RowEvent::Update,
+            schema: Some("shop".into()),
+            table: table.map(Into::into),
+            named_by: table.map(|_| NamedBy::Statement),
+            has_key,
+        };
+        let view = ApplierView {
+            row_events: vec![
+                apply(7, Some("orders"), Some(true)),
+                apply(8, Some("events"), Some(false)),
+                apply(9, Some("events"), Some(false)),
+            ],
+            ..ApplierView::default()
+        };
+        assert_eq!(
+            text(&row_event_lines(&view, &t, 200)),
+            [
+                "applying row events on shop.events (no primary or unique key: each row event \
+                 scans the table)",
+                "applying row events on shop.orders",
+            ]
+        );
+        let unnamed = ApplierView {
+            row_events: vec![apply(7, None, None)],
+            ..ApplierView::default()
+        };
+        assert_eq!(
+            text(&row_event_lines(&unnamed, &t, 200)),
+            ["applying row events in shop (table not shown)"]
+        );
+        assert!(row_event_lines(&ApplierView::default(), &t, 80).is_empty());
     }
 }

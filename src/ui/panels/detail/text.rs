@@ -1,6 +1,7 @@
 //! The pane's text, in order of what an operator needs first: lag against SBM, the threads'
 //! errors, the node's other channels, window percentiles, binlog positions and bytes behind, GTID
-//! backlog, delay, parallel appliers (when there are several), GTID state.
+//! backlog, delay, parallel appliers (when there are several), GTID state; the table row events
+//! are applied on, after the catch-up.
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -58,6 +59,7 @@ pub(super) fn lines(
     if !(brief && r.catch_up.state == crate::store::apply_rate::CatchUpState::CaughtUp) {
         lines.extend(super::catch_up::lines(r, t, width, INDENT));
     }
+    lines.extend(super::appliers::row_event_lines(&r.appliers, t, width));
     let io = r.bytes_behind.io;
     lines.push(position_line("recv ", &r.received, "io", io, t, width));
     let sql = r.bytes_behind.sql;
