@@ -124,6 +124,8 @@ fn names(blockers: &Blockers, id: u64, source: HolderSource, holds: &Holds, case
         .first()
         .unwrap_or_else(|| panic!("{case}: nobody named: {blockers:?}"));
     assert_eq!(first.id, id, "{case}: {blockers:?}");
+    // Nobody else: not rwtop's own sessions, not the replica's dump thread, not the waiter.
+    assert_eq!(blockers.holders.len(), 1, "{case}: {blockers:?}");
     assert_eq!(first.kill, Kill::Connection, "{case}");
     assert_eq!(first.kill_statement(), Some(format!("KILL {id}")), "{case}");
     assert_eq!(first.user, HOLDER.0, "{case}");
