@@ -174,6 +174,44 @@ fn command(t: &TestSandbox, dir: &Path, log: &Path) -> tokio::process::Command {
     cmd
 }
 
+/// With rwtop out of reach, or a request rwtop refuses, pt-osc stops when it loads the plugin,
+/// with the reason, before it creates anything.
+async fn plugin_refuses_before_anything_changes(t: &TestSandbox, dir: &Path, addr: SocketAddr) {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let cases = [
+        (
+            vec![("RWTOP_URL", closed.to_string())],
+            format!("rwtop-throttle: cannot reach rwtop at http://{closed}/throttle"),
+        ),
+        (
+            vec![
+                ("RWTOP_URL", format!("http://{addr}/")),
+                ("RWTOP_REPLICAS", "r1,nope".to_owned()),
+            ],
+            "rwtop-throttle: rwtop refused".to_owned(),
+        ),
+        (vec![], "rwtop-throttle: RWTOP_URL is not set".to_owned()),
+    ];
+    for (env, expected) in cases {
+        let log = dir.join("refused.log");
+        let mut cmd = command(t, dir, &log);
+        cmd.arg("--plugin").arg(plugin()).env_remove("RWTOP_URL");
+        for (name, value) in &env {
+            cmd.env(name, value);
+        }
+        let exit = cmd.status().await.expect("running pt-osc");
+        let output = format!("{}{}", read(&log), read(&log.with_extension("err")));
+        eprintln!("{env:?}: {exit}: {}", output.trim());
+        assert!(!exit.success(), "{env:?}: pt-osc went on:\n{output}");
+        assert!(output.contains(&expected), "{env:?}:\n{output}");
+        assert!(!output.contains("Creating new table"), "{env:?}:\n{output}");
+    }
+    let left = t.admin("primary", "SHOW TABLES FROM rwtop LIKE '\\_osc\\_new'");
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// One pt-osc run (with the plugin when `rwtop` is given) with r1's link stalled for [`STALL`]
 /// once [`STALL_AT`] rows are copied.
 async fn run(t: &TestSandbox, dir: &Path, addr: SocketAddr, with_plugin: bool) -> Run {
@@ -316,6 +354,7 @@ async fn pt_osc_keeps_copying_through_a_stall_and_the_plugin_pauses_it() {
         .await;
     };
     caught_up().await;
+    plugin_refuses_before_anything_changes(&t, dir.path(), addr).await;
 
     let alone = run(&t, dir.path(), addr, false).await;
     eprintln!("pt-osc alone: {alone:#?}");
