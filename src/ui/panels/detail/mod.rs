@@ -10,6 +10,7 @@
 //! on top when the pane is tall, beside the text when the pane is wide and short.
 
 mod appliers;
+mod blockers;
 pub(super) mod catch_up;
 #[cfg(test)]
 mod tests;

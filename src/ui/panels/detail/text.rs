@@ -1,5 +1,5 @@
 //! The pane's text, in order of what an operator needs first: lag against SBM, the threads'
-//! errors, the node's other channels, window percentiles, binlog positions and bytes behind, GTID
+//! errors, a waiting DDL's blocker, the node's other channels, window percentiles, binlog positions and bytes behind, GTID
 //! backlog, delay, parallel appliers (when there are several), GTID state; the table row events
 //! are applied on, after the catch-up.
 
@@ -54,6 +54,7 @@ pub(super) fn lines(
             lines.extend(error_lines(thread, error, t, width));
         }
     }
+    lines.extend(super::blockers::lines(node, t, width, INDENT));
     lines.extend(others(row, r, t, width));
     lines.push(window_line(r, ctx.state.window, t));
     if !(brief && r.catch_up.state == crate::store::apply_rate::CatchUpState::CaughtUp) {
