@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::chromium;
-use rwtop::record::Recorder;
+use rwtop::record::{RecordedThresholds, Recorder};
 use rwtop::store::lag::Lag;
 use rwtop::store::series::Point;
 use rwtop::store::testkit::{Topo, ddl};
@@ -30,9 +30,13 @@ fn lag_ms(s: u64, halve: bool) -> u32 {
 }
 
 /// A 50-frame recording, one frame a second, with the DDL at 10–15 on db1 and applied at 16–22
-/// on each replica.
+/// on each replica; without thresholds in its header, as recordings were made before them.
 fn recording(path: &Path) {
-    let mut recorder = Recorder::create(path).unwrap();
+    recording_with(path, None);
+}
+
+fn recording_with(path: &Path, thresholds: Option<RecordedThresholds>) {
+    let mut recorder = Recorder::create_with(path, thresholds).unwrap();
     let mut points: [Vec<Point>; 2] = [Vec::new(), Vec::new()];
     for step in 0..50 {
         let mut topo = Topo::new();
@@ -84,6 +88,11 @@ fn a_recordings_ddl_window_in_markdown_and_html_with_its_charts_drawn() {
 
     let (ok, md, err) = run(&["report", rec_s]);
     assert!(ok, "{err}");
+    // A recording without thresholds says what the report assumed.
+    assert!(
+        err.contains("carries no thresholds") && err.contains("at 1.00s (the default)"),
+        "{err}"
+    );
     eprintln!("{md}");
     assert_eq!(md.matches("## Window").count(), 0, "one window: {md}");
     assert!(md.contains(&format!("`{ALTER}`")), "{md}");
@@ -198,4 +207,60 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_left_behind() {
         err.contains("no DDL was seen running") && err.contains("give one with --from T --to T"),
         "{err}"
     );
+}
+
+/// The r1 row of a report: `| r1 | 7.00s …`.
+fn r1_row(md: &str) -> &str {
+    md.lines()
+        .find(|l| l.starts_with("| r1 | 7.00s"))
+        .unwrap_or_else(|| panic!("no r1 row: {md}"))
+}
+
+/// A recording made with a 3 s routing threshold marks r1's crossings at 3 s without
+/// `--threshold` (above from second 19, +9 s; back under at 25, +15 s); `--threshold 1` still
+/// overrides it, and so the crossings move to 1 s.
+#[test]
+fn a_recording_carries_its_thresholds_and_the_flag_still_overrides_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec.jsonl");
+    recording_with(
+        &rec,
+        Some(RecordedThresholds {
+            routing_max_lag_seconds: 3.0,
+            report_quiet_seconds: 10.0,
+        }),
+    );
+    let header = std::fs::read_to_string(&rec).unwrap();
+    let header = header.lines().next().unwrap();
+    assert!(
+        header.contains(
+            r#""thresholds":{"routing_max_lag_seconds":3.0,"report_quiet_seconds":10.0}"#
+        ),
+        "{header}"
+    );
+    let rec_s = rec.to_str().unwrap();
+
+    let (ok, md, err) = run(&["report", rec_s]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("carries no thresholds"), "{err}");
+    let r1 = r1_row(&md);
+    assert!(
+        r1.contains("(+9s) →") && r1.contains("(+15s), peak 7.00s"),
+        "{r1}"
+    );
+
+    let (ok, md, err) = run(&["report", rec_s, "--threshold", "1"]);
+    assert!(ok, "{err}");
+    let r1 = r1_row(&md);
+    assert!(
+        r1.contains("(+7s) →") && r1.contains("(+17s), peak 7.00s"),
+        "{r1}"
+    );
+
+    // A config's threshold does not override the recording's (only the flag does).
+    let config = dir.path().join("rwtop.toml");
+    std::fs::write(&config, "[thresholds]\nrouting_max_lag_seconds = 1.0\n").unwrap();
+    let (ok, md, err) = run(&["--config", config.to_str().unwrap(), "report", rec_s]);
+    assert!(ok, "{err}");
+    assert!(r1_row(&md).contains("(+9s) →"), "{md}");
 }

@@ -16,7 +16,7 @@ pub fn run(
     record: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     let theme = monitor_cmd::theme(theme_spec)?;
-    let recorder = super::record_cmd::create(record)?;
+    let recorder = super::record_cmd::create(record, &rwtop::report::ReportSettings::default())?;
     eprintln!(
         "rwtop demo: starting a primary, two replicas, a cascaded one, a second primary and an aggregator of both on 127.0.0.1 ..."
     );

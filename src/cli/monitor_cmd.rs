@@ -38,7 +38,7 @@ pub fn run(
         &origin,
     )?;
     let mut spec = EngineSpec::from_config(&config);
-    let recorder = super::record_cmd::create(record)?;
+    let recorder = super::record_cmd::create(record, &report_settings(&config.settings))?;
     let runtime = super::runtime()?;
     runtime.block_on(async {
         // A taken port is reported here, before the TUI owns the terminal.
@@ -77,14 +77,19 @@ pub fn run(
     Ok(())
 }
 
+/// What the reports judge by: `[report] quiet` and the routing threshold.
+pub fn report_settings(settings: &rwtop::config::FileSettings) -> rwtop::report::ReportSettings {
+    rwtop::report::ReportSettings {
+        quiet: settings.report.quiet,
+        ..rwtop::report::ReportSettings::default()
+    }
+    .with_threshold_seconds(settings.thresholds.routing_max_lag_seconds)
+}
+
 /// The live DDL-window reports: `[report]`'s folder (else beside the recording, else here),
 /// judged by the configured routing threshold.
 pub fn reports(config: &Config, record: Option<&std::path::Path>) -> rwtop::report::Live {
-    let settings = rwtop::report::ReportSettings {
-        quiet: config.settings.report.quiet,
-        ..rwtop::report::ReportSettings::default()
-    }
-    .with_threshold_seconds(config.settings.thresholds.routing_max_lag_seconds);
+    let settings = report_settings(&config.settings);
     let names: Vec<&str> = config.nodes.iter().map(|n| n.name.as_str()).collect();
     rwtop::report::Live::new(
         settings,

@@ -4,17 +4,27 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rwtop::record::{RecordError, Recorder, Summary};
+use rwtop::record::{RecordError, RecordedThresholds, Recorder, Summary};
 use rwtop::store::Snapshot;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 pub struct RecordTask(JoinHandle<Result<Summary, RecordError>>);
 
-/// Creates the file and writes its header: a path that cannot be written stops rwtop here,
-/// before an engine starts or the TUI takes the terminal.
-pub fn create(path: Option<&Path>) -> anyhow::Result<Option<Recorder>> {
-    Ok(path.map(Recorder::create).transpose()?)
+/// Creates the file and writes its header, with the thresholds of `report` (the routing
+/// threshold and the reports' quiet time) for `rwtop report` to read back: a path that cannot be
+/// written stops rwtop here, before an engine starts or the TUI takes the terminal.
+pub fn create(
+    path: Option<&Path>,
+    report: &rwtop::report::ReportSettings,
+) -> anyhow::Result<Option<Recorder>> {
+    let thresholds = RecordedThresholds {
+        routing_max_lag_seconds: report.threshold.as_secs_f64(),
+        report_quiet_seconds: report.quiet.as_secs_f64(),
+    };
+    Ok(path
+        .map(|p| Recorder::create_with(p, Some(thresholds)))
+        .transpose()?)
 }
 
 /// Records `snapshots` in a task until the engine shuts down. A write error ends the recording,

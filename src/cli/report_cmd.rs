@@ -24,8 +24,8 @@ pub struct ReportArgs {
     /// Write the report to FILE (whole, or not at all) instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The routing threshold in seconds [default: thresholds.routing_max_lag_seconds of
-    /// --config, else 1].
+    /// The routing threshold in seconds [default: the one the recording was made with; for a
+    /// recording without one, thresholds.routing_max_lag_seconds of --config, else 1].
     #[arg(long, value_name = "SECONDS", value_parser = threshold_arg)]
     pub threshold: Option<f64>,
 }
@@ -45,30 +45,11 @@ fn threshold_arg(text: &str) -> Result<f64, String> {
 }
 
 pub fn run(target: &super::TargetArgs, args: &ReportArgs) -> anyhow::Result<()> {
-    // An explicit config lends its threshold and quiet time; without one, the defaults.
-    let file = match &target.config {
-        Some(path) => Some(rwtop::config::FileSettings::from_file(path)?),
-        None => None,
-    };
-    let threshold = args.threshold.unwrap_or_else(|| {
-        file.as_ref().map_or_else(
-            || rwtop::config::Thresholds::default().routing_max_lag_seconds,
-            |f| f.thresholds.routing_max_lag_seconds,
-        )
-    });
-    let quiet = file.as_ref().map_or_else(
-        || rwtop::config::ReportConfig::default().quiet,
-        |f| f.report.quiet,
-    );
-    let settings = ReportSettings {
-        quiet,
-        ..ReportSettings::default()
-    }
-    .with_threshold_seconds(threshold);
     let recording = Recording::open(&args.recording)?;
     if let Some(warning) = recording.warning() {
         eprintln!("rwtop: warning: {warning}");
     }
+    let settings = settings(target, args, &recording)?;
     let span = if args.from.is_some() || args.to.is_some() {
         let time = |what, text: &Option<String>| {
             text.as_deref()
@@ -86,7 +67,7 @@ pub fn run(target: &super::TargetArgs, args: &ReportArgs) -> anyhow::Result<()> 
     let report = DdlReport {
         windows,
         source: format!("the recording {}", args.recording.display()),
-        quiet,
+        quiet: settings.quiet,
     };
     let format = args.format.unwrap_or_else(|| {
         args.output
@@ -106,4 +87,63 @@ pub fn run(target: &super::TargetArgs, args: &ReportArgs) -> anyhow::Result<()> 
         None => super::output::emit(&text)?,
     }
     Ok(())
+}
+
+/// What the report judges by. The threshold: `--threshold`, else the one the recording was made
+/// with, else `--config`'s, else 1 s; the quiet time: the recording's, else `--config`'s, else the
+/// default. A recording made before rwtop wrote its thresholds says so on standard error, with
+/// what is assumed.
+fn settings(
+    target: &super::TargetArgs,
+    args: &ReportArgs,
+    recording: &Recording,
+) -> anyhow::Result<ReportSettings> {
+    let file = match &target.config {
+        Some(path) => Some(rwtop::config::FileSettings::from_file(path)?),
+        None => None,
+    };
+    let recorded = recording.header().thresholds;
+    let threshold = args
+        .threshold
+        .or(recorded
+            .map(|t| t.routing_max_lag_seconds)
+            .filter(|v| v.is_finite() && *v > 0.0))
+        .unwrap_or_else(|| {
+            file.as_ref().map_or_else(
+                || rwtop::config::Thresholds::default().routing_max_lag_seconds,
+                |f| f.thresholds.routing_max_lag_seconds,
+            )
+        });
+    // A hand-edited header can hold any number: one that is no duration is not used.
+    let quiet = recorded
+        .and_then(|t| std::time::Duration::try_from_secs_f64(t.report_quiet_seconds).ok())
+        .unwrap_or_else(|| {
+            file.as_ref().map_or_else(
+                || rwtop::config::ReportConfig::default().quiet,
+                |f| f.report.quiet,
+            )
+        });
+    if recorded.is_none() {
+        let source = if args.threshold.is_some() {
+            "--threshold"
+        } else if file.is_some() {
+            "--config"
+        } else {
+            "the default"
+        };
+        eprintln!(
+            "rwtop: note: {} carries no thresholds (recorded before rwtop wrote them): crossings \
+             are marked at {} ({source}) and windows close after {} calm",
+            args.recording.display(),
+            rwtop::units::lag(
+                std::time::Duration::try_from_secs_f64(threshold).unwrap_or_default()
+            ),
+            rwtop::units::duration(quiet)
+        );
+    }
+    Ok(ReportSettings {
+        quiet,
+        ..ReportSettings::default()
+    }
+    .with_threshold_seconds(threshold))
 }

@@ -46,7 +46,10 @@ pub fn run(
         listen.ok_or_else(|| anyhow::anyhow!("rwtop serve needs --metrics-listen ADDR"))?;
     let config = super::load_config(target)?;
     let mut spec = EngineSpec::from_config(&config);
-    let recorder = super::record_cmd::create(record)?;
+    let recorder = super::record_cmd::create(
+        record,
+        &super::monitor_cmd::report_settings(&config.settings),
+    )?;
     let runtime = super::runtime()?;
     runtime.block_on(async {
         let listener = bind(listen).await?;

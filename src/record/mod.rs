@@ -5,7 +5,8 @@
 //! [`FRAME_PERIOD`]:
 //!
 //! ```text
-//! {"rwtop_recording":1,"rwtop_version":"0.1.0","started_at":"…","frame_period_ms":1000}
+//! {"rwtop_recording":1,"rwtop_version":"0.1.0","started_at":"…","frame_period_ms":1000,
+//!  "thresholds":{"routing_max_lag_seconds":1.0,"report_quiet_seconds":10.0}}
 //! {"snapshot":{…, "series":[] per replica},"charts":{"r1":{"len":900,"new_points":[…]}}}
 //! ```
 //!
@@ -45,7 +46,7 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const FRAME_PERIOD: Duration = Duration::from_secs(1);
 
 /// The first line of a recording.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     /// The format version; the key itself says what the file is.
     pub rwtop_recording: u32,
@@ -54,6 +55,19 @@ pub struct Header {
     pub started_at: chrono::DateTime<chrono::Utc>,
     /// Frames were written at most this often.
     pub frame_period_ms: u64,
+    /// What the recording rwtop judged by, so that `rwtop report` marks the same crossings;
+    /// `None` in recordings made before it was written (and by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thresholds: Option<RecordedThresholds>,
+}
+
+/// The thresholds a recording was made with: the routing threshold (a replica above it is
+/// behind, in the alerts and in a DDL window's report) and the calm that closes a report's
+/// window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RecordedThresholds {
+    pub routing_max_lag_seconds: f64,
+    pub report_quiet_seconds: f64,
 }
 
 impl Header {
@@ -64,6 +78,7 @@ impl Header {
             rwtop_version: env!("CARGO_PKG_VERSION").to_owned(),
             started_at,
             frame_period_ms: u64::try_from(FRAME_PERIOD.as_millis()).unwrap_or(u64::MAX),
+            thresholds: None,
         }
     }
 }

@@ -89,8 +89,17 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Creates (or truncates) `path` and writes the header.
+    /// Creates (or truncates) `path` and writes the header, without thresholds.
     pub fn create(path: &Path) -> Result<Self, RecordError> {
+        Self::create_with(path, None)
+    }
+
+    /// Creates (or truncates) `path` and writes the header, with the thresholds the recording
+    /// rwtop judges by.
+    pub fn create_with(
+        path: &Path,
+        thresholds: Option<super::RecordedThresholds>,
+    ) -> Result<Self, RecordError> {
         let create = |error| RecordError::Create {
             path: path.to_owned(),
             error,
@@ -105,9 +114,11 @@ impl Recorder {
             bytes: 0,
             line: Vec::with_capacity(16 * 1024),
         };
-        recorder
-            .put(&Header::new(chrono::Utc::now()))
-            .map_err(create)?;
+        let header = Header {
+            thresholds,
+            ..Header::new(chrono::Utc::now())
+        };
+        recorder.put(&header).map_err(create)?;
         Ok(recorder)
     }
 
