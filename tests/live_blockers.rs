@@ -262,4 +262,53 @@ async fn live_each_holder_is_named_with_its_kill_with_and_without_the_plugin() {
     every_case(&t, &engine, true).await;
     replica_applier(&t, &engine, "r_plugin", true).await;
     engine.shutdown().await;
+    kills_are_checked_first(&t).await;
+}
+
+/// The kill task's own checks, each written to the audit log: a connection that has gone, an
+/// id that now belongs to another user, and a monitor user without `CONNECTION ADMIN` (the
+/// sandbox's, as shipped) are refused, and nothing is killed.
+async fn kills_are_checked_first(t: &TestSandbox) {
+    use rwtop::drain::{AuditLog, KillRequest, kill};
+    let dir = tempfile::tempdir().unwrap();
+    let audit = AuditLog::new(dir.path().join("audit.log"));
+    let spec = primary_and(t, &[]).kill_spec(audit.clone());
+    let mut holder = t.connect_as("primary", HOLDER, DEADLINE).await;
+    let id = connection_id(&mut holder).await;
+    let request = |id: u64, user: &str| KillRequest {
+        node: "primary".to_owned(),
+        id,
+        user: user.to_owned(),
+        kill: Kill::Connection,
+    };
+    let gone = kill::act(&spec, &request(id + 100_000, "holder")).await;
+    let other = kill::act(&spec, &request(id, "app")).await;
+    let refused = kill::act(&spec, &request(id, "holder")).await;
+    for record in [&gone, &other, &refused] {
+        eprintln!("{}", record.summary());
+        assert!(!record.ok, "{record:?}");
+    }
+    assert!(
+        gone.message.contains("is gone (nothing killed)"),
+        "{gone:?}"
+    );
+    assert!(
+        other.message.contains("is now holder's, not app's"),
+        "{other:?}"
+    );
+    assert!(
+        refused.message.starts_with("failed: ")
+            && refused.message.contains("needs CONNECTION ADMIN"),
+        "{refused:?}"
+    );
+    holder
+        .query_rows("SELECT 1")
+        .await
+        .expect("the holder is alive");
+    let log = std::fs::read_to_string(audit.path()).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+    assert!(
+        log.lines()
+            .all(|l| l.contains("\"action\":\"kill\"") && l.contains("\"ok\":false"))
+    );
 }

@@ -159,9 +159,14 @@ async fn checked_kill(
             request.id, request.user
         ));
     }
-    conn.query_rows(sql)
-        .await
-        .map_err(|e| format!("failed: {e}"))?;
+    conn.query_rows(sql).await.map_err(|e| match e {
+        // ER_KILL_DENIED_ERROR: another user's session needs the privilege.
+        crate::mysql::SqlError::Server { code: 1095, .. } => format!(
+            "failed: {e}; the monitor user needs CONNECTION ADMIN (MariaDB) or \
+             CONNECTION_ADMIN (MySQL) to kill another user's session"
+        ),
+        e => format!("failed: {e}"),
+    })?;
     Ok(match request.kill {
         Kill::Query => "its statement was ended".to_owned(),
         _ => "its connection was killed; its transaction rolls back and its locks are freed"
