@@ -26,9 +26,17 @@ pub fn run(
         let engine = Engine::start(&demo.engine_spec());
         let (narration_tx, narration_rx) = mpsc::channel(16);
         let (stop_tx, stop_rx) = watch::channel(false);
-        // The recorder's trouble joins the narration in the footer.
+        // The recorder's trouble and the reports' lines are notes: the footer holds each one
+        // against the narration for a while (`demo::footer`), so it can be read.
+        let (notes_tx, notes_rx) = mpsc::channel(16);
+        let (footer_tx, footer_rx) = mpsc::channel(16);
+        tokio::spawn(rwtop::demo::footer::forward(
+            narration_rx,
+            notes_rx,
+            footer_tx,
+        ));
         let recording =
-            super::record_cmd::spawn(recorder, engine.snapshots(), Some(narration_tx.clone()));
+            super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx.clone()));
         // With --record, each DDL window's report lands beside the recording.
         let reports = record.map(|path| {
             let live = rwtop::report::Live::new(
@@ -36,7 +44,7 @@ pub fn run(
                 rwtop::config::ReportConfig::default().folder(Some(path)),
                 "the demo".to_owned(),
             );
-            rwtop::report::spawn_task(live, engine.snapshots(), narration_tx.clone())
+            rwtop::report::spawn_task(live, engine.snapshots(), notes_tx.clone())
         });
         let script = demo.spawn_script(narration_tx, stop_rx);
         let keys = rwtop::ui::keys::KeyMap::default();
@@ -49,7 +57,7 @@ pub fn run(
             &theme,
             keys,
             &rwtop::probe::ProbeSettings::default(),
-            Some(narration_rx),
+            Some(footer_rx),
         )
         .await;
         let _ = stop_tx.send(true);

@@ -29,6 +29,7 @@
 
 mod channel;
 mod director;
+pub mod footer;
 mod script;
 mod stop;
 mod timeline;
