@@ -26,8 +26,8 @@ use ratatui::backend::TestBackend;
 use rwtop::config::{CliOverrides, Config, ConfigError, FileSettings, Origin, parse_duration};
 use rwtop::gtid::{DomainGtid, Gtid, GtidList, GtidSet};
 use rwtop::mysql::{
-    BinlogFile, BinlogPos, BinlogStatus, DdlStatement, Family, Identity, NodeState, Processlist,
-    RawRow, ReplicaHost, ReplicaStatus, RowError, SemiSync, StatusError, ThreadError,
+    BinlogFile, BinlogPos, BinlogStatus, DdlStatement, Family, Identity, LockRows, NodeState,
+    Processlist, RawRow, ReplicaHost, ReplicaStatus, RowError, SemiSync, StatusError, ThreadError,
     bytes_between, parse_vertical,
 };
 use rwtop::probe::{ProbeDefaults, Strategy as ReadStrategy};
@@ -394,6 +394,10 @@ enum Kind {
     Identity,
     Processlist,
     Workers,
+    /// The holder read's three statements (`mysql::lock_holders`).
+    LockThreads,
+    LockTrx,
+    LockMetadata,
 }
 
 struct Fixture {
@@ -423,6 +427,14 @@ fn kind_of(statement: &str) -> Kind {
         Kind::SemiSync
     } else if upper.contains("GTID_BINLOG_POS") {
         Kind::NodeState
+    } else if upper.contains("RWTOP LOCK HOLDERS") {
+        if upper.contains("METADATA_LOCK") {
+            Kind::LockMetadata
+        } else if upper.contains("INNODB_TRX") {
+            Kind::LockTrx
+        } else {
+            Kind::LockThreads
+        }
     } else if upper.contains("RWTOP PROCESSLIST") {
         Kind::Processlist
     } else if upper.contains("REPLICATION_APPLIER_STATUS_BY_WORKER") {
@@ -555,6 +567,18 @@ fn parse_rows(kind: Kind, family: Family, rows: &[RawRow]) -> Result<String, Sta
             "{:?}",
             rwtop::mysql::appliers::workers_from_table(rows)?
         )),
+        Kind::LockThreads => Ok(format!(
+            "{:?}",
+            LockRows::from_rows(family, rows, None, None)?
+        )),
+        Kind::LockTrx => Ok(format!(
+            "{:?}",
+            LockRows::from_rows(family, &[], Some(rows), None)?
+        )),
+        Kind::LockMetadata => Ok(format!(
+            "{:?}",
+            LockRows::from_rows(family, &[], None, Some(rows))?
+        )),
     }
 }
 
@@ -652,6 +676,11 @@ fn reads(kind: Kind) -> &'static [&'static str] {
             "applying_transaction",
             "processlist_state",
         ],
+        Kind::LockThreads => &[
+            "id", "user", "host", "db", "command", "time", "state", "info", "own", "last_sql",
+        ],
+        Kind::LockTrx => &["id", "age"],
+        Kind::LockMetadata => &["id", "kind", "mode", "schema_name", "name", "status"],
     }
 }
 
@@ -835,6 +864,7 @@ proptest! {
         for kind in [
             Kind::ReplicaStatus, Kind::BinlogStatus, Kind::BinlogFiles, Kind::ReplicaHosts,
             Kind::SemiSync, Kind::NodeState, Kind::Identity, Kind::Processlist, Kind::Workers,
+            Kind::LockThreads, Kind::LockTrx, Kind::LockMetadata,
         ] {
             for family in [Family::Mysql, Family::Mariadb] {
                 if let Err(err) = parse_rows(kind, family, &rows) {
@@ -857,6 +887,9 @@ fn all_columns() -> Vec<&'static str> {
         Kind::Identity,
         Kind::Processlist,
         Kind::Workers,
+        Kind::LockThreads,
+        Kind::LockTrx,
+        Kind::LockMetadata,
     ]
     .iter()
     .flat_map(|k| reads(*k).iter().copied())
