@@ -263,4 +263,17 @@ fn a_recording_carries_its_thresholds_and_the_flag_still_overrides_them() {
     let (ok, md, err) = run(&["--config", config.to_str().unwrap(), "report", rec_s]);
     assert!(ok, "{err}");
     assert!(r1_row(&md).contains("(+9s) →"), "{md}");
+
+    // A hand-edited header's numbers that are no threshold are not used, and nothing panics.
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let edited = text.replacen(
+        r#""thresholds":{"routing_max_lag_seconds":3.0,"report_quiet_seconds":10.0}"#,
+        r#""thresholds":{"routing_max_lag_seconds":-5,"report_quiet_seconds":1e300}"#,
+        1,
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&rec, edited).unwrap();
+    let (ok, md, err) = run(&["report", rec_s]);
+    assert!(ok, "{err}");
+    assert!(r1_row(&md).contains("(+7s) →"), "the default 1 s: {md}");
 }
