@@ -389,4 +389,42 @@ mod tests {
         assert_eq!(facts.primary_done, Some(3.0), "last seen at step 11");
         assert!((facts.length - 4.0).abs() < 1e-9);
     }
+
+    /// A tool's run is kept as a statement named for it, and the report's line names the tool,
+    /// the table, its run time and the window's worst lag (or says it is unknown).
+    #[test]
+    fn an_online_schema_change_run_is_kept_and_named() {
+        use crate::store::testkit::{Topo, osc_run};
+        let at = |step: u64, run: Option<u64>| {
+            let mut topo = Topo::new();
+            if let Some(elapsed) = run {
+                topo.node_mut("db1", |n| {
+                    n.osc = vec![osc_run(100_000 * elapsed / 10, elapsed)];
+                });
+            }
+            topo.at(step)
+        };
+        let from = at(0, None).uptime;
+        let mut gatherer = Gatherer::new(settings(), from);
+        for (step, run) in [(10, Some(10)), (20, Some(20)), (30, None)] {
+            gatherer.observe(&at(step, run));
+        }
+        let facts = gatherer.finish(Bounds {
+            from,
+            to: at(30, None).uptime,
+            by: Opened::Ddl,
+            cut_short: false,
+        });
+        let [run] = facts.statements.as_slice() else {
+            panic!("{:?}", facts.statements);
+        };
+        assert_eq!(run.text, "pt-osc on shop.orders");
+        assert_eq!(run.progress, Some(50.0));
+        assert!(!run.running_at_end);
+        let lines = facts.osc_lines();
+        assert_eq!(lines.len(), 1);
+        // The synthetic snapshots carry no lag chart, from which the worst lag is read (the live
+        // test sees `worst lag 0.05s on r1` from real charts).
+        assert_eq!(lines, ["pt-osc on shop.orders, 20s, lag unknown"]);
+    }
 }

@@ -79,3 +79,27 @@ pub(super) fn osc(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{has, text};
+    use crate::store::testkit::{Topo, osc_run};
+
+    #[test]
+    fn a_run_has_its_series_and_no_run_none() {
+        let mut topo = Topo::new();
+        assert!(!text(&topo.snapshot).contains("rwtop_osc_run{"));
+        topo.node_mut("db1", |n| {
+            let mut run = osc_run(180_000, 252);
+            run.eta_s = Some(310);
+            n.osc = vec![run];
+        });
+        let t = text(&topo.snapshot);
+        let labels = r#"node="db1",tool="pt-osc",schema="shop",table="orders""#;
+        has(&t, &format!(r#"rwtop_osc_run{{{labels},phase="copy"}} 1"#));
+        has(&t, &format!("rwtop_osc_progress_ratio{{{labels}}} 0.45"));
+        has(&t, &format!("rwtop_osc_eta_seconds{{{labels}}} 310"));
+        // pt-osc publishes no throttle state: no series rather than a 0.
+        assert!(!t.contains("rwtop_osc_throttled{"), "{t}");
+    }
+}
