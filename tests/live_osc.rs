@@ -51,8 +51,9 @@ fn prepare(t: &TestSandbox) {
     t.sandbox().wait_replicating(DEADLINE).unwrap();
 }
 
-/// pt-osc on `shop.orders`, as a DBA would start it: 2,000-row chunks with 0.1 s after each
-/// (200 chunks: 20 s of pauses at least), replicas not consulted (the test's `dba` account
+/// pt-osc on `shop.orders`, as a DBA would start it: 2,000-row chunks with 0.2 s after each
+/// (200 chunks: 40 s of pauses at least, so that a look every 15th poll finds it copying with
+/// time to spare), replicas not consulted (the test's `dba` account
 /// exists on the primary only).
 fn pt_osc(t: &TestSandbox) -> std::process::Child {
     let port = t.sandbox().endpoint("primary").expect("endpoint").port;
@@ -66,7 +67,7 @@ fn pt_osc(t: &TestSandbox) -> std::process::Child {
             "--chunk-time",
             "0",
             "--sleep",
-            "0.1",
+            "0.2",
             "--recursion-method",
             "none",
             "--no-check-replication-filters",
@@ -206,6 +207,13 @@ fn judge(notes: &[String], seen: &Seen, reports: &std::path::Path) {
         alert.starts_with("primary: pt-osc on shop.orders, copy"),
         "{alert}"
     );
+    // Once the copy's pace is measured, an ETA.
+    let etas: Vec<u64> = seen
+        .iter()
+        .filter_map(|(_, r, _)| r.as_ref()?.eta_s)
+        .collect();
+    eprintln!("ETAs: {etas:?}");
+    assert!(!etas.is_empty(), "no ETA while copying");
     let progresses: Vec<f64> = seen
         .iter()
         .filter_map(|(_, r, _)| r.as_ref()?.progress())
