@@ -7,59 +7,20 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use common::http::{Response, http};
 use common::{Load, TestSandbox, exact, primary_and, until};
 use rwtop::alerts::throttle::ThrottleSettings;
 use rwtop::engine::Engine;
 use rwtop::export::http::MetricsListener;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 /// From the stall to the 503: the lag must first pass the 1 s limit, then a heartbeat read
 /// (250 ms) and a publication (250 ms) show it; the rest is a busy two-core machine's margin.
 /// An endpoint that read `Seconds_Behind_Master` would never get there.
 const THROTTLE_WITHIN: Duration = Duration::from_secs(5);
-
-struct Response {
-    status: u16,
-    headers: BTreeMap<String, String>,
-    body: String,
-}
-
-/// One HTTP/1.1 request on a fresh connection, as gh-ost or curl sends it.
-async fn http(addr: SocketAddr, method: &str, target: &str) -> Response {
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connecting");
-    let request =
-        format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("sending");
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .expect("an answer within 10 s")
-        .expect("reading");
-    let raw = String::from_utf8(raw).expect("UTF-8 response");
-    let (head, body) = raw.split_once("\r\n\r\n").expect("a header block");
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("a status line");
-    let headers = lines
-        .filter_map(|l| l.split_once(": "))
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
-        .collect();
-    Response {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
-}
 
 /// Asks `GET target` every 100 ms until the status is `status`; returns the answer and when.
 async fn until_status(addr: SocketAddr, target: &str, status: u16, what: &str) -> Response {

@@ -18,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::http::http;
 use common::{Load, TestSandbox, engine_spec, eventually, rwtop};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
@@ -26,37 +27,8 @@ use rwtop::mysql::IoRunning;
 use rwtop::store::histogram::LagHistogram;
 use rwtop::store::lag::Lag;
 use rwtop::store::{NodeView, ReplicaView, Role, Snapshot};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const DEADLINE: Duration = Duration::from_secs(40);
-
-/// One HTTP/1.1 request on a fresh connection: (status, headers lower-cased, body).
-async fn http(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-) -> (u16, BTreeMap<String, String>, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connecting");
-    let request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("sending");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("reading");
-    let raw = String::from_utf8(raw).expect("UTF-8 response");
-    let (head, body) = raw.split_once("\r\n\r\n").expect("a header block");
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("a status line");
-    let headers = lines
-        .filter_map(|l| l.split_once(": "))
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
-        .collect();
-    (status, headers, body.to_owned())
-}
 
 /// A parsed exposition: the declared type of each family, and every sample.
 #[derive(Debug)]
@@ -181,7 +153,11 @@ async fn consistent_scrape(
 ) -> (Arc<Snapshot>, Exposition, String) {
     eventually("a scrape between two publications", DEADLINE, async || {
         let before = engine.latest();
-        let (status, headers, body) = http(addr, "GET", "/metrics").await;
+        let common::http::Response {
+            status,
+            headers,
+            body,
+        } = http(addr, "GET", "/metrics").await;
         let after = engine.latest();
         assert_eq!(status, 200, "{body}");
         assert_eq!(
@@ -496,7 +472,8 @@ async fn rwtop_serve_serves_until_sigterm() {
         "both replicas measured through rwtop serve",
         DEADLINE,
         async || {
-            let (status, _, body) = http(addr, "GET", "/metrics").await;
+            let r = http(addr, "GET", "/metrics").await;
+            let (status, body) = (r.status, r.body);
             assert_eq!(status, 200);
             let m = parse(&body);
             ["r1", "r2"]
@@ -551,12 +528,14 @@ async fn rwtop_serve_serves_until_sigterm() {
 /// 404 elsewhere, 405 for a method that is not a read, HEAD without a body.
 async fn other_paths_and_methods(addr: SocketAddr) {
     // Elsewhere on the server: 404, and 405 for a method that is not a read.
-    let (status, _, _) = http(addr, "GET", "/").await;
+    let status = http(addr, "GET", "/").await.status;
     assert_eq!(status, 404);
-    let (status, headers, _) = http(addr, "POST", "/metrics").await;
+    let r = http(addr, "POST", "/metrics").await;
+    let (status, headers) = (r.status, r.headers);
     assert_eq!(status, 405);
     assert_eq!(headers.get("allow").map(String::as_str), Some("GET, HEAD"));
-    let (status, headers, body) = http(addr, "HEAD", "/metrics").await;
+    let r = http(addr, "HEAD", "/metrics").await;
+    let (status, headers, body) = (r.status, r.headers, r.body);
     assert_eq!((status, body.as_str()), (200, ""));
     assert!(headers.contains_key("content-length"));
 }
@@ -633,7 +612,7 @@ async fn stops_with_its_handle_and_with_the_engine(
         .expect("binding a free port");
     let addr = listener.local_addr();
     let server = listener.serve(engine.snapshots());
-    assert_eq!(http(addr, "GET", "/metrics").await.0, 200);
+    assert_eq!(http(addr, "GET", "/metrics").await.status, 200);
     engine.shutdown().await;
     eventually("the server to stop with the engine", DEADLINE, async || {
         tokio::net::TcpStream::connect(addr)

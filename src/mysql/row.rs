@@ -44,6 +44,17 @@ impl RawRow {
         }
     }
 
+    /// A row from borrowed cells, as tests and recorded outputs write them.
+    #[must_use]
+    pub fn of(cells: &[(&str, Option<&str>)]) -> Self {
+        Self::new(
+            cells
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), value.map(str::to_owned)))
+                .collect(),
+        )
+    }
+
     /// A row of a result set whose column names (`names`, one per value) its rows share.
     #[must_use]
     pub fn with_names(names: Arc<Vec<String>>, values: Vec<Option<String>>) -> Self {

@@ -119,12 +119,7 @@ mod tests {
     use super::*;
 
     fn row(cells: &[(&str, Option<&str>)]) -> RawRow {
-        RawRow::new(
-            cells
-                .iter()
-                .map(|(n, v)| ((*n).to_owned(), v.map(str::to_owned)))
-                .collect(),
-        )
+        RawRow::of(cells)
     }
 
     #[test]

@@ -14,6 +14,7 @@ use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::sandbox::{Ports, Relay, Sandbox, SandboxSpec};
 
 pub mod chromium;
+pub mod http;
 pub mod probe_rig;
 pub mod pt_heartbeat;
 

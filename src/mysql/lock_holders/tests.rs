@@ -3,12 +3,7 @@
 use super::*;
 
 fn row(cells: &[(&str, Option<&str>)]) -> RawRow {
-    RawRow::new(
-        cells
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned)))
-            .collect(),
-    )
+    RawRow::of(cells)
 }
 
 #[test]

@@ -11,12 +11,7 @@ fn table(schema: &str, name: &str) -> ToolTable {
 }
 
 fn row(cells: &[(&str, Option<&str>)]) -> RawRow {
-    RawRow::new(
-        cells
-            .iter()
-            .map(|(c, v)| ((*c).to_owned(), v.map(ToOwned::to_owned)))
-            .collect(),
-    )
+    RawRow::of(cells)
 }
 
 fn size(schema: &str, name: &str, rows: &str, age: &str) -> RawRow {
