@@ -62,7 +62,8 @@ pub struct Throttle {
 pub struct Judged {
     /// `r2`, or `agg/p2` for a named channel.
     pub place: String,
-    /// The heartbeat lag as judged (less a deliberate `SQL_Delay`); `None`: no channel to read.
+    /// The heartbeat lag as judged (less a deliberate `SQL_Delay` and the second held past it,
+    /// `store::delay::held`); `None`: no channel to read.
     pub lag: Option<Lag>,
     pub go: bool,
     /// Why, in a few words: `lag 0.12s ≤ 1.00s`, `lag 4.20s > 1.00s (heartbeat)`.
@@ -197,14 +198,20 @@ fn judge_channel(place: String, channel: &ReplicaView, limit: Duration) -> Judge
         .filter(|&d| d > 0)
         .map(Duration::from_secs);
     let lag = match delay {
-        Some(d) => less(&channel.heartbeat_lag, d),
+        Some(d) => less(
+            &channel.heartbeat_lag,
+            crate::store::delay::held(d.as_secs()),
+        ),
         None => channel.heartbeat_lag.clone(),
     };
     let shown = |lag: &Lag| {
         let text = lag.text().unwrap_or_default();
         match (delay, channel.heartbeat_lag.text()) {
             (Some(d), Some(raw)) => {
-                format!("{raw} less its {} SQL_Delay = {text}", units::duration(d))
+                format!(
+                    "{raw} less its {} SQL_Delay and the second held past it = {text}",
+                    units::duration(d)
+                )
             }
             _ => text,
         }

@@ -20,8 +20,17 @@ use std::time::{Duration, Instant};
 use super::snapshot::LagBeyondDelay;
 use super::windows::{LagWindows, Window};
 
-/// The second a delayed replica may hold an event past its delay (the module's header).
-const HELD_WHOLE_SECOND: u64 = 1;
+/// How long a replica with `delay_s` of `SQL_Delay` may hold an event by design: the delay and
+/// the second past it that whole-second timestamps allow (the module's header); zero without a
+/// delay. What a delayed replica's lag is judged beyond, by the lag alerts and the throttle.
+#[must_use]
+pub fn held(delay_s: u64) -> Duration {
+    if delay_s == 0 {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(delay_s.saturating_add(1))
+    }
+}
 
 /// The readings of a replica that has (or had, within the last window) a `SQL_Delay`.
 #[derive(Debug)]
@@ -64,12 +73,7 @@ impl BeyondDelay {
         let Some(this) = slot else {
             return;
         };
-        let held = if delay_s > 0 {
-            Duration::from_secs(delay_s + HELD_WHOLE_SECOND)
-        } else {
-            Duration::ZERO
-        };
-        let beyond = lag.saturating_sub(held);
+        let beyond = lag.saturating_sub(held(delay_s));
         this.windows.record(at, beyond);
     }
 

@@ -6,7 +6,7 @@ pub mod alert_view;
 pub mod applier;
 pub mod apply_rate;
 pub mod backlog;
-mod delay;
+pub mod delay;
 mod discovery;
 mod failover;
 pub mod histogram;

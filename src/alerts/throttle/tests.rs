@@ -253,8 +253,12 @@ fn a_delayed_replica_is_judged_beyond_its_delay() {
     let v = judge(&t.snapshot, &settings(), FRESH);
     assert_eq!(
         v.reason,
-        "r2 lag 1m04s less its 1m00s SQL_Delay = 4.00s > 1.00s (heartbeat)"
+        "r2 lag 1m04s less its 1m00s SQL_Delay and the second held past it = 3.00s > 1.00s \
+         (heartbeat)"
     );
-    t.replica_mut("r2", |c| c.heartbeat_lag = exact(60.5));
+    // On time: within the delay and the second the server may hold an event past it.
+    t.replica_mut("r2", |c| c.heartbeat_lag = exact(61.9));
     assert!(judge(&t.snapshot, &settings(), FRESH).go);
+    t.replica_mut("r2", |c| c.heartbeat_lag = exact(62.1));
+    assert!(!judge(&t.snapshot, &settings(), FRESH).go);
 }
