@@ -89,16 +89,6 @@ async fn run_all(conn: &mut NodeConn, sqls: &[&str]) {
     }
 }
 
-/// Sends `sql` on `conn` in the background: it waits for its lock.
-fn run(mut conn: NodeConn, sql: &'static str) -> tokio::task::JoinHandle<NodeConn> {
-    tokio::spawn(async move {
-        conn.query_rows(sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        conn
-    })
-}
-
 /// The first snapshot that shows `node`'s DDL waiting for `lock`: its holders, read in the same
 /// poll as the scan that saw the wait.
 async fn first_sight(engine: &Engine, node: &str, lock: &str) -> Blockers {
@@ -150,18 +140,9 @@ async fn every_case(t: &TestSandbox, engine: &Engine, plugin: bool) {
         let id = connection_id(&mut holder).await;
         run_all(&mut holder, case.take).await;
         let app = t.connect_as("primary", APP, DEADLINE).await;
-        let ddl = run(app, case.ddl);
+        let ddl = common::in_background(app, case.ddl);
         let blockers = first_sight(engine, "primary", case.lock).await;
-        let (source, holds) = if plugin {
-            let lock = Holds::Lock {
-                mode: String::new(),
-                object: String::new(),
-            };
-            (HolderSource::MetadataLockInfo, lock)
-        } else {
-            let how = case.without_plugin.clone();
-            (HolderSource::TransactionsAndProcesslist, how)
-        };
+        let (source, holds) = expected(plugin, case.without_plugin.clone());
         names(&blockers, id, source, &holds, case.name);
         run_all(&mut holder, case.release).await;
         ddl.await.unwrap().close().await;
@@ -170,6 +151,21 @@ async fn every_case(t: &TestSandbox, engine: &Engine, plugin: bool) {
             s.node("primary")?.ddl.is_empty().then_some(())
         })
         .await;
+    }
+}
+
+/// Where a holder should be named from and what it should be shown to hold: the plugin's lock
+/// (its mode and object checked apart) when installed, else `without_plugin` from the
+/// transactions and the processlist.
+fn expected(plugin: bool, without_plugin: Holds) -> (HolderSource, Holds) {
+    if plugin {
+        let lock = Holds::Lock {
+            mode: String::new(),
+            object: String::new(),
+        };
+        (HolderSource::MetadataLockInfo, lock)
+    } else {
+        (HolderSource::TransactionsAndProcesslist, without_plugin)
     }
 }
 
@@ -189,18 +185,7 @@ async fn replica_applier(t: &TestSandbox, engine: &Engine, column: &str, plugin:
     app.query_rows(&alter).await.unwrap();
     app.close().await;
     let blockers = first_sight(engine, "r1", "table metadata lock").await;
-    let (source, holds) = if plugin {
-        let lock = Holds::Lock {
-            mode: String::new(),
-            object: String::new(),
-        };
-        (HolderSource::MetadataLockInfo, lock)
-    } else {
-        (
-            HolderSource::TransactionsAndProcesslist,
-            Holds::OpenTransaction,
-        )
-    };
+    let (source, holds) = expected(plugin, Holds::OpenTransaction);
     names(&blockers, id, source, &holds, "replica applier");
     if plugin {
         assert_eq!(

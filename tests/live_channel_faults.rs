@@ -15,8 +15,6 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Load, SHORT, TestSandbox, engine_spec, record_snapshots, until};
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
 use rwtop::alerts::AlertKind;
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::mysql::ThreadControl;
@@ -236,14 +234,6 @@ fn watch(engine: &Engine) -> impl AsyncFnOnce() -> Vec<Seen> {
     }
 }
 
-fn pid(t: &TestSandbox, node: &str) -> Pid {
-    Pid::from_raw(
-        t.sandbox()
-            .pid(node)
-            .unwrap_or_else(|| panic!("{node} runs")),
-    )
-}
-
 /// agg's channels as a snapshot shows them: name, source, lag.
 fn agg_channels(s: &Snapshot) -> Vec<(String, Option<String>, Lag)> {
     s.node(AGGREGATOR).map_or_else(Vec::new, |n| {
@@ -252,22 +242,6 @@ fn agg_channels(s: &Snapshot) -> Vec<(String, Option<String>, Lag)> {
         };
         n.channels.iter().map(channel).collect()
     })
-}
-
-/// A server frozen with SIGSTOP until this drops: a failing test never leaves it stopped.
-struct Frozen(Pid);
-
-impl Frozen {
-    fn new(pid: Pid) -> Self {
-        kill(pid, Signal::SIGSTOP).expect("SIGSTOP");
-        Self(pid)
-    }
-}
-
-impl Drop for Frozen {
-    fn drop(&mut self) {
-        let _ = kill(self.0, Signal::SIGCONT);
-    }
 }
 
 /// The sandbox multi-source with the engine watching it, a load on the primary, all flowing.
@@ -285,7 +259,7 @@ async fn live_p2_killed_agg_p2_unknown_then_exact_after_the_restart() {
     let recorded = watch(&engine);
 
     let fault = Instant::now();
-    kill(pid(&t, SECOND_PRIMARY), Signal::SIGKILL).expect("SIGKILL");
+    t.kill_server(SECOND_PRIMARY);
     until(
         &engine,
         "p2 down, node_down on p2, agg/p2 unknown and its IO thread alerted",
@@ -330,7 +304,7 @@ async fn live_p2_frozen_agg_p2_unknown_then_exact_after_sigcont() {
     let recorded = watch(&engine);
 
     let fault = Instant::now();
-    let frozen = Frozen::new(pid(&t, SECOND_PRIMARY));
+    let frozen = t.freeze(SECOND_PRIMARY);
     // A frozen server keeps its sockets: agg's IO thread sees nothing wrong for a long while
     // (slave_net_timeout), and only the heartbeat tells that nothing arrives.
     until(
@@ -521,7 +495,7 @@ async fn live_agg_killed_keeps_both_channels_unknown_then_exact() {
         (!agg.answers()).then(|| (agg.conn.name(), agg_channels(s)))
     });
 
-    kill(pid(&t, AGGREGATOR), Signal::SIGKILL).expect("SIGKILL");
+    t.kill_server(AGGREGATOR);
     let (s, _) = until(&engine, "agg down", DEADLINE, |s| {
         (s.node(AGGREGATOR)?.conn.name() == "down").then(|| s.clone())
     })

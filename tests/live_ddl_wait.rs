@@ -10,22 +10,11 @@ use std::time::Duration;
 use common::{APP, TestSandbox, alert, eventually, evidence, primary_and, until, until_healthy};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
-use rwtop::mysql::NodeConn;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 const KIND: AlertKind = AlertKind::DdlInFlight;
 /// Small: the waits are what is watched, not the copy.
 const ROWS: u32 = 2_000;
-
-/// Sends `sql` on `conn` in the background; the statement may wait long for its lock.
-fn run(mut conn: NodeConn, sql: &'static str) -> tokio::task::JoinHandle<NodeConn> {
-    tokio::spawn(async move {
-        conn.query_rows(sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        conn
-    })
-}
 
 /// Waits for `node`'s `ddl_in_flight` alert to show the ALTER waiting for `lock`, and checks
 /// that its cause starts with `starts` and says `ends` before naming who blocks it.
@@ -82,7 +71,7 @@ async fn live_a_ddl_waiting_for_a_lock_says_which_and_what_it_holds_up() {
     let mut primary_hold = t.hold_big_table("primary").await;
     // And on the replica a transaction that has read the table, for when the ALTER gets there.
     let mut replica_hold = t.hold_big_table("r1").await;
-    let alter = run(
+    let alter = common::in_background(
         app().await,
         "ALTER TABLE rwtop.big ADD COLUMN c INT, ALGORITHM=INPLACE",
     );
@@ -96,7 +85,7 @@ async fn live_a_ddl_waiting_for_a_lock_says_which_and_what_it_holds_up() {
         ),
     )
     .await;
-    let read = run(app().await, "SELECT COUNT(*) FROM rwtop.big");
+    let read = common::in_background(app().await, "SELECT COUNT(*) FROM rwtop.big");
     let mut watch = t.connect("primary").await;
     eventually("the read queued behind the ALTER", DEADLINE, async || {
         let rows = watch
@@ -137,7 +126,7 @@ async fn live_a_ddl_waiting_for_a_lock_says_which_and_what_it_holds_up() {
     for sql in ["BACKUP STAGE START", "BACKUP STAGE BLOCK_DDL"] {
         dba.query_rows(sql).await.unwrap();
     }
-    let alter = run(
+    let alter = common::in_background(
         app().await,
         "ALTER TABLE rwtop.big ADD COLUMN d INT, ALGORITHM=INPLACE",
     );

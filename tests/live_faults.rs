@@ -19,8 +19,6 @@ use std::time::{Duration, Instant};
 use common::{
     Load, SHORT, TestSandbox, alert, evidence, exact, lag, primary_and, until, until_healthy,
 };
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
 use rwtop::alerts::AlertKind;
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::mysql::{Endpoint, Family, IoRunning, Secret, grants::monitor_grants};
@@ -125,30 +123,6 @@ impl Control {
     }
 }
 
-fn pid(t: &TestSandbox, node: &str) -> Pid {
-    Pid::from_raw(
-        t.sandbox()
-            .pid(node)
-            .unwrap_or_else(|| panic!("{node} runs")),
-    )
-}
-
-/// A server frozen with SIGSTOP until this drops: a failing test never leaves it stopped.
-struct Frozen(Pid);
-
-impl Frozen {
-    fn new(pid: Pid) -> Self {
-        kill(pid, Signal::SIGSTOP).expect("SIGSTOP");
-        Self(pid)
-    }
-}
-
-impl Drop for Frozen {
-    fn drop(&mut self) {
-        let _ = kill(self.0, Signal::SIGCONT);
-    }
-}
-
 /// Restarts the killed servers without stalling the engine's tasks on this worker thread.
 fn restart(t: &mut TestSandbox) {
     tokio::task::block_in_place(|| t.restart_stopped());
@@ -202,7 +176,7 @@ async fn live_fault_killed_replica_is_down_without_lag_and_recovers() {
     let _load = Load::start(&t).await;
     until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
-    kill(pid(&t, "r1"), Signal::SIGKILL).expect("SIGKILL");
+    t.kill_server("r1");
     let mut control = Control::new(&["primary", "r2"]);
     let ((a, s), took) = until(&engine, "node_down on r1", DEADLINE, |s| {
         control.observe(s);
@@ -246,7 +220,7 @@ async fn live_fault_frozen_replica_times_out_per_node_and_recovers() {
 
     // A frozen server keeps its sockets: nothing fails, queries hang. Only the timeouts can
     // tell, and a hung query must not hold up the other pollers.
-    let frozen = Frozen::new(pid(&t, "r1"));
+    let frozen = t.freeze("r1");
     let mut control = Control::new(&["primary", "r2"]);
     let (s, took) = until(&engine, "node_down on frozen r1", DEADLINE, |s| {
         control.observe(s);
@@ -276,7 +250,7 @@ async fn live_fault_killed_primary_stops_lag_honestly_and_recovers() {
     let _load = Load::start(&t).await;
     until_healthy(&engine, &["r1", "r2"], DEADLINE).await;
 
-    kill(pid(&t, "primary"), Signal::SIGKILL).expect("SIGKILL");
+    t.kill_server("primary");
     let killed = Instant::now();
     let (s, took) = until(
         &engine,

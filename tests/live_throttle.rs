@@ -10,11 +10,9 @@ mod common;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::http::{Response, http};
+use common::http::{Response, http, serve_with_throttle};
 use common::{Load, TestSandbox, exact, primary_and, until};
-use rwtop::alerts::throttle::ThrottleSettings;
 use rwtop::engine::Engine;
-use rwtop::export::http::MetricsListener;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 /// From the stall to the 503: the lag must first pass the 1 s limit, then a heartbeat read
@@ -57,13 +55,7 @@ async fn live_throttle_follows_a_stalled_link_sbm_hides() {
     let mut spec = primary_and(&t, &["r1"]);
     spec.discovery = true;
     let engine = Engine::start(&spec);
-    let listener = MetricsListener::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let addr = listener.local_addr();
-    let server = listener
-        .with_throttle(&ThrottleSettings::default())
-        .serve(engine.snapshots());
+    let (addr, server) = serve_with_throttle(&engine).await;
     let _load = Load::start(&t).await;
     until(&engine, "r2 discovered, both caught up", DEADLINE, |s| {
         let caught_up = ["r1", "r2"]

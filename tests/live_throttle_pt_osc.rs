@@ -18,11 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::http::{http, serve_with_throttle};
 use common::{TestSandbox, exact, primary_and, until};
-use rwtop::alerts::throttle::ThrottleSettings;
 use rwtop::engine::Engine;
-use rwtop::export::http::MetricsListener;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ROWS: u64 = 300_000;
 /// pt-osc's fixed chunk: at most this many rows are in flight when it is told to wait.
@@ -65,21 +63,6 @@ fn pt_osc() -> PathBuf {
 
 fn plugin() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/pt-online-schema-change/rwtop-throttle.pl")
-}
-
-async fn status(addr: SocketAddr) -> u16 {
-    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
-        return 0;
-    };
-    let request = format!("GET /throttle HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    let _ = stream.write_all(request.as_bytes()).await;
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw).await;
-    String::from_utf8_lossy(&raw)
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Samples `MAX(id)` of the new table every 100 ms until `stop` is set.
@@ -248,7 +231,7 @@ async fn run(t: &TestSandbox, dir: &Path, addr: SocketAddr, with_plugin: bool) -
     t.relay("r1").stall();
     let mut verdict = None;
     while stalled.elapsed() < STALL {
-        if verdict.is_none() && status(addr).await == 503 {
+        if verdict.is_none() && http(addr, "GET", "/throttle").await.status == 503 {
             verdict = Some(Instant::now());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -337,13 +320,7 @@ async fn pt_osc_keeps_copying_through_a_stall_and_the_plugin_pauses_it() {
     t.sandbox().wait_replicating(DEADLINE).unwrap();
 
     let engine = Engine::start(&primary_and(&t, &["r1", "r2"]));
-    let listener = MetricsListener::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let addr = listener.local_addr();
-    let server = listener
-        .with_throttle(&ThrottleSettings::default())
-        .serve(engine.snapshots());
+    let (addr, server) = serve_with_throttle(&engine).await;
     let caught_up = async || {
         until(&engine, "both replicas caught up", DEADLINE, |s| {
             ["r1", "r2"]

@@ -119,7 +119,9 @@ pub struct OscRun {
 }
 
 impl OscRun {
-    fn new(tool: OscTool, schema: &str, table: &str) -> Self {
+    /// A run of `tool` on `schema.table` just recognised: copying, nothing read of it yet.
+    #[must_use]
+    pub fn new(tool: OscTool, schema: &str, table: &str) -> Self {
         Self {
             tool,
             schema: schema.to_owned(),

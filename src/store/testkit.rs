@@ -118,18 +118,10 @@ pub fn blocked_ddl(statement: &str, elapsed_s: u64, applier: bool) -> DdlStateme
 #[must_use]
 pub fn osc_run(copied: u64, elapsed_s: u64) -> crate::mysql::OscRun {
     crate::mysql::OscRun {
-        tool: crate::mysql::OscTool::PtOsc,
-        schema: "shop".to_owned(),
-        table: "orders".to_owned(),
-        phase: crate::mysql::OscPhase::Copy,
         elapsed_s: Some(elapsed_s),
         rows_copied: Some(copied),
         rows_estimate: Some(400_000),
-        copied_counted: false,
-        throttled: None,
-        throttle_published: false,
-        eta_s: None,
-        unreadable: None,
+        ..crate::mysql::OscRun::new(crate::mysql::OscTool::PtOsc, "shop", "orders")
     }
 }
 

@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use rwtop::alerts::throttle::ThrottleSettings;
+use rwtop::engine::Engine;
+use rwtop::export::http::{MetricsListener, MetricsServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub struct Response {
@@ -46,4 +49,17 @@ pub async fn http(addr: SocketAddr, method: &str, target: &str) -> Response {
         headers,
         body: body.to_owned(),
     }
+}
+
+/// `/metrics` and `/throttle` (at the shipped throttle settings) served from `engine`'s
+/// snapshots on a free loopback port: the address and the server to shut down.
+pub async fn serve_with_throttle(engine: &Engine) -> (SocketAddr, MetricsServer) {
+    let listener = MetricsListener::bind("127.0.0.1:0".parse().expect("an address"))
+        .await
+        .expect("binding a free port");
+    let addr = listener.local_addr();
+    let server = listener
+        .with_throttle(&ThrottleSettings::default())
+        .serve(engine.snapshots());
+    (addr, server)
 }

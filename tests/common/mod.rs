@@ -17,6 +17,7 @@ pub mod chromium;
 pub mod http;
 pub mod probe_rig;
 pub mod pt_heartbeat;
+pub mod signals;
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
@@ -326,6 +327,17 @@ const ALTER_RUNS_AT_LEAST: Duration = Duration::from_secs(8);
 
 /// The account `TestSandbox::load_big_table` creates for the application's DDL.
 pub const APP: (&str, &str) = ("app", "app-test-only");
+
+/// Sends `sql` on `conn` in the background (a statement that may wait long for a lock) and gives
+/// the connection back when it is done; fails the test if the statement fails.
+pub fn in_background(mut conn: NodeConn, sql: &'static str) -> tokio::task::JoinHandle<NodeConn> {
+    tokio::spawn(async move {
+        conn.query_rows(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        conn
+    })
+}
 
 /// How long a node must have shown [`BIG_TABLE_ALTER`] waiting for its metadata lock before the
 /// hold on the table is released ([`TestSandbox::alter_big_table`]): scans come every poll while a
