@@ -149,6 +149,7 @@ impl<'a> Session<'a> {
         let lead_asked = lead.is_some();
         if let Some(list) = sample.reported.processes.as_mut() {
             if !list.ddl.is_empty() {
+                self.ddl_seen = Some(poll);
                 self.keys.forget();
             }
             // Only while a scan names a table: one lookup per table not known yet.
@@ -181,14 +182,6 @@ impl<'a> Session<'a> {
                 sent_at: sample.at,
                 applied: applied.clone(),
             });
-        if sample
-            .reported
-            .processes
-            .as_ref()
-            .is_some_and(|l| !l.ddl.is_empty())
-        {
-            self.ddl_seen = Some(poll);
-        }
         self.name_blockers(&mut sample).await?;
         let sent_at = sample.at;
         let node = self.spec.name.clone();
