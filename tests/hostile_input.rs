@@ -669,7 +669,9 @@ fn reads(kind: Kind) -> &'static [&'static str] {
             "gtid_domain_id",
             "gtid_strict_mode",
         ],
-        Kind::Processlist => &["id", "user", "command", "state", "time", "info", "progress"],
+        Kind::Processlist => &[
+            "id", "user", "db", "command", "state", "time", "info", "progress",
+        ],
         Kind::Workers => &[
             "channel_name",
             "service_state",
