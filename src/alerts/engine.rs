@@ -115,7 +115,9 @@ impl AlertEngine {
             self.topology.settle_primary(snapshot, false);
         }
         self.forget_departed(snapshot, at);
-        self.view()
+        let mut view = self.view();
+        view.incidents = super::incidents::fold(snapshot, &self.settings, &mut view.active);
+        view
     }
 
     fn node_due(&mut self, node: &NodeView, uptime: Duration) -> bool {
@@ -246,6 +248,7 @@ impl AlertEngine {
         });
         AlertsView {
             active,
+            incidents: Vec::new(),
             log: self.log.newest_first(),
         }
     }

@@ -95,6 +95,7 @@ impl Tracker {
                     count: u64::from(self.bad),
                     evidence: finding.evidence,
                     cause: finding.cause,
+                    membership: super::Membership::default(),
                 });
                 Transition::Raised
             }

@@ -62,11 +62,25 @@ fn judge_p99(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
     if stats.p99.as_secs_f64() <= limit {
         return Verdict::Clean;
     }
-    let high = if stats.p50.as_secs_f64() > limit {
-        "stayed high for most of the last minute: the replica cannot keep up with the writes"
-    } else {
-        "spiked in the last minute: write bursts or large transactions"
+    // What the minute says is only true of now while the replica is still behind: once it is
+    // back under the threshold, the minute's P99 is the memory of a spike, not a replica that
+    // cannot keep up.
+    let now = super::incidents::now_beyond_delay(r);
+    let high = match now {
+        Some(now) if now.as_secs_f64() <= limit => format!(
+            "was high in the last minute but is {} now: the replica caught up and this \
+             clears when the spike leaves the minute (recovering)",
+            units::lag(now)
+        ),
+        _ if stats.p50.as_secs_f64() > limit => "stayed high for most of the last minute: the \
+             replica cannot keep up with the writes"
+            .to_owned(),
+        _ => "spiked in the last minute: write bursts or large transactions".to_owned(),
     };
+    let lag_now = fact(
+        "lag_now",
+        now.map_or_else(|| "unknown".to_owned(), units::lag),
+    );
     if r.beyond_delay.is_none() {
         let evidence = vec![
             fact("lag_p99_1m", units::lag(stats.p99)),
@@ -74,6 +88,7 @@ fn judge_p99(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
             fact("lag_p50_1m", units::lag(stats.p50)),
             fact("lag_max_1m", units::lag(stats.max)),
             fact("samples", stats.samples.to_string()),
+            lag_now,
         ];
         return Verdict::bad(evidence, format!("lag {high}"));
     }
@@ -89,6 +104,7 @@ fn judge_p99(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
         fact("lag_p50_beyond_delay_1m", units::lag(stats.p50)),
         fact("lag_max_1m", true_lag(|s| s.max)),
         fact("samples", stats.samples.to_string()),
+        lag_now,
     ];
     Verdict::bad(evidence, format!("lag beyond the {delay} SQL_Delay {high}"))
 }
@@ -145,6 +161,7 @@ mod tests {
         // Stopped for a while on top of its delay: 3.5 s beyond it at P99.
         delayed(&mut topo, Some(minute(0.2, 3.5, 3.9)));
         topo.replica_mut("r1", |r| {
+            r.heartbeat_lag = Lag::Exact { lag: secs(8.5) };
             r.windows[0] = (Window::OneMinute, Some(minute(5.0, 8.5, 8.9)));
         });
         let alert = topo.raise(KIND, Some("r1"));

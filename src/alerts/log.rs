@@ -93,6 +93,7 @@ mod tests {
             count: 2,
             evidence: Vec::new(),
             cause: "r1 does not answer".to_owned(),
+            membership: crate::alerts::Membership::default(),
         };
         (alert, at)
     }

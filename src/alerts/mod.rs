@@ -15,6 +15,8 @@
 //!   percentile (judged beyond a replica's `SQL_Delay`), the two SBM rules, errant transactions,
 //!   topology, DDL with its catch-up [`eta`], a lag that is not recovering, and the global
 //!   rules.
+//! * [`incidents`] groups the active alerts by root cause: one incident per fault, its symptoms
+//!   folded under it, a downstream replica's lag inherited from its source's.
 //! * [`throttle`] is not an alert: the verdict `GET /throttle` gives a schema change tool, a pure
 //!   function of a snapshot like the rules.
 
@@ -25,6 +27,7 @@ mod eta;
 mod format;
 mod global;
 mod hysteresis;
+pub mod incidents;
 mod lag;
 pub mod lint;
 mod log;
@@ -39,6 +42,8 @@ mod verdict;
 #[cfg(test)]
 mod testkit;
 
-pub use crate::store::alert_view::{Alert, AlertKind, AlertsView, LogEntry, Severity};
+pub use crate::store::alert_view::{
+    Alert, AlertKind, AlertsView, Incident, LogEntry, Membership, Severity,
+};
 pub use engine::AlertEngine;
 pub use settings::{AlertSettings, Thresholds};

@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.10";
+pub const SCHEMA_VERSION: &str = "1.11";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -21,6 +21,9 @@ pub struct JsonSnapshot {
     pub nodes: Vec<JsonNode>,
     /// Active alerts, critical first (docs/json-schema.md lists the kinds).
     pub alerts: Vec<JsonAlert>,
+    /// Since 1.11: the active alerts grouped by root cause, active before recovering, critical
+    /// first (docs/incidents.md).
+    pub incidents: Vec<incidents::JsonIncident>,
     /// Raised and cleared events, newest first.
     pub alert_log: Vec<JsonLogEntry>,
     /// Since 1.6: the health lint's findings, errors first (`rwtop lint --json` prints the same).
@@ -44,6 +47,14 @@ pub struct JsonAlert {
     /// Named values, in the order the rule gives them.
     pub evidence: serde_json::Map<String, serde_json::Value>,
     pub cause: String,
+    /// Since 1.11: the id of its incident (its root alert's key, as `incidents[].id`).
+    pub incident: String,
+    /// Since 1.11: the root alert's key (`kind:place`); `null` on the root itself.
+    pub caused_by: Option<String>,
+    /// Since 1.11: behind only because a node upstream is (folded from its source's incident).
+    pub inherited: bool,
+    /// Since 1.11: an after-effect that stays up while the replica is caught up again.
+    pub recovering: bool,
 }
 
 /// One raise or clear; `channel` is always there (`null` as on an alert), unlike a recording's.
@@ -113,6 +124,10 @@ fn alert(a: &crate::alerts::Alert) -> JsonAlert {
             .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
             .collect(),
         cause: a.cause.clone(),
+        incident: a.membership.incident.clone(),
+        caused_by: a.membership.caused_by.clone(),
+        inherited: a.membership.inherited,
+        recovering: a.membership.recovering,
     }
 }
 
@@ -545,6 +560,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         },
         nodes: s.nodes.iter().map(node).collect(),
         alerts: s.alerts.active.iter().map(alert).collect(),
+        incidents: s.alerts.incidents.iter().map(incidents::incident).collect(),
         alert_log: s.alerts.log.iter().map(log_entry).collect(),
         lint: crate::alerts::lint::lint(s),
         probes: s.probes.clone(),
@@ -554,6 +570,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
 
 mod catch_up;
 mod holders;
+mod incidents;
 mod osc;
 mod row_events;
 #[cfg(test)]

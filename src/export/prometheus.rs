@@ -29,6 +29,7 @@ use crate::store::{NodeView, Role, Snapshot};
 
 mod appliers;
 mod catch_up;
+mod incidents;
 mod osc;
 mod replica;
 #[cfg(test)]
@@ -126,6 +127,7 @@ impl Collector for SnapshotCollector {
         catch_up::catch_up(&mut e, s)?;
         osc::osc(&mut e, s)?;
         alerts(&mut e, s)?;
+        incidents::incidents(&mut e, s)?;
         lint(&mut e, s)?;
         probes(&mut e, s)
     }

@@ -105,6 +105,47 @@ pub struct Alert {
     pub evidence: Vec<(String, String)>,
     /// One line: the likeliest explanation given the evidence.
     pub cause: String,
+    /// Which incident it belongs to (`alerts::incidents`): empty until the engine folded it.
+    #[serde(default)]
+    pub membership: Membership,
+}
+
+/// An alert's place in its incident.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Membership {
+    /// The incident's id: its root alert's [`Alert::key`].
+    pub incident: String,
+    /// The root alert's key; `None` on the root itself.
+    pub caused_by: Option<String>,
+    /// Behind only because a node upstream of it (its source, transitively) is: a downstream
+    /// replica's share of an upstream incident.
+    pub inherited: bool,
+    /// An after-effect: a figure over a past window (the lag's P99 over a minute) that stays
+    /// high after the replica caught up again. Nothing to do but wait for it to clear.
+    pub recovering: bool,
+}
+
+/// Symptom alerts that share one root cause, headed by that cause (`alerts::incidents` says
+/// how they are formed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Incident {
+    /// Its root alert's key: stable for as long as the root stays raised.
+    pub id: String,
+    /// The root alert's kind and place.
+    pub kind: AlertKind,
+    pub node: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// The highest severity its members' kinds carry: one incident pages once.
+    pub severity: Severity,
+    /// Every member is an after-effect ([`Membership::recovering`]).
+    pub recovering: bool,
+    /// The root's `since`.
+    pub since: chrono::DateTime<chrono::Utc>,
+    /// One line: the root's cause and what it drags along.
+    pub summary: String,
+    /// Its alerts' keys, the root first.
+    pub alerts: Vec<String>,
 }
 
 /// One raise or clear, for the alert log.
@@ -125,6 +166,22 @@ impl Alert {
     #[must_use]
     pub fn place(&self) -> Option<String> {
         place(self.node.as_deref(), self.channel.as_deref())
+    }
+
+    /// Its identity as text, as the JSON and the metrics name it: `io_thread_stopped:r1`,
+    /// `lag_p99_high:agg/p2`, `all_replicas_lagging` for the whole topology.
+    #[must_use]
+    pub fn key(&self) -> String {
+        match self.place() {
+            Some(place) => format!("{}:{place}", self.kind.name()),
+            None => self.kind.name().to_owned(),
+        }
+    }
+
+    /// Folded under another alert's incident (its symptom, not its cause).
+    #[must_use]
+    pub fn is_folded(&self) -> bool {
+        self.membership.caused_by.is_some()
     }
 }
 
@@ -150,6 +207,10 @@ pub fn place(node: Option<&str>, channel: Option<&str>) -> Option<String> {
 pub struct AlertsView {
     /// Critical first, then oldest first.
     pub active: Vec<Alert>,
+    /// The active alerts grouped by root cause: active before recovering, critical first, then
+    /// oldest first. Empty in recordings made before incidents existed.
+    #[serde(default)]
+    pub incidents: Vec<Incident>,
     /// Newest first; every snapshot shares the alert engine's list until it next changes.
     pub log: Arc<Vec<LogEntry>>,
 }

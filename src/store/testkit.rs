@@ -506,5 +506,6 @@ pub fn sql_stopped_alert(channel: Option<&str>) -> Alert {
             .map(|c| vec![("channel".to_owned(), c.to_owned())])
             .unwrap_or_default(),
         cause: "test".to_owned(),
+        membership: super::alert_view::Membership::default(),
     }
 }

@@ -259,7 +259,8 @@ fn lag_percentile_and_backlog_thresholds() {
                 max: secs(4.0),
                 samples: 240,
             }),
-        );
+        ); // Still 2 s behind: the spike is not over.
+        r.heartbeat_lag = Lag::Exact { lag: secs(2.0) };
     });
     topo.replica_mut("r2", |r| {
         r.gtid_backlog = GtidBacklog {

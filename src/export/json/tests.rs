@@ -67,7 +67,7 @@ fn two_channels() -> Topo {
 fn each_channel_is_an_object_of_its_own() {
     let d = doc(&two_channels().snapshot);
     assert_eq!(d["schema_version"], SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, "1.10");
+    assert_eq!(SCHEMA_VERSION, "1.11");
     let channels = node(&d, "r2")["channels"].as_array().cloned();
     let channels = channels.unwrap_or_default();
     let names: Vec<&Value> = channels.iter().map(|c| &c["channel"]).collect();
@@ -274,6 +274,60 @@ fn alerts_and_the_log_name_their_channel() {
     assert_eq!(d["alert_log"][0]["at"], "2023-11-14T22:13:10Z");
 }
 
+fn judged(topo: &Topo) -> crate::alerts::AlertsView {
+    let mut engine = crate::alerts::AlertEngine::new(crate::alerts::AlertSettings::default());
+    engine.evaluate(&topo.at(1));
+    engine.evaluate(&topo.at(2))
+}
+
+/// r1's IO thread stopped; c1, under r1, is as far behind as r1 with SBM 0: one incident, and
+/// c1's alert names it and its root.
+#[test]
+fn every_alert_names_its_incident_and_root() {
+    let mut topo = Topo::new();
+    topo.add_replica("c1", "r1", 4);
+    topo.replica_mut("r1", |r| {
+        r.io_running = IoRunning::No;
+        r.seconds_behind_source = None;
+        r.heartbeat_lag = Lag::Exact { lag: secs(12.0) };
+    });
+    topo.replica_mut("c1", |r| {
+        r.heartbeat_lag = Lag::Exact { lag: secs(12.1) };
+        r.hop_lag = Some(secs(0.1));
+    });
+    let mut snapshot = topo.at(2);
+    snapshot.alerts = judged(&topo);
+    let d = doc(&snapshot);
+    let alerts = d["alerts"].as_array().cloned().unwrap_or_default();
+    let of = |kind: &str, node: &str| {
+        alerts
+            .iter()
+            .find(|a| a["kind"] == kind && a["node"] == node)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {kind} on {node}: {alerts:#?}"))
+    };
+    let root = of("io_thread_stopped", "r1");
+    assert_eq!(root["incident"], "io_thread_stopped:r1");
+    assert_eq!(root["caused_by"], Value::Null, "present, null on the root");
+    assert_eq!(root["severity"], "critical");
+    let c1 = of("sbm_understates_lag", "c1");
+    assert_eq!(c1["incident"], "io_thread_stopped:r1");
+    assert_eq!(c1["caused_by"], "io_thread_stopped:r1");
+    assert_eq!(c1["inherited"], true);
+    assert_eq!(c1["recovering"], false);
+    assert_eq!(c1["severity"], "warning", "folded under the incident");
+    assert_eq!(c1["evidence"]["caused_by"], "io_thread_stopped:r1");
+    let incidents = d["incidents"].as_array().cloned().unwrap_or_default();
+    assert_eq!(incidents.len(), 1, "{incidents:#?}");
+    assert_eq!(incidents[0]["id"], "io_thread_stopped:r1");
+    assert_eq!(incidents[0]["severity"], "critical");
+    assert_eq!(incidents[0]["node"], "r1");
+    assert_eq!(
+        incidents[0]["alerts"],
+        serde_json::json!(["io_thread_stopped:r1", "sbm_understates_lag:c1"])
+    );
+}
+
 fn keys(value: &Value, out: &mut BTreeSet<String>) {
     match value {
         Value::Object(map) => {
@@ -306,7 +360,9 @@ fn every_key_is_documented() {
     topo.node_mut("db1", |n| {
         n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
     });
-    let mut snapshot = topo.snapshot;
+    topo.replica_mut("r1", |r| r.sql_running = false);
+    let mut snapshot = topo.snapshot.clone();
+    snapshot.alerts = judged(&topo);
     snapshot.alerts.log = vec![LogEntry {
         at: snapshot.taken_at,
         raised: false,

@@ -301,6 +301,7 @@ fn alerts_are_counted_by_kind_and_listed_with_their_start() {
         count: 3,
         evidence: Vec::new(),
         cause: "test".to_owned(),
+        membership: crate::alerts::Membership::default(),
     };
     snapshot.alerts.active = vec![
         alert(AlertKind::SqlThreadStopped, Some("r1")),
@@ -527,4 +528,57 @@ fn catch_up_figures_are_per_channel_and_absent_when_unknown() {
         );
     }
     assert!(samples(&t, "rwtop_replica_apply_bytes_per_second").is_empty());
+}
+
+/// r1's IO thread stopped and c1 below it inherits: one critical incident, c1's alert a symptom
+/// of it.
+#[test]
+fn incidents_are_listed_counted_and_named_on_every_alert() {
+    use crate::alerts::{AlertEngine, AlertSettings};
+    let mut topo = Topo::new();
+    topo.add_replica("c1", "r1", 4);
+    topo.replica_mut("r1", |r| {
+        r.io_running = IoRunning::No;
+        r.seconds_behind_source = None;
+        r.heartbeat_lag = Lag::Exact { lag: secs(12.0) };
+    });
+    topo.replica_mut("c1", |r| {
+        r.heartbeat_lag = Lag::Exact { lag: secs(12.1) };
+        r.hop_lag = Some(secs(0.1));
+    });
+    let mut engine = AlertEngine::new(AlertSettings::default());
+    engine.evaluate(&topo.at(1));
+    let mut snapshot = topo.at(2);
+    snapshot.alerts = engine.evaluate(&snapshot);
+    let t = text(&snapshot);
+    has(
+        &t,
+        r#"rwtop_incidents_active{severity="critical",state="active"} 1"#,
+    );
+    has(
+        &t,
+        r#"rwtop_incidents_active{severity="warning",state="active"} 0"#,
+    );
+    has(
+        &t,
+        r#"rwtop_incidents_active{severity="warning",state="recovering"} 0"#,
+    );
+    has(
+        &t,
+        r#"rwtop_incident{incident="io_thread_stopped:r1",cause="io_thread_stopped",node="r1",channel="",severity="critical",state="active",alerts="2"} 1"#,
+    );
+    has(
+        &t,
+        r#"rwtop_alert_incident{kind="io_thread_stopped",node="r1",channel="",incident="io_thread_stopped:r1",role="cause",caused_by="",inherited="false"} 1"#,
+    );
+    has(
+        &t,
+        r#"rwtop_alert_incident{kind="sbm_understates_lag",node="c1",channel="",incident="io_thread_stopped:r1",role="symptom",caused_by="io_thread_stopped:r1",inherited="true"} 1"#,
+    );
+    // The per-kind series stay as they were.
+    has(
+        &t,
+        r#"rwtop_alerts_active{kind="sbm_understates_lag",severity="critical"} 1"#,
+    );
+    assert_eq!(samples(&t, "rwtop_incident").len(), 1);
 }

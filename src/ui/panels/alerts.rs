@@ -270,6 +270,7 @@ mod tests {
             count: 5,
             evidence: Vec::new(),
             cause: String::new(),
+            membership: crate::alerts::Membership::default(),
         }
     }
 
@@ -331,6 +332,7 @@ mod tests {
         ];
         snapshot.alerts = AlertsView {
             active: vec![backlog, sbm],
+            incidents: Vec::new(),
             log: log.into(),
         };
         snapshot

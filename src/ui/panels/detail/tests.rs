@@ -83,6 +83,7 @@ fn sbm_alert(node: &str) -> Alert {
         count: 2,
         evidence: Vec::new(),
         cause: String::new(),
+        membership: crate::alerts::Membership::default(),
     }
 }
 
