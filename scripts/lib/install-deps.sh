@@ -7,7 +7,8 @@
 #   REASON  what the packages are needed by, for the message
 #   EXTRA   more packages the caller needs: percona-toolkit (checked by pt-heartbeat), tmux,
 #           haproxy, openssl, prometheus (promtool and the server, for the rules and
-#           dashboard tests), chromium (headless, for the DDL-window report's rendered charts),
+#           dashboard tests), prometheus-alertmanager (amtool and the server, for the shipped
+#           inhibition's tests), chromium (headless, for the DDL-window report's rendered charts),
 #           make (jemalloc, rwtop's allocator, is built from C with configure and make)
 
 # Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
@@ -27,6 +28,9 @@ install_deps() {
       haproxy) have haproxy || missing+=(haproxy) ;;
       openssl) have openssl || missing+=(openssl) ;;
       prometheus) { have promtool && have prometheus; } || missing+=(prometheus) ;;
+      prometheus-alertmanager)
+        { have amtool && { have alertmanager || have prometheus-alertmanager; }; } ||
+          missing+=(prometheus-alertmanager) ;;
       chromium) have chromium || missing+=(chromium) ;;
       make) have make || missing+=(make) ;;
       *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
@@ -43,6 +47,10 @@ install_deps() {
     if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v service >/dev/null 2>&1; then
       $sudo service prometheus stop >/dev/null 2>&1 || true
       $sudo service prometheus-node-exporter stop >/dev/null 2>&1 || true
+    fi
+    # The same for the packaged Alertmanager: the inhibition test starts its own.
+    if [[ " ${missing[*]} " == *" prometheus-alertmanager "* ]] && command -v service >/dev/null 2>&1; then
+      $sudo service prometheus-alertmanager stop >/dev/null 2>&1 || true
     fi
   else
     echo "$caller: rwtop's sandbox needs a MariaDB server and client (mariadbd, mariadb-install-db," >&2
