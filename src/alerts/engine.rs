@@ -5,7 +5,9 @@
 //! snapshot": a replica judged four times on the same status would raise on one bad poll.
 //! A node's rules run only when its `sample_seq` moved. A node that does not answer has no new
 //! samples, so it counts one per poll interval of uptime (that is how `node_down` raises and
-//! clears); the global rules do the same.
+//! clears); the global rules do the same. A change of a node's connection state is a sample of
+//! its own, judged on the first snapshot that shows it: a node that went down is news then, not
+//! up to an interval later.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -30,6 +32,8 @@ type Key = (AlertKind, Option<String>, Option<String>);
 struct NodeClock {
     seq: u64,
     counted_at: Duration,
+    /// The connection state (its name) of the last counted sample.
+    conn: &'static str,
 }
 
 #[derive(Debug)]
@@ -128,10 +132,19 @@ impl AlertEngine {
                 NodeClock {
                     seq: node.sample_seq,
                     counted_at: uptime,
+                    conn: node.conn.name(),
                 },
             );
             return true;
         };
+        if clock.conn != node.conn.name() {
+            clock.conn = node.conn.name();
+            // Back up, it is judged on its next sample (the one shown now is from before).
+            if !up {
+                clock.counted_at = uptime;
+                return true;
+            }
+        }
         if up {
             if clock.seq == node.sample_seq {
                 return false;

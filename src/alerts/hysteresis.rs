@@ -2,13 +2,15 @@
 //! (M is 1 for a schema change, whose end is a fact: [`AlertSettings::clean_samples_to_clear`]).
 //!
 //! One poll can catch a replica mid-reconnect or a source sampled a moment before its replica;
-//! an alert that fires on that trains the operator to ignore alerts. A sample the rule cannot
+//! an alert that fires on that trains the operator to ignore alerts. Only readings flicker: a
+//! verdict [`Standing::Stated`] (a thread stopped on an error, a node refused or silent past its
+//! poll interval) is raised on its first sample, a second poll later would only be late. A sample the rule cannot
 //! judge (its inputs are missing) neither extends nor breaks a run: a node that stopped
 //! answering has its own alert, and its last verdicts stay as they were.
 
 use chrono::{DateTime, Utc};
 
-use super::verdict::Verdict;
+use super::verdict::{Standing, Verdict};
 use super::{Alert, AlertKind, AlertSettings};
 
 /// What one sample did to an alert.
@@ -82,7 +84,11 @@ impl Tracker {
                     alert.cause = finding.cause;
                     return Transition::Nothing;
                 }
-                if self.bad < settings.raise_after.max(1) {
+                let needed = match finding.standing {
+                    Standing::Stated => 1,
+                    Standing::Reading => settings.raise_after.max(1),
+                };
+                if self.bad < needed {
                     return Transition::Nothing;
                 }
                 self.active = Some(Alert {
@@ -112,6 +118,7 @@ mod tests {
         Verdict::Bad(Diagnosis {
             evidence: vec![("x".to_owned(), cause.to_owned())],
             cause: cause.to_owned(),
+            standing: Standing::Reading,
         })
     }
 
@@ -157,5 +164,21 @@ mod tests {
         assert_eq!(step(bad("a"), 2), Transition::Nothing);
         assert_eq!(step(bad("a"), 3), Transition::Raised);
         assert_eq!(t.active().map(|a| a.since), Some(at(2)));
+    }
+
+    #[test]
+    fn a_stated_verdict_raises_on_its_first_sample_and_clears_as_any() {
+        let settings = AlertSettings::default();
+        let mut t = Tracker::default();
+        let kind = AlertKind::NodeDown;
+        let stated = || Verdict::stated(vec![("conn".to_owned(), "down".to_owned())], "gone");
+        let mut step = |v, s| t.observe(kind, (Some("r1"), None), v, at(s), &settings);
+        assert_eq!(step(stated(), 0), Transition::Raised);
+        assert_eq!(step(Verdict::Clean, 1), Transition::Nothing);
+        assert_eq!(step(Verdict::Clean, 2), Transition::Nothing);
+        assert!(matches!(step(Verdict::Clean, 3), Transition::Cleared(_)));
+        // A reading of the same kind still waits for its run.
+        assert_eq!(step(bad("a"), 4), Transition::Nothing);
+        assert_eq!(step(stated(), 5), Transition::Raised);
     }
 }

@@ -126,7 +126,8 @@ fn node_down(node: &NodeView) -> Verdict {
                 evidence.push(fact("last_sample_age", units::duration(age)));
             }
             let cause = format!("rwtop cannot poll {}: {}", node.name, format::quote(cause));
-            Verdict::bad(evidence, cause)
+            // Down is already two failures in a row, or a poll silent past its interval.
+            Verdict::stated(evidence, cause)
         }
         // Connecting or one failed poll: not down yet, and not known to be up.
         ConnState::Connecting | ConnState::Retrying { .. } => Verdict::Unknown,
@@ -172,6 +173,11 @@ fn io_thread_stopped(r: &ReplicaView) -> Verdict {
         IoRunning::Connecting => format!("IO thread cannot connect to the source{why}"),
         _ => format!("IO thread stopped: nothing new arrives from the source{why}"),
     };
+    // Stopped on an error stays stopped until someone starts it; a thread caught reconnecting
+    // or stopped by hand may be running again at the next poll.
+    if r.io_running == IoRunning::No && r.last_io_error.is_some() {
+        return Verdict::stated(evidence, cause);
+    }
     Verdict::bad(evidence, cause)
 }
 
@@ -187,7 +193,8 @@ fn sql_thread_stopped(r: &ReplicaView) -> Verdict {
         fact("sql_running", "No"),
         fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
     ];
-    let cause = match &r.last_sql_error {
+    match &r.last_sql_error {
+        // Stopped on an error: it stays stopped until someone repairs and starts it.
         Some(e) => {
             evidence.push(fact("last_sql_error", format::thread_error(e)));
             let cause = format!(
@@ -195,13 +202,16 @@ fn sql_thread_stopped(r: &ReplicaView) -> Verdict {
                 e.errno,
                 format::quote(&e.message)
             );
-            own_damage(cause, e, &mut evidence)
+            let cause = own_damage(cause, e, &mut evidence);
+            Verdict::stated(evidence, cause)
         }
-        None => "SQL thread stopped without an error (by hand or an UNTIL condition): \
-                 nothing received is applied"
-            .to_owned(),
-    };
-    Verdict::bad(evidence, cause)
+        // Stopped by hand may be started again before the next poll.
+        None => Verdict::bad(
+            evidence,
+            "SQL thread stopped without an error (by hand or an UNTIL condition): \
+             nothing received is applied",
+        ),
+    }
 }
 
 fn replication_error(r: &ReplicaView) -> Verdict {

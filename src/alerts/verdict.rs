@@ -1,5 +1,6 @@
-//! What a rule returns ([`Verdict`]: bad with its [`Diagnosis`], clean, or unknown) and what every
-//! rule may read ([`RuleInputs`]): the snapshot judged, the thresholds and the engine's memories.
+//! What a rule returns ([`Verdict`]: bad with its [`Diagnosis`] and its [`Standing`], clean, or
+//! unknown) and what every rule may read ([`RuleInputs`]): the snapshot judged, the thresholds
+//! and the engine's memories.
 
 use super::AlertSettings;
 use super::ddl::DdlMemory;
@@ -11,6 +12,19 @@ use crate::store::{NodeView, ReplicaView, Snapshot};
 pub struct Diagnosis {
     pub evidence: Vec<(String, String)>,
     pub cause: String,
+    pub standing: Standing,
+}
+
+/// What a bad verdict rests on, which decides how many bad samples raise it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// A reading that can flicker (a lag, a backlog, a thread caught mid-reconnect or stopped
+    /// by hand for a moment): raised after the configured run of bad samples.
+    Reading,
+    /// A state the server or the connection states, which does not come and go between polls:
+    /// a thread stopped on an error, a node refused or silent past its poll interval. Raised on
+    /// the first sample; the debounce already lies in how it was read.
+    Stated,
 }
 
 /// One rule's judgement of one sample.
@@ -28,6 +42,16 @@ impl Verdict {
         Self::Bad(Diagnosis {
             evidence,
             cause: cause.into(),
+            standing: Standing::Reading,
+        })
+    }
+
+    /// A bad verdict on a state read as such ([`Standing::Stated`]): raised on its first sample.
+    pub fn stated(evidence: Vec<(String, String)>, cause: impl Into<String>) -> Self {
+        Self::Bad(Diagnosis {
+            evidence,
+            cause: cause.into(),
+            standing: Standing::Stated,
         })
     }
 }

@@ -5,7 +5,9 @@
 //! applied (`beat_gtid.rs`), that is its reading, and the table is not read at all.
 //!
 //! A hung or dead node only ever delays its own task: every statement runs under a timeout, and a
-//! connection whose statement timed out is dropped and reopened with capped back-off.
+//! connection whose statement timed out is dropped and reopened with capped back-off. A tick
+//! whose statements have not answered within one poll interval has the node shown `down` at
+//! once ([`Silence`]), without waiting for that timeout.
 
 use std::time::{Duration, Instant};
 
@@ -145,6 +147,7 @@ async fn poll_connected(
     let mut ticker = ticker(on_slot(tokio::time::Instant::now()), period());
     let mut last_status: Option<tokio::time::Instant> = None;
     let mut last_read: Option<tokio::time::Instant> = None;
+    let mut silence = Silence::default();
     loop {
         let mut nudged = false;
         let due_at = tokio::select! {
@@ -163,27 +166,101 @@ async fn poll_connected(
         }
         let status_due = nudged || due(last_status, due_at, spec.interval);
         // Spread past the read budget: this tick may be one to skip.
-        let mut read_due = nudged || due(last_read, due_at, spec.pace.every());
+        let read_due = nudged || due(last_read, due_at, spec.pace.every());
         if read_due {
             last_read = Some(due_at);
         }
         if status_due {
             last_status = Some(due_at);
-            match session.status_poll(read_due, failures).await {
-                Ok(read_done) => read_due &= !read_done,
-                Err(e) => return ended(e),
-            }
-            if let Err(e) = session.settings_when_due().await {
-                return ended(e);
-            }
         }
-        if read_due
-            && session.reads()
-            && let Err(e) = session.heartbeat_reading().await
-        {
+        let work = tick(&mut session, status_due, read_due, failures);
+        if let Err(e) = silence.answer(spec, events, work).await {
+            if silence.said {
+                *failures = (*failures).max(DOWN_AFTER - 1);
+            }
             return ended(e);
         }
     }
+}
+
+/// One tick's statements: the status poll when due (with the settings when those are due),
+/// and the heartbeat reading when due and not made by the poll.
+async fn tick(
+    session: &mut Session<'_>,
+    status_due: bool,
+    mut read_due: bool,
+    failures: &mut u32,
+) -> Result<(), Ended> {
+    if status_due {
+        read_due &= !session.status_poll(read_due, failures).await?;
+        session.settings_when_due().await?;
+    }
+    if read_due && session.reads() {
+        session.heartbeat_reading().await?;
+    }
+    Ok(())
+}
+
+/// Whether the node was said to be silent: a tick's statements that have not all answered
+/// within one poll interval are news at once, though the connection waits out its query timeout
+/// before it is given up (a frozen server keeps its sockets, and a slow one may still answer).
+/// The node is shown `down` from then, and `up` again when the statements answer after all; a
+/// timeout that follows counts as the second failure, so it stays `down` while it reconnects.
+#[derive(Default)]
+struct Silence {
+    said: bool,
+}
+
+impl Silence {
+    async fn answer<F>(
+        &mut self,
+        spec: &PollerSpec,
+        events: &mpsc::Sender<PollEvent>,
+        work: F,
+    ) -> Result<(), Ended>
+    where
+        F: std::future::Future<Output = Result<(), Ended>>,
+    {
+        let mut work = std::pin::pin!(work);
+        let out = tokio::select! {
+            // An answer that is already in when a late-woken task looks is an answer in time.
+            biased;
+            out = &mut work => Some(out),
+            () = tokio::time::sleep(spec.interval) => None,
+        };
+        let out = if let Some(out) = out {
+            out
+        } else {
+            self.said = true;
+            let state = ConnState::Down {
+                next: spec.timeouts.query.saturating_sub(spec.interval),
+                cause: silent_cause(spec),
+            };
+            let node = spec.name.clone();
+            if events.send(PollEvent::Conn { node, state }).await.is_err() {
+                return Err(Ended::Stopped);
+            }
+            work.await
+        };
+        if out.is_ok() && std::mem::take(&mut self.said) {
+            let node = spec.name.clone();
+            let state = ConnState::Up;
+            if events.send(PollEvent::Conn { node, state }).await.is_err() {
+                return Err(Ended::Stopped);
+            }
+        }
+        out
+    }
+}
+
+/// What a node silent past its poll interval is shown with.
+fn silent_cause(spec: &PollerSpec) -> String {
+    format!(
+        "no answer within {} (the poll interval); waiting up to the {} query timeout before \
+         reconnecting",
+        crate::units::duration(spec.interval),
+        crate::units::duration(spec.timeouts.query)
+    )
 }
 
 /// Whether something last done at `last` (a tick's scheduled instant) is due again at `now`;

@@ -136,6 +136,82 @@ fn a_sample_is_counted_once_however_many_snapshots_show_it() {
 }
 
 #[test]
+fn a_node_that_goes_down_is_raised_on_the_first_snapshot_that_shows_it() {
+    let mut topo = Topo::new();
+    let mut engine = AlertEngine::new(AlertSettings::default());
+    engine.evaluate(&topo.at(1));
+    topo.node_mut("r2", |n| {
+        n.conn = ConnState::Down {
+            next: secs(1.0),
+            cause: "no answer within 1s".to_owned(),
+        };
+    });
+    // A quarter of a poll interval after the last sample: the state changed, that is news now.
+    let mut snapshot = topo.at(1);
+    snapshot.uptime += Duration::from_millis(250);
+    let view = engine.evaluate(&snapshot);
+    let alert = find(&view, AlertKind::NodeDown, Some("r2")).cloned();
+    let alert = alert.unwrap_or_else(|| panic!("{view:#?}"));
+    assert_eq!(alert.count, 1);
+    assert_eq!(alert.cause, "rwtop cannot poll r2: no answer within 1s");
+    // Up again: the old sample is not judged again; three new samples clear it.
+    topo.node_mut("r2", |n| n.conn = ConnState::Up);
+    let mut back = topo.at(1);
+    back.uptime += Duration::from_millis(500);
+    assert!(find(&engine.evaluate(&back), AlertKind::NodeDown, Some("r2")).is_some());
+    for step in 2..=3 {
+        assert!(
+            find(
+                &engine.evaluate(&topo.at(step)),
+                AlertKind::NodeDown,
+                Some("r2")
+            )
+            .is_some()
+        );
+    }
+    assert!(
+        find(
+            &engine.evaluate(&topo.at(4)),
+            AlertKind::NodeDown,
+            Some("r2")
+        )
+        .is_none()
+    );
+}
+
+#[test]
+fn thread_states_raise_at_once_only_when_stopped_on_an_error() {
+    let stop = |io: IoRunning, io_error: bool, sql_error: bool| {
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.io_running = io;
+            r.seconds_behind_source = None;
+            r.last_io_error = io_error.then(|| error(1236, "binlog purged"));
+        });
+        topo.replica_mut("r2", |r| {
+            r.sql_running = false;
+            r.seconds_behind_source = None;
+            r.last_sql_error = sql_error.then(|| error(1062, "Duplicate entry '7'"));
+        });
+        topo
+    };
+    let io = AlertKind::IoThreadStopped;
+    // On an error: the server says it is stopped and it stays so until someone acts.
+    let topo = stop(IoRunning::No, true, true);
+    assert!(topo.raises_at_once(io, Some("r1")));
+    assert!(topo.raises_at_once(SQL, Some("r2")));
+    // The error alone is a reading: it may be an old one the server still shows.
+    assert!(!topo.raises_at_once(AlertKind::ReplicationError, Some("r2")));
+    // Stopped by hand, or caught reconnecting: may be running again at the next poll.
+    let topo = stop(IoRunning::No, false, false);
+    assert!(!topo.raises_at_once(io, Some("r1")));
+    assert!(!topo.raises_at_once(SQL, Some("r2")));
+    topo.raise(io, Some("r1"));
+    topo.raise(SQL, Some("r2"));
+    assert!(!stop(IoRunning::Connecting, true, false).raises_at_once(io, Some("r1")));
+}
+
+#[test]
 fn a_node_that_does_not_answer_counts_one_sample_per_poll_interval() {
     let mut topo = Topo::new();
     let mut engine = AlertEngine::new(AlertSettings::default());
@@ -152,14 +228,16 @@ fn a_node_that_does_not_answer_counts_one_sample_per_poll_interval() {
         snapshot.uptime += Duration::from_millis(500 * half_seconds);
         snapshot
     };
-    for half in [1, 2, 3] {
-        let view = engine.evaluate(&down(half));
-        assert!(
-            find(&view, AlertKind::NodeDown, Some("r2")).is_none(),
-            "{half}"
-        );
-    }
-    let view = engine.evaluate(&down(4));
+    // Raised on the first snapshot that shows it down, then one sample per poll interval.
+    let counts: Vec<u64> = [1, 2, 3, 4, 5]
+        .into_iter()
+        .map(|half| {
+            let view = engine.evaluate(&down(half));
+            find(&view, AlertKind::NodeDown, Some("r2")).map_or(0, |a| a.count)
+        })
+        .collect();
+    assert_eq!(counts, [1, 1, 2, 2, 3]);
+    let view = engine.evaluate(&down(5));
     let alert = find(&view, AlertKind::NodeDown, Some("r2")).cloned();
     let alert = alert.unwrap_or_else(|| panic!("{view:#?}"));
     assert_eq!(
