@@ -46,6 +46,9 @@ pub struct AlertEngine {
     ddl: DdlMemory,
     topology: TopologyMemory,
     log: AlertLog,
+    /// Raised on this snapshot, logged once folded into their incidents: the log then keeps the
+    /// cause every output shows, not the one the rule wrote before it knew the root.
+    raised: Vec<Key>,
 }
 
 impl AlertEngine {
@@ -59,6 +62,7 @@ impl AlertEngine {
             global_at: None,
             ddl: DdlMemory::default(),
             topology: TopologyMemory::default(),
+            raised: Vec::new(),
         }
     }
 
@@ -121,6 +125,19 @@ impl AlertEngine {
         self.forget_departed(snapshot, at);
         let mut view = self.view();
         view.incidents = super::incidents::fold(snapshot, &self.settings, &mut view.active);
+        let raised = std::mem::take(&mut self.raised);
+        for (kind, node, channel) in &raised {
+            let alert = view
+                .active
+                .iter()
+                .find(|a| a.kind == *kind && &a.node == node && &a.channel == channel);
+            if let Some(alert) = alert {
+                self.log.raised(alert, at);
+            }
+        }
+        if !raised.is_empty() {
+            view.log = self.log.newest_first();
+        }
         view
     }
 
@@ -181,11 +198,7 @@ impl AlertEngine {
         let scope = (key.1.as_deref(), key.2.as_deref());
         match tracker.observe(kind, scope, verdict, at, &self.settings) {
             Transition::Nothing => {}
-            Transition::Raised => {
-                if let Some(alert) = tracker.active() {
-                    self.log.raised(alert, at);
-                }
-            }
+            Transition::Raised => self.raised.push(key.clone()),
             Transition::Cleared(alert) => {
                 let why = match self.settings.clean_samples_to_clear(kind) {
                     1 => "after 1 clean sample".to_owned(),

@@ -72,6 +72,14 @@ fn judge_p99(settings: &AlertSettings, r: &ReplicaView) -> Verdict {
              clears when the spike leaves the minute (recovering)",
             units::lag(now)
         ),
+        _ if stats.p50.as_secs_f64() > limit
+            && r.catch_up.state == crate::store::apply_rate::CatchUpState::CatchingUp =>
+        {
+            format!(
+                "stayed high for most of the last minute and is catching up now ({})",
+                r.catch_up.text()
+            )
+        }
         _ if stats.p50.as_secs_f64() > limit => "stayed high for most of the last minute: the \
              replica cannot keep up with the writes"
             .to_owned(),
@@ -184,6 +192,27 @@ mod tests {
             "lag beyond the 5s SQL_Delay spiked in the last minute: write bursts or large \
              transactions"
         );
+    }
+
+    #[test]
+    fn a_replica_catching_up_is_not_said_to_fall_behind() {
+        // Its link flowed again after a stall: 27 s behind, but applying faster than the source
+        // writes.
+        let mut topo = Topo::new();
+        topo.replica_mut("r2", |r| {
+            r.heartbeat_lag = Lag::Exact { lag: secs(27.6) };
+            r.windows[0] = (Window::OneMinute, Some(minute(14.6, 27.1, 27.4)));
+            r.catch_up = crate::store::testkit::catching_up(2.5, secs(11.0));
+        });
+        let alert = topo.raise(KIND, Some("r2"));
+        assert!(
+            alert
+                .cause
+                .starts_with("lag stayed high for most of the last minute and is catching up now"),
+            "{}",
+            alert.cause
+        );
+        assert!(!alert.cause.contains("cannot keep up"), "{}", alert.cause);
     }
 
     #[test]

@@ -61,6 +61,7 @@ fn toggle(panes: &mut super::state::Panes, action: Command) {
         Command::ToggleWhatif => cover(Cover::Whatif),
         Command::ToggleLint => cover(Cover::Lint),
         Command::ExpandGtid => panes.expand_gtid = !panes.expand_gtid,
+        Command::ExpandIncidents => panes.expand_incidents = !panes.expand_incidents,
         Command::ToggleTopology => panes.topology = !panes.topology,
         Command::ToggleDetail if panes.cover.is_some() => {
             panes.cover = None;
@@ -72,6 +73,15 @@ fn toggle(panes: &mut super::state::Panes, action: Command) {
     }
 }
 
+/// The chart's windows in turn: 1, 5, 15 minutes.
+fn next_window(window: Window) -> Window {
+    match window {
+        Window::OneMinute => Window::FiveMinutes,
+        Window::FiveMinutes => Window::FifteenMinutes,
+        Window::FifteenMinutes => Window::OneMinute,
+    }
+}
+
 fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> Effect {
     let rows = state.rows(snapshot).len();
     state.status = None;
@@ -79,14 +89,9 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
         Command::Up => state.selected = state.selected.saturating_sub(1),
         Command::Down => state.selected = (state.selected + 1).min(rows.saturating_sub(1)),
         Command::Sort => state.sort = state.sort.next(),
-        Command::Window => {
-            state.window = match state.window {
-                Window::OneMinute => Window::FiveMinutes,
-                Window::FiveMinutes => Window::FifteenMinutes,
-                Window::FifteenMinutes => Window::OneMinute,
-            };
-        }
+        Command::Window => state.window = next_window(state.window),
         Command::ExpandGtid
+        | Command::ExpandIncidents
         | Command::ToggleTopology
         | Command::ToggleDetail
         | Command::ToggleAlerts

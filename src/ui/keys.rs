@@ -15,6 +15,8 @@ pub enum Command {
     ToggleTopology,
     ToggleDetail,
     ToggleAlerts,
+    /// Unfold or fold the symptoms under each incident in the alerts pane.
+    ExpandIncidents,
     ToggleTestReads,
     ToggleWhatif,
     ToggleLint,
@@ -133,6 +135,12 @@ pub const BINDINGS: &[Binding] = &[
         action: Command::ToggleAlerts,
         short: "",
         help: "show or hide the alerts pane",
+    },
+    Binding {
+        key: KeyCode::Char('e'),
+        action: Command::ExpandIncidents,
+        short: "",
+        help: "unfold or fold each incident's symptoms in the alerts pane",
     },
     Binding {
         key: KeyCode::Char('r'),
@@ -275,6 +283,7 @@ impl Command {
         ("toggle_topology", Command::ToggleTopology),
         ("toggle_detail", Command::ToggleDetail),
         ("toggle_alerts", Command::ToggleAlerts),
+        ("expand_incidents", Command::ExpandIncidents),
         ("toggle_test_reads", Command::ToggleTestReads),
         ("toggle_whatif", Command::ToggleWhatif),
         ("toggle_lint", Command::ToggleLint),

@@ -63,6 +63,8 @@ pub struct Panes {
     pub cover: Option<Cover>,
     /// GTID sets shown in full in the detail pane instead of abbreviated.
     pub expand_gtid: bool,
+    /// The alerts pane shows every incident's symptoms under its cause, not only their count.
+    pub expand_incidents: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +107,7 @@ impl Default for UiState {
                 alerts: true,
                 cover: None,
                 expand_gtid: false,
+                expand_incidents: false,
             },
             mode: Mode::Normal,
             status: None,

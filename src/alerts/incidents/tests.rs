@@ -131,6 +131,19 @@ fn an_io_stop_is_one_critical_incident_with_the_cascade_inherited() {
             a.cause
         );
     }
+    // The log keeps the text every output shows, not the rule's first guess.
+    let logged = view
+        .log
+        .iter()
+        .find(|e| e.raised && e.kind == AlertKind::SbmUnderstatesLag)
+        .expect("c1's raise logged");
+    assert!(
+        logged
+            .summary
+            .starts_with("sbm_understates_lag on c1: c1: behind because r1 stopped receiving"),
+        "{}",
+        logged.summary
+    );
     let root = find(&view, AlertKind::IoThreadStopped, Some("r1")).expect("root");
     assert_eq!(root.membership.caused_by, None);
     assert_eq!(root.severity, Severity::Critical);

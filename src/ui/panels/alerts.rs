@@ -16,6 +16,7 @@ use ratatui::widgets::Paragraph;
 use super::block;
 use super::detail::{Token, ellipsize, words, wrap};
 use crate::alerts::{Alert, LogEntry, Severity};
+use crate::ui::keys::Command;
 use crate::ui::{RenderCtx, Theme};
 use crate::units;
 
@@ -27,13 +28,10 @@ const WIDE_LOG: usize = 60;
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let view = &ctx.snapshot.alerts;
     let t = ctx.theme;
-    let mut active: Vec<&Alert> = view.active.iter().collect();
-    // The engine already orders them; sorting again (stably) keeps the promise for any view.
-    active.sort_by_key(|a| a.severity != Severity::Critical);
-    let title = if active.is_empty() {
-        " alerts ".to_owned()
-    } else {
-        format!(" alerts · {} active ", active.len())
+    let title = match (view.active.len(), view.incidents.len()) {
+        (0, _) => " alerts ".to_owned(),
+        (n, 0) => format!(" alerts · {n} active "),
+        (n, i) => format!(" alerts · {n} in {} ", plural(i, "incident")),
     };
     let pane = block(&title, t);
     let inner = pane.inner(area);
@@ -42,10 +40,15 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     if width == 0 || height == 0 {
         return;
     }
-    let mut lines = if active.is_empty() {
+    let mut lines = if view.active.is_empty() {
         vec![Line::styled("✓ no active alerts", t.ok)]
     } else {
-        active_lines(&active, ctx.snapshot.taken_at, t, width, height)
+        let items = if view.incidents.is_empty() {
+            alert_items(&view.active, ctx.snapshot.taken_at, t, width)
+        } else {
+            incident_items(ctx, width)
+        };
+        active_lines(items, t, width, height)
     };
     let room = height.saturating_sub(lines.len());
     if room >= 2 {
@@ -55,28 +58,152 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// Full blocks when they all fit. Otherwise every alert keeps at least its first line and the
-/// rows left go to the alerts in order, critical first, each cut short when the rest need the
-/// room; with fewer rows than alerts, the first lines that fit and a count of the others.
-fn active_lines(
-    active: &[&Alert],
-    now: DateTime<Utc>,
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// One entry of the active part: its first line alone (when rows are short) and in full.
+struct Item {
+    head: Line<'static>,
+    block: Vec<Line<'static>>,
+}
+
+/// Each alert on its own, critical first: a view without incidents (a recording made before
+/// them).
+fn alert_items(active: &[Alert], now: DateTime<Utc>, t: &Theme, width: usize) -> Vec<Item> {
+    let mut active: Vec<&Alert> = active.iter().collect();
+    // The engine already orders them; sorting again (stably) keeps the promise for any view.
+    active.sort_by_key(|a| a.severity != Severity::Critical);
+    active
+        .into_iter()
+        .map(|a| {
+            let tokens = header(a, a.severity, now, t);
+            Item {
+                head: one_line(tokens.clone()),
+                block: alert_block(tokens, a, BODY_INDENT, t, width),
+            }
+        })
+        .collect()
+}
+
+/// Each incident as its root alert, tagged with the incident's severity, and its symptoms
+/// folded into one line under it, or each shown under it when unfolded.
+fn incident_items(ctx: &RenderCtx<'_>, width: usize) -> Vec<Item> {
+    let (view, t, now) = (&ctx.snapshot.alerts, ctx.theme, ctx.snapshot.taken_at);
+    let by_key = |key: &str| view.active.iter().find(|a| a.key() == key);
+    let unfold = ctx.state.keys.key_for(Command::ExpandIncidents);
+    view.incidents
+        .iter()
+        .filter_map(|incident| {
+            let root = by_key(&incident.id)?;
+            let members: Vec<&Alert> = incident
+                .alerts
+                .iter()
+                .skip(1)
+                .filter_map(|k| by_key(k))
+                .collect();
+            let mut tokens = header(root, incident.severity, now, t);
+            if incident.recovering {
+                tokens.insert(
+                    tokens.len().saturating_sub(1),
+                    Token::new("recovering", t.ok),
+                );
+            }
+            let head = one_line(tokens.clone());
+            let mut block = alert_block(tokens, root, BODY_INDENT, t, width);
+            if members.is_empty() {
+                return Some(Item { head, block });
+            }
+            if ctx.state.panes.expand_incidents {
+                for member in members {
+                    block.extend(member_block(member, now, t, width));
+                }
+            } else {
+                block.extend(folded_line(&members, unfold.as_deref(), t, width));
+            }
+            Some(Item { head, block })
+        })
+        .collect()
+}
+
+/// `▸ 3 symptoms folded: lag_p99_high r1, sbm_understates_lag c1 (inherited), … (e unfolds)`.
+fn folded_line(
+    members: &[&Alert],
+    unfold: Option<&str>,
     t: &Theme,
     width: usize,
-    height: usize,
 ) -> Vec<Line<'static>> {
-    let blocks: Vec<Vec<Line<'static>>> = active
-        .iter()
-        .map(|a| alert_block(a, now, t, width))
-        .collect();
-    if blocks.iter().map(Vec::len).sum::<usize>() <= height {
-        return blocks.concat();
+    let mut tokens = vec![Token::new(
+        format!("▸ {} folded:", plural(members.len(), "symptom")),
+        t.muted,
+    )];
+    for (i, m) in members.iter().enumerate() {
+        let comma = if i + 1 < members.len() { "," } else { "" };
+        let place = m.place().map(|p| format!(" {p}")).unwrap_or_default();
+        let inherited = if m.membership.inherited {
+            " (inherited)"
+        } else {
+            ""
+        };
+        tokens.push(Token::new(
+            format!("{}{place}{inherited}{comma}", m.kind.name()),
+            t.text,
+        ));
     }
-    if active.len() <= height {
+    if let Some(key) = unfold {
+        tokens.push(Token::new(format!("({key} unfolds)"), t.muted));
+    }
+    indented(
+        wrap(tokens, width.saturating_sub(BODY_INDENT), BODY_INDENT),
+        BODY_INDENT,
+    )
+}
+
+/// A symptom under its incident: `▾` and its own header, cause and evidence, one step in.
+fn member_block(a: &Alert, now: DateTime<Utc>, t: &Theme, width: usize) -> Vec<Line<'static>> {
+    let mut tokens = vec![Token::new("▾", t.muted)];
+    tokens.extend(header(a, a.severity, now, t));
+    if a.membership.inherited {
+        tokens.insert(
+            tokens.len().saturating_sub(1),
+            Token::new("inherited", t.muted),
+        );
+    }
+    indented(
+        alert_block(tokens, a, BODY_INDENT, t, width.saturating_sub(BODY_INDENT)),
+        BODY_INDENT,
+    )
+}
+
+fn indented(lines: Vec<Line<'static>>, by: usize) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .map(|line| {
+            let mut spans = vec![Span::raw(" ".repeat(by))];
+            spans.extend(line.spans);
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// Full blocks when they all fit. Otherwise every entry keeps at least its first line and the
+/// rows left go to the entries in order, critical first, each cut short when the rest need the
+/// room; with fewer rows than entries, the first lines that fit and a count of the others.
+fn active_lines(items: Vec<Item>, t: &Theme, width: usize, height: usize) -> Vec<Line<'static>> {
+    if items.iter().map(|i| i.block.len()).sum::<usize>() <= height {
+        return items.into_iter().flat_map(|i| i.block).collect();
+    }
+    let count = items.len();
+    if count <= height {
         let mut out = Vec::new();
         let mut left = height;
-        for (i, block) in blocks.into_iter().enumerate() {
-            let after = active.len().saturating_sub(i.saturating_add(1));
+        for (i, item) in items.into_iter().enumerate() {
+            let block = item.block;
+            let after = count.saturating_sub(i.saturating_add(1));
             let take = block.len().min(left.saturating_sub(after)).max(1);
             left = left.saturating_sub(take);
             let cut = take < block.len();
@@ -89,13 +216,9 @@ fn active_lines(
         return out;
     }
     let shown = height.saturating_sub(1);
-    let mut out: Vec<Line<'static>> = active
-        .iter()
-        .take(shown)
-        .map(|a| header_line(a, now, t))
-        .collect();
+    let mut out: Vec<Line<'static>> = items.into_iter().take(shown).map(|i| i.head).collect();
     out.push(Line::styled(
-        format!("+{} more active", active.len().saturating_sub(shown)),
+        format!("+{} more active", count.saturating_sub(shown)),
         t.warning,
     ));
     out
@@ -108,12 +231,12 @@ fn severity_tag(severity: Severity, t: &Theme) -> Token {
     }
 }
 
-/// Tag, kind (the JSON name, so it greps), place (`r1`, or `agg/p2` for a named channel), and
-/// how long it has held.
-fn header(a: &Alert, now: DateTime<Utc>, t: &Theme) -> Vec<Token> {
+/// Tag (the severity given: an incident's for its root), kind (the JSON name, so it greps),
+/// place (`r1`, or `agg/p2` for a named channel), and how long it has held.
+fn header(a: &Alert, severity: Severity, now: DateTime<Utc>, t: &Theme) -> Vec<Token> {
     let age = u64::try_from((now - a.since).num_seconds()).unwrap_or(0);
     let mut tokens = vec![
-        severity_tag(a.severity, t),
+        severity_tag(severity, t),
         Token::new(a.kind.name(), t.text.add_modifier(Modifier::BOLD)),
     ];
     if let Some(place) = a.place() {
@@ -123,10 +246,10 @@ fn header(a: &Alert, now: DateTime<Utc>, t: &Theme) -> Vec<Token> {
     tokens
 }
 
-/// The header on one line, cut at the pane's edge.
-fn header_line(a: &Alert, now: DateTime<Utc>, t: &Theme) -> Line<'static> {
+/// Tokens on one line, cut at the pane's edge.
+fn one_line(tokens: Vec<Token>) -> Line<'static> {
     let mut spans = Vec::new();
-    for token in header(a, now, t) {
+    for token in tokens {
         if !spans.is_empty() {
             spans.push(Span::raw(" "));
         }
@@ -135,20 +258,23 @@ fn header_line(a: &Alert, now: DateTime<Utc>, t: &Theme) -> Line<'static> {
     Line::from(spans)
 }
 
-fn alert_block(a: &Alert, now: DateTime<Utc>, t: &Theme, width: usize) -> Vec<Line<'static>> {
-    let mut lines = wrap(header(a, now, t), width, BODY_INDENT);
-    let body_width = width.saturating_sub(BODY_INDENT);
+/// The header wrapped, then the cause and the evidence `indent` columns in.
+fn alert_block(
+    header: Vec<Token>,
+    a: &Alert,
+    indent: usize,
+    t: &Theme,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut lines = wrap(header, width, indent);
+    let body_width = width.saturating_sub(indent);
     let mut body = wrap(words(&a.cause, t.text), body_width, 0);
     let evidence = a
         .evidence
         .iter()
         .map(|(name, value)| Token::new(format!("{name}="), t.muted).and(value.clone(), t.text));
     body.extend(wrap(evidence, body_width, 0));
-    lines.extend(body.into_iter().map(|line| {
-        let mut spans = vec![Span::raw(" ".repeat(BODY_INDENT))];
-        spans.extend(line.spans);
-        Line::from(spans)
-    }));
+    lines.extend(indented(body, indent));
     lines
 }
 
@@ -233,221 +359,4 @@ fn ellipsize_line(line: Line<'static>, width: usize) -> Line<'static> {
 }
 
 #[cfg(test)]
-mod tests {
-    use ratatui::buffer::Buffer;
-    use ratatui::style::Color;
-
-    use super::*;
-    use crate::alerts::{AlertEngine, AlertKind, AlertSettings, AlertsView};
-    use crate::store::Snapshot;
-    use crate::store::testkit::Topo;
-    use crate::ui::UiState;
-
-    fn draw(snapshot: &Snapshot, width: u16, height: u16) -> Buffer {
-        super::super::header::tests::draw(render, snapshot, &UiState::default(), width, height)
-    }
-
-    use super::super::header::tests::buffer_text as text;
-
-    /// Row, then column, of the first cell where `needle` starts: compares in reading order.
-    fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
-        super::super::header::tests::find(buf, needle).map(|(x, y)| (y, x))
-    }
-
-    fn fg_at(buf: &Buffer, needle: &str) -> Option<Color> {
-        let (y, x) = find(buf, needle)?;
-        buf.cell((x, y)).map(|c| c.fg)
-    }
-
-    fn alert(kind: AlertKind, node: &str, age_s: i64, snapshot: &Snapshot) -> Alert {
-        Alert {
-            kind,
-            node: Some(node.to_owned()),
-            channel: None,
-            severity: kind.severity(),
-            since: snapshot.taken_at - chrono::Duration::seconds(age_s),
-            last_seen: snapshot.taken_at,
-            count: 5,
-            evidence: Vec::new(),
-            cause: String::new(),
-            membership: crate::alerts::Membership::default(),
-        }
-    }
-
-    fn entry(
-        snapshot: &Snapshot,
-        ago_s: i64,
-        raised: bool,
-        kind: AlertKind,
-        summary: &str,
-    ) -> LogEntry {
-        LogEntry {
-            at: snapshot.taken_at - chrono::Duration::seconds(ago_s),
-            raised,
-            kind,
-            node: Some("r1".to_owned()),
-            channel: None,
-            summary: summary.to_owned(),
-        }
-    }
-
-    /// A warning listed before a critical (the pane must not trust the order), and a log.
-    fn busy() -> Snapshot {
-        let mut snapshot = Topo::new().snapshot;
-        let mut backlog = alert(AlertKind::GtidBacklogHigh, "r2", 40, &snapshot);
-        backlog.cause = "the applier is slower than the primary's write rate".to_owned();
-        backlog.evidence = vec![("backlog".to_owned(), "1200 trx".to_owned())];
-        let mut sbm = alert(AlertKind::SbmUnderstatesLag, "r1", 125, &snapshot);
-        sbm.cause = "the IO thread is stalled: SBM only counts relay-log events".to_owned();
-        sbm.evidence = vec![
-            ("sbm".to_owned(), "0s".to_owned()),
-            ("heartbeat_lag".to_owned(), "12.40s".to_owned()),
-            (
-                "io_state".to_owned(),
-                "Waiting for source to send event".to_owned(),
-            ),
-        ];
-        let log = vec![
-            entry(
-                &snapshot,
-                40,
-                true,
-                AlertKind::GtidBacklogHigh,
-                "gtid_backlog_high on r2: slow applier",
-            ),
-            entry(
-                &snapshot,
-                125,
-                true,
-                AlertKind::SbmUnderstatesLag,
-                "sbm_understates_lag on r1: IO stalled",
-            ),
-            entry(
-                &snapshot,
-                600,
-                false,
-                AlertKind::NodeDown,
-                "node_down on r1 cleared after 3 clean samples",
-            ),
-        ];
-        snapshot.alerts = AlertsView {
-            active: vec![backlog, sbm],
-            incidents: Vec::new(),
-            log: log.into(),
-        };
-        snapshot
-    }
-
-    #[test]
-    fn critical_comes_first_with_age_cause_and_evidence_then_the_log() {
-        let buf = draw(&busy(), 80, 20);
-        let all = text(&buf);
-        assert!(all.contains(" alerts · 2 active "), "{all}");
-        assert!(
-            all.contains("◆ CRIT sbm_understates_lag r1 for 2m05s"),
-            "{all}"
-        );
-        assert!(all.contains("◇ WARN gtid_backlog_high r2 for 40s"), "{all}");
-        assert!(find(&buf, "◆ CRIT") < find(&buf, "◇ WARN"), "{all}");
-        assert!(
-            all.contains("  the IO thread is stalled: SBM only counts relay-log events"),
-            "{all}"
-        );
-        assert!(
-            all.contains("  sbm=0s heartbeat_lag=12.40s io_state=Waiting for source to send event"),
-            "{all}"
-        );
-        assert!(all.contains("── log, newest first (UTC) ──"), "{all}");
-        // 1_700_000_000 is 22:13:20 UTC.
-        let raised = find(
-            &buf,
-            "22:12:40 ▲ raised  gtid_backlog_high on r2: slow applier",
-        );
-        let older = find(&buf, "22:11:15 ▲ raised  sbm_understates_lag on r1");
-        let cleared = find(&buf, "22:03:20 ▼ cleared node_down on r1");
-        assert!(
-            raised.is_some() && older.is_some() && cleared.is_some(),
-            "{all}"
-        );
-        assert!(raised < older && older < cleared, "newest first: {all}");
-        // Colour backs up the glyphs, never replaces them.
-        let theme = Theme::builtin();
-        assert_eq!(fg_at(&buf, "◆ CRIT"), theme.critical.fg);
-        assert_eq!(fg_at(&buf, "◇ WARN"), theme.warning.fg);
-        assert_eq!(fg_at(&buf, "▼ cleared"), theme.ok.fg);
-    }
-
-    #[test]
-    fn evidence_wraps_by_pairs_in_a_narrow_pane() {
-        let buf = draw(&busy(), 32, 24);
-        let all = text(&buf);
-        // Each pair stays on one line; the pane is 30 wide inside.
-        assert!(all.contains("  sbm=0s heartbeat_lag=12.40s"), "{all}");
-        assert!(all.contains("  io_state=Waiting"), "{all}");
-        assert!(all.contains("◆ CRIT sbm_understates_lag r1"), "{all}");
-        assert!(all.contains("  for 2m05s"), "header wraps, indented: {all}");
-    }
-
-    #[test]
-    fn nothing_active_is_calm_and_the_log_follows() {
-        let mut snapshot = busy();
-        snapshot.alerts.active.clear();
-        let buf = draw(&snapshot, 48, 8);
-        let all = text(&buf);
-        assert!(all.contains(" alerts ─"), "{all}");
-        assert!(all.contains("✓ no active alerts"), "{all}");
-        assert_eq!(fg_at(&buf, "✓ no active"), Theme::builtin().ok.fg);
-        assert!(all.contains("22:12:40 ▲ raised"), "{all}");
-        snapshot.alerts.log = std::sync::Arc::default();
-        let all = text(&draw(&snapshot, 48, 8));
-        assert!(
-            all.contains("✓ no active alerts") && all.contains("no alerts raised yet"),
-            "{all}"
-        );
-    }
-
-    #[test]
-    fn crowded_pane_keeps_a_line_for_every_active_alert() {
-        let mut snapshot = busy();
-        // 6 rows inside: both alerts cannot have their full blocks, both keep their header.
-        let buf = draw(&snapshot, 40, 8);
-        let all = text(&buf);
-        assert!(all.contains("◆ CRIT") && all.contains("◇ WARN"), "{all}");
-        assert!(
-            !all.contains("log, newest"),
-            "active alerts before the log: {all}"
-        );
-        // More alerts than rows: the headers that fit and a count of the rest.
-        let extra = alert(AlertKind::NodeDown, "r3", 5, &snapshot);
-        snapshot.alerts.active.extend(std::iter::repeat_n(extra, 6));
-        let all = text(&draw(&snapshot, 40, 6));
-        assert!(all.contains("+5 more active"), "{all}");
-    }
-
-    #[test]
-    fn alerts_from_the_engine_render() {
-        let mut topo = Topo::new();
-        topo.replica_mut("r1", |r| r.sql_running = false);
-        let mut engine = AlertEngine::new(AlertSettings::default());
-        engine.evaluate(&topo.at(1));
-        let mut snapshot = topo.at(2);
-        snapshot.alerts = engine.evaluate(&snapshot);
-        let all = text(&draw(&snapshot, 60, 14));
-        assert!(all.contains("◆ CRIT sql_thread_stopped r1 for 1s"), "{all}");
-        assert!(all.contains("▲ raised  sql_thread_stopped on r1"), "{all}");
-    }
-
-    #[test]
-    fn any_size_renders_without_panicking() {
-        let snapshot = busy();
-        for width in 1..=30 {
-            for height in 1..=8 {
-                draw(&snapshot, width, height);
-            }
-        }
-        for (width, height) in [(48, 12), (32, 11), (120, 30)] {
-            let all = text(&draw(&snapshot, width, height));
-            assert!(all.contains("◆ CRIT"), "{width}×{height}: {all}");
-        }
-    }
-}
+pub(crate) mod tests;

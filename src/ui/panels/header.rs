@@ -16,7 +16,7 @@ use crate::alerts::Severity;
 use crate::mysql::DdlStatement;
 use crate::poll::{ConnState, WriterState};
 use crate::store::{NodeView, Role};
-use crate::ui::RenderCtx;
+use crate::ui::{RenderCtx, Theme};
 use crate::units;
 
 /// Server text on one line: a statement may hold newlines and tabs.
@@ -217,22 +217,54 @@ fn ddl_part(node: &str, d: &DdlStatement) -> String {
 
 /// No schema change: alerts at a glance and how fresh this picture is.
 fn calm(ctx: &RenderCtx<'_>) -> Line<'static> {
-    let (theme, active) = (ctx.theme, &ctx.snapshot.alerts.active);
-    let critical = active
-        .iter()
-        .filter(|a| a.severity == Severity::Critical)
-        .count();
-    let alerts = match (active.len(), critical) {
-        (0, _) => Span::styled("no alerts", theme.muted),
-        (n, 0) => Span::styled(format!("{n} alerts"), theme.warning),
-        (n, c) => Span::styled(format!("{n} alerts, {c} critical"), theme.critical),
-    };
+    let theme = ctx.theme;
     let when = ctx.snapshot.taken_at.format(" · snapshot %H:%M:%S UTC");
-    Line::from(vec![
-        Span::styled("no DDL running · ", theme.muted),
-        alerts,
-        Span::styled(when.to_string(), theme.muted),
-    ])
+    let mut line = vec![Span::styled("no DDL running · ", theme.muted)];
+    line.extend(alert_count(&ctx.snapshot.alerts, theme));
+    line.push(Span::styled(when.to_string(), theme.muted));
+    Line::from(line)
+}
+
+/// The incidents at a glance: the active ones, how many critical, and the recovering ones
+/// apart ("2 incidents, 1 critical · 3 recovering"). A view without incidents (a recording made
+/// before them) counts its alerts.
+fn alert_count(view: &crate::alerts::AlertsView, theme: &Theme) -> Vec<Span<'static>> {
+    let (word, items): (&str, Vec<(Severity, bool)>) = if view.incidents.is_empty() {
+        let alerts = view.active.iter().map(|a| (a.severity, false)).collect();
+        ("alert", alerts)
+    } else {
+        let incidents = view
+            .incidents
+            .iter()
+            .map(|i| (i.severity, i.recovering))
+            .collect();
+        ("incident", incidents)
+    };
+    let active = items.iter().filter(|(_, recovering)| !recovering).count();
+    let critical = items
+        .iter()
+        .filter(|(s, recovering)| !recovering && *s == Severity::Critical)
+        .count();
+    let recovering = items.len() - active;
+    let plural = |n: usize| {
+        if n == 1 {
+            word.to_owned()
+        } else {
+            format!("{word}s")
+        }
+    };
+    let mut spans = vec![match (active, critical) {
+        (0, _) => Span::styled(format!("no {}", plural(0)), theme.muted),
+        (n, 0) => Span::styled(format!("{n} {}", plural(n)), theme.warning),
+        (n, c) => Span::styled(format!("{n} {}, {c} critical", plural(n)), theme.critical),
+    }];
+    if recovering > 0 {
+        spans.push(Span::styled(
+            format!(" · {recovering} recovering"),
+            theme.ok,
+        ));
+    }
+    spans
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
@@ -532,5 +564,22 @@ pub(crate) mod tests {
         has_all(&text(&snap, 100)[0], "replicas 0/0 up|no ack yet");
         snap.nodes.clear();
         has_all(&text(&snap, 100)[0], "no primary");
+    }
+
+    #[test]
+    fn the_header_counts_incidents_not_alerts() {
+        let mut snapshot = super::super::alerts::tests::io_stop_incident();
+        assert_eq!(snapshot.alerts.active.len(), 2);
+        let all = buffer_text(&draw(render, &snapshot, &UiState::default(), 100, 3));
+        assert!(
+            all.contains("no DDL running · 1 incident, 1 critical · snapshot"),
+            "{all}"
+        );
+        snapshot.alerts.incidents[0].recovering = true;
+        let all = buffer_text(&draw(render, &snapshot, &UiState::default(), 100, 3));
+        assert!(
+            all.contains("no DDL running · no incidents · 1 recovering"),
+            "{all}"
+        );
     }
 }

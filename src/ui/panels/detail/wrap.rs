@@ -41,6 +41,7 @@ pub(crate) fn ellipsize(text: &str, width: usize) -> String {
 
 /// A unit of wrapped text, kept on one line unless longer than a whole line: a word, or an
 /// alert's `name=value` pair in two styles.
+#[derive(Clone)]
 pub(crate) struct Token {
     parts: Vec<(String, Style)>,
     /// Joined to the previous token without a space (pieces of a GTID set).
