@@ -8,8 +8,9 @@
 //! as the lag shrinks, falls under the threshold, or the catch-up says it is catching up (a
 //! restarted SQL thread working through its backlog is recovering, however far behind it still
 //! is); unknown until the chart covers that time, and while the catch-up itself is unknown
-//! (the first seconds after a thread restarts). Prometheus has the same rule on its own series
-//! (`RwtopReplicaNotRecovering` in `deploy/prometheus/rwtop.rules.yml`).
+//! (the first seconds after a thread restarts). Prometheus pages on this verdict itself
+//! (`RwtopReplicaNotRecovering` in `deploy/prometheus/rwtop.rules.yml` fires on the alert's
+//! `rwtop_alert_active_since_timestamp_seconds` series), not on a judgement of its own.
 
 use std::time::Duration;
 
