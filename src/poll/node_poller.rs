@@ -1,8 +1,9 @@
 //! One task per node: connect, poll replication state every `interval`, read the heartbeat row
-//! every `read_interval`, and report everything — failures included — to the store. A heartbeat
-//! read and a clock sample due with a status poll ride in front of the poll's batch: one round
-//! trip for all of them. Where a replica's applied position tells which heartbeats it has
-//! applied (`beat_gtid.rs`), that is its reading, and the table is not read at all.
+//! every `read_interval` (more often on a delayed replica, `pace.rs`), and report everything —
+//! failures included — to the store. A heartbeat read and a clock sample due with a status poll
+//! ride in front of the poll's batch: one round trip for all of them. Where a replica's applied
+//! position tells which heartbeats it has applied (`beat_gtid.rs`), that is its reading, and the
+//! table is not read at all.
 //!
 //! A hung or dead node only ever delays its own task: every statement runs under a timeout, and a
 //! connection whose statement timed out is dropped and reopened with capped back-off. A tick
@@ -143,8 +144,8 @@ async fn poll_connected(
         Ok(session) => session,
         Err(e) => return ended(e),
     };
-    let period = || spec.pace.every().min(spec.interval);
-    let mut ticker = ticker(on_slot(tokio::time::Instant::now()), period());
+    let period = |s: &Session| s.read_every(spec.pace.every()).min(spec.interval);
+    let mut ticker = ticker(on_slot(tokio::time::Instant::now()), period(&session));
     let mut last_status: Option<tokio::time::Instant> = None;
     let mut last_read: Option<tokio::time::Instant> = None;
     let mut silence = Silence::default();
@@ -161,12 +162,12 @@ async fn poll_connected(
                 return None;
             }
         };
-        if period() != ticker.period() {
-            ticker = self::ticker(on_slot(due_at + period()), period());
+        if period(&session) != ticker.period() {
+            ticker = self::ticker(on_slot(due_at + period(&session)), period(&session));
         }
         let status_due = nudged || due(last_status, due_at, spec.interval);
         // Spread past the read budget: this tick may be one to skip.
-        let read_due = nudged || due(last_read, due_at, spec.pace.every());
+        let read_due = nudged || due(last_read, due_at, session.read_every(spec.pace.every()));
         if read_due {
             last_read = Some(due_at);
         }

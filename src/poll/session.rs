@@ -8,7 +8,7 @@
 //! back-off); the tick schedule lives in `node_poller::poll_connected`.
 
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
@@ -68,6 +68,9 @@ pub(super) struct Session<'a> {
     /// The last sample showed the node writable and replicating from nothing: where online
     /// schema change tools run.
     writable_root: bool,
+    /// The largest `SQL_Delay` of the last sample's channels: above 0, the heartbeat is read
+    /// more often ([`Self::read_every`]).
+    sql_delay: u64,
     osc: super::osc::OscWatch,
 }
 
@@ -94,6 +97,7 @@ impl<'a> Session<'a> {
             beat_sql: heartbeat_sql(&spec.heartbeat),
             phase: phase(&spec.name),
             writable_root: false,
+            sql_delay: 0,
             osc: super::osc::OscWatch::default(),
             conn,
         };
@@ -114,6 +118,12 @@ impl<'a> Session<'a> {
     /// pt-heartbeat mode).
     pub fn reads(&self) -> bool {
         reads_heartbeat(&self.spec.heartbeat, self.is_replica)
+    }
+
+    /// How long this node waits between two heartbeat readings at `pace`: more often while a
+    /// channel has a `SQL_Delay` ([`super::pace::read_every`]).
+    pub fn read_every(&self, pace: Duration) -> Duration {
+        super::pace::read_every(pace, self.sql_delay > 0)
     }
 
     /// Which occasional statements this status poll adds.
@@ -166,6 +176,13 @@ impl<'a> Session<'a> {
         self.answered(failures).await;
         self.is_replica = !sample.reported.replication.is_empty();
         self.writable_root = !self.is_replica && !sample.reported.state.read_only;
+        self.sql_delay = sample
+            .reported
+            .replication
+            .iter()
+            .filter_map(|c| c.sql_delay)
+            .max()
+            .unwrap_or(0);
         if let Some(runs) = sample.reported.osc.as_mut() {
             self.osc.saw(poll, sample.at, runs);
         }
