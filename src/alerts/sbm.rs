@@ -13,6 +13,7 @@ use super::format;
 use super::verdict::{RuleInputs, Verdict, fact};
 use crate::mysql::IoRunning;
 use crate::store::lag::Lag;
+use crate::store::lag_split::Holder;
 use crate::store::{NodeView, ReplicaView};
 use crate::units;
 
@@ -60,6 +61,9 @@ pub fn understates(inputs: &RuleInputs<'_>, r: &ReplicaView) -> Verdict {
             evidence.push(fact("not_applied", format::trx(n)));
             "relay-log backlog not reflected in SBM (idle-then-burst): SBM restarts from \
                  the first event applied after an idle spell"
+        } else if r.lag_split.holder() == Some(Holder::Transport) {
+            "not yet received, with no backlog in sight: nothing waits in the relay log, and \
+                 SBM only counts what arrived"
         } else {
             "SBM reads behind the heartbeat with no backlog in sight: SBM counts from event \
                  timestamps, which reset when the relay log is re-fetched or the source idles"
@@ -68,6 +72,15 @@ pub fn understates(inputs: &RuleInputs<'_>, r: &ReplicaView) -> Verdict {
         evidence.push(fact("io_running", format::io_running(r.io_running)));
         "IO thread not connected: SBM only counts what was received before the link dropped"
     };
+    // The lag in its two parts, and which holds it: the diagnosis the cause rests on.
+    let split = &r.lag_split;
+    if split.transport.value().is_some() || split.apply.value().is_some() {
+        evidence.push(fact("transport", format::lag(&split.transport)));
+        evidence.push(fact("apply", format::lag(&split.apply)));
+    }
+    if let Some(holder) = split.holder() {
+        evidence.push(fact("split", holder.words()));
+    }
     Verdict::bad(evidence, cause)
 }
 
@@ -156,6 +169,59 @@ mod tests {
             "{}",
             alert.cause
         );
+    }
+
+    #[test]
+    fn understated_lag_says_which_part_holds_it() {
+        let split = |t: f64, a: f64| {
+            crate::store::lag_split::LagSplit::of(
+                &Lag::Exact { lag: secs(t + a) },
+                &Lag::Exact { lag: secs(t) },
+            )
+        };
+        // A stalled link that the source's state does not show (its state not read yet): the
+        // split alone says that nothing waits in the relay log.
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.seconds_behind_source = Some(0);
+            r.heartbeat_lag = Lag::Exact { lag: secs(41.0) };
+            r.lag_split = split(41.0, 0.0);
+        });
+        let alert = topo.raise(KIND, Some("r1"));
+        assert!(
+            alert.cause.starts_with("not yet received"),
+            "{}",
+            alert.cause
+        );
+        assert!(alert.evidence.contains(&fact("transport", "41.00s")));
+        assert!(alert.evidence.contains(&fact("apply", "0.00s")));
+        assert!(
+            alert.evidence.contains(&fact(
+                "split",
+                "all of it is transport: nothing waits in the relay log"
+            )),
+            "{:?}",
+            alert.evidence
+        );
+        // An idle-then-burst backlog: received, waiting for the applier.
+        let mut topo = Topo::new();
+        topo.replica_mut("r1", |r| {
+            r.seconds_behind_source = Some(1);
+            r.heartbeat_lag = Lag::Exact { lag: secs(9.0) };
+            r.lag_split = split(0.0, 9.0);
+            r.gtid_backlog.not_applied = Some(300);
+        });
+        let alert = topo.raise(KIND, Some("r1"));
+        assert!(
+            alert.cause.starts_with("relay-log backlog"),
+            "{}",
+            alert.cause
+        );
+        assert!(alert.evidence.contains(&fact("apply", "9.00s")));
+        assert!(alert.evidence.contains(&fact(
+            "split",
+            "received: it waits in the relay log, the applier is behind"
+        )));
     }
 
     #[test]

@@ -120,6 +120,7 @@ impl Collector for SnapshotCollector {
         heartbeat(&mut e, s)?;
         nodes(&mut e, s)?;
         replica::lag(&mut e, s)?;
+        replica::split(&mut e, s)?;
         replica::threads(&mut e, s)?;
         replica::progress(&mut e, s)?;
         replica::drains(&mut e, s)?;

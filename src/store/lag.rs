@@ -147,6 +147,12 @@ impl Acks {
         self.ring.back().map(|b| (b.seq, b.at))
     }
 
+    /// The GTID domain of the current run's heartbeats, when they carry GTIDs.
+    #[must_use]
+    pub fn run_domain(&self) -> Option<u32> {
+        self.run.map(|r| r.last.domain)
+    }
+
     fn ack_of(&self, seq: u64) -> Option<Instant> {
         self.ring
             .binary_search_by_key(&seq, |b| b.seq)

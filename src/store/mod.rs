@@ -11,6 +11,7 @@ mod discovery;
 mod failover;
 pub mod histogram;
 pub mod lag;
+pub mod lag_split;
 mod node;
 mod pt_lag;
 mod roots;
@@ -209,6 +210,7 @@ impl Store {
                     }
                     entry.apply_sample(*sample, since_start);
                 }
+                self.apply_received(&node);
                 if let Some(hosts) = hosts {
                     return self.discover(&hosts);
                 }
@@ -301,6 +303,37 @@ impl Store {
         if let Some(entry) = self.nodes.get_mut(node) {
             for (index, lag) in lags.into_iter().enumerate() {
                 entry.apply_lag(index, sent_at, lag);
+            }
+        }
+    }
+
+    /// Each channel's received heartbeat (`lag_split.rs`), from the position in the status
+    /// `node` just reported.
+    fn apply_received(&mut self, node: &str) {
+        if self.routes_dirty {
+            self.routes = roots::routes(&self.nodes, &self.beats);
+            self.routes_dirty = false;
+        }
+        let (Some(channels), Some(entry)) = (self.routes.get(node), self.nodes.get(node)) else {
+            return;
+        };
+        let Some(at) = entry.sample.as_ref().map(|s| s.at) else {
+            return;
+        };
+        let interval = self.settings.heartbeat_interval;
+        let lags: Vec<lag::Lag> = entry
+            .statuses()
+            .iter()
+            .zip(channels)
+            .map(|(status, writers)| {
+                lag_split::received(status, writers, &self.beats, at, |beat| {
+                    beat.stale(at, interval)
+                })
+            })
+            .collect();
+        if let Some(entry) = self.nodes.get_mut(node) {
+            for (index, lag) in lags.into_iter().enumerate() {
+                entry.apply_received(index, at, lag);
             }
         }
     }
@@ -478,7 +511,7 @@ impl Store {
                         }
                     })
                     .collect();
-                entry.view(now, &sources)
+                entry.view(now, &sources, self.settings.heartbeat_interval)
             })
             .collect();
         let drain = self.drains.view();

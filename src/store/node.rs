@@ -1,11 +1,12 @@
 //! What the store keeps per node, and how one node becomes a [`NodeView`].
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::apply_rate::{self, ApplyHistory, SourceInput, WriteHistory};
 use super::backlog::{SourceHistory, bytes_behind, gtid_backlog};
 use super::delay::BeyondDelay;
 use super::lag::Lag;
+use super::lag_split::{Carried, LagSplit};
 use super::series::{ChartRing, Point};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
@@ -53,12 +54,11 @@ pub struct NodeEntry {
 /// What the store keeps per replication channel: its lag, the lag's windows and chart.
 pub struct ChannelEntry {
     pub name: String,
-    pub lag: Lag,
-    /// When the oldest work the newest exact reading found missing was committed (the reading's
-    /// instant less its lag), and whether the reading before found the same: then the channel
-    /// is not applying, and its lag grows with the clock until a reading says otherwise.
-    missing_since: Option<Instant>,
-    stalled: bool,
+    /// The heartbeat lag as last read, carried forward while the channel applies nothing.
+    lag: Carried,
+    /// The lag of the newest heartbeat it has received (`store/lag_split.rs`), carried forward
+    /// while nothing arrives.
+    received: Carried,
     windows: LagWindows,
     /// Lag less `SQL_Delay`, only while the channel is delayed.
     beyond_delay: Option<Box<BeyondDelay>>,
@@ -74,11 +74,8 @@ impl ChannelEntry {
     fn new(name: &str) -> Self {
         Self {
             name: name.to_owned(),
-            lag: Lag::Unknown {
-                reason: "no heartbeat read yet".to_owned(),
-            },
-            missing_since: None,
-            stalled: false,
+            lag: Carried::new("no heartbeat read yet"),
+            received: Carried::new("no status read yet"),
             windows: LagWindows::new(),
             beyond_delay: None,
             histogram: super::histogram::LagHistogram::default(),
@@ -117,33 +114,45 @@ impl ChannelEntry {
             self.histogram.observe(lag);
             BeyondDelay::track(&mut self.beyond_delay, at, lag, delay);
         }
-        let since = match lag {
-            Lag::Exact { lag } if !lag.is_zero() => at.checked_sub(lag),
-            _ => None,
-        };
-        self.stalled = matches!((since, self.missing_since), (Some(now), Some(before))
-            if now.max(before) - now.min(before) <= STALL_JITTER);
-        self.missing_since = since;
-        self.lag = lag;
+        self.lag.record(at, lag);
     }
 
-    /// The lag at `now`: a stalled channel's reading carried forward to `now`, so a stop is
-    /// shown as long as it is and not as it was one read (and one publication) ago; any other
-    /// reading as it was read, since the channel was still applying then.
+    fn apply_received(&mut self, at: Instant, lag: Lag) {
+        self.received.record(at, lag);
+    }
+
+    /// The lag as last read, not carried forward.
+    #[cfg(test)]
+    pub fn last_read(&self) -> &Lag {
+        &self.lag.lag
+    }
+
+    /// The lag at `now`: a stalled channel's reading carried forward to `now` ([`Carried::at`]).
     pub fn lag_at(&self, now: Instant) -> Lag {
-        match (&self.lag, self.missing_since) {
-            (Lag::Exact { lag }, Some(since)) if self.stalled => Lag::Exact {
-                lag: now.saturating_duration_since(since).max(*lag),
-            },
-            (lag, _) => lag.clone(),
-        }
+        self.lag.at(now)
+    }
+
+    /// The lag split into transport and apply at `now`. When the oldest heartbeat not received
+    /// is the oldest not applied, nothing waits in the relay log and the whole lag is transport,
+    /// carried forward as the whole is: the two readings come from different polls, and the
+    /// received one (once a status poll) would otherwise read low until the next. Two readings
+    /// of the same missing heartbeat differ by at most half a heartbeat `interval` (one may be
+    /// its ack, the other the middle before it); of different heartbeats, by a whole one.
+    fn split_at(&self, now: Instant, interval: Duration) -> LagSplit {
+        let total = self.lag_at(now);
+        let same_work = matches!(
+            (self.received.missing_since(), self.lag.missing_since()),
+            (Some(received), Some(applied))
+                if received.saturating_duration_since(applied) <= interval * 3 / 4
+        );
+        let received = if same_work {
+            total.clone()
+        } else {
+            self.received.at(now)
+        };
+        LagSplit::of(&total, &received)
     }
 }
-
-/// How far two readings' "missing since" instants may differ and still be the same work: own
-/// heartbeats give the same instant to the nanosecond; pt-heartbeat's `NOW(6) − ts` moves by a
-/// query's jitter, far less than the second between its updates.
-const STALL_JITTER: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A channel of the view under construction: the status, and where its source is known.
 pub struct ChannelSource<'a> {
@@ -246,6 +255,14 @@ impl NodeEntry {
         }
     }
 
+    /// Records the lag of the newest heartbeat channel `index` has received, from a status
+    /// poll sent at `at`.
+    pub fn apply_received(&mut self, index: usize, at: Instant, lag: Lag) {
+        if let Some(channel) = self.channels.get_mut(index) {
+            channel.apply_received(at, lag);
+        }
+    }
+
     /// Every channel's lag becomes `lag` (a node that stopped answering, pt-heartbeat's one row).
     pub fn set_lag_all(&mut self, at: Instant, lag: &Lag) {
         for index in 0..self.channels.len() {
@@ -269,7 +286,13 @@ impl NodeEntry {
     }
 
     /// `sources` holds each channel's source, by the order of [`Self::channels`].
-    pub fn view(&self, now: Instant, sources: &[ChannelSource<'_>]) -> NodeView {
+    /// `interval` is the heartbeat's (it tells two readings of one heartbeat apart).
+    pub fn view(
+        &self,
+        now: Instant,
+        sources: &[ChannelSource<'_>],
+        interval: Duration,
+    ) -> NodeView {
         // Role, source and the channels come from the last sample even when the node is down;
         // live values (threads, lag, backlog) only from a node that answers now.
         let read_only = self.sample.as_ref().map(|s| s.reported.state.read_only);
@@ -284,6 +307,10 @@ impl NodeEntry {
                 .map(|(i, (status, channel))| {
                     let source = sources.get(i);
                     let view = Self::channel_view(now, last, status, channel, source);
+                    let view = ReplicaView {
+                        lag_split: channel.split_at(now, interval),
+                        ..view
+                    };
                     if !self.is_up() {
                         // Never dropped, never its last values: the channel is there, unknown.
                         return view.unanswered(format!("node is {}", self.conn.name()));
@@ -387,6 +414,7 @@ impl NodeEntry {
             io_state: status.io_state.clone(),
             sql_state: status.sql_state.clone(),
             seconds_behind_source: status.seconds_behind_source,
+            lag_split: LagSplit::default(),
             heartbeat_lag,
             windows: Window::ALL
                 .iter()
@@ -460,6 +488,40 @@ mod tests {
         };
         channel.apply_lag(t0 + ms(2250), unknown.clone(), 0);
         assert_eq!(channel.lag_at(t0 + ms(2500)), unknown);
+    }
+
+    #[test]
+    fn a_split_whose_received_and_applied_lack_the_same_heartbeat_is_all_transport() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let exact = |lag| Lag::Exact { lag };
+        let interval = ms(250);
+        let mut channel = ChannelEntry::new("");
+        // IO stopped at about t0: the status poll at 1 s found the heartbeat acked at t0 not
+        // received (in flight then: its ack), the heartbeat reads found it not applied (the
+        // middle before it) and the same twice, so the whole grows with the clock.
+        channel.apply_received(t0 + ms(1000), exact(ms(1000)));
+        channel.apply_lag(t0 + ms(1250), exact(ms(1125)), 0);
+        channel.apply_lag(t0 + ms(1500), exact(ms(1375)), 0);
+        let split = channel.split_at(t0 + ms(1900), interval);
+        assert_eq!(
+            (split.transport, split.apply),
+            (exact(ms(1775)), exact(ms(0)))
+        );
+        // SQL stopped: everything received at the poll, the applied one lacking since t0.
+        channel.apply_received(t0 + ms(2000), exact(ms(0)));
+        let split = channel.split_at(t0 + ms(2100), interval);
+        assert_eq!(
+            (split.transport, split.apply),
+            (exact(ms(0)), exact(ms(1975)))
+        );
+        // Received up to a heartbeat a second newer than the applied one: both parts.
+        channel.apply_received(t0 + ms(2200), exact(ms(1200)));
+        let split = channel.split_at(t0 + ms(2200), interval);
+        assert_eq!(
+            (split.transport, split.apply),
+            (exact(ms(1200)), exact(ms(875)))
+        );
     }
 
     #[test]

@@ -227,6 +227,9 @@ pub struct ReplicaView {
     /// NULL from the server stays `None`.
     pub seconds_behind_source: Option<u64>,
     pub heartbeat_lag: Lag,
+    /// The heartbeat lag in two parts, transport and apply (`store/lag_split.rs`).
+    #[serde(default)]
+    pub lag_split: super::lag_split::LagSplit,
     pub windows: Vec<(Window, Option<WindowStats>)>,
     pub gtid_backlog: GtidBacklog,
     pub bytes_behind: BytesBehind,
@@ -275,6 +278,7 @@ impl ReplicaView {
             io_state: String::new(),
             sql_state: String::new(),
             seconds_behind_source: None,
+            lag_split: super::lag_split::LagSplit::unknown(&reason),
             heartbeat_lag: Lag::Unknown { reason },
             windows: self.windows,
             gtid_backlog: GtidBacklog::default(),

@@ -179,6 +179,10 @@ fn healthy_replica(source: &str) -> ReplicaView {
         sql_state: "Slave has read all relay log; waiting for more updates".to_owned(),
         seconds_behind_source: Some(0),
         heartbeat_lag: Lag::Exact { lag: ms(120) },
+        lag_split: crate::store::lag_split::LagSplit::of(
+            &Lag::Exact { lag: ms(120) },
+            &Lag::Exact { lag: ms(120) },
+        ),
         windows: vec![
             (
                 Window::OneMinute,

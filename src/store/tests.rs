@@ -45,7 +45,7 @@ fn read(store: &mut Store, node: &str, written_s: i64, age_ms: i64) -> lag::Lag 
         .nodes
         .get(node)
         .and_then(|n| n.channels.first())
-        .map_or_else(unknown, |c| c.lag.clone())
+        .map_or_else(unknown, |c| c.last_read().clone())
 }
 
 const NOT_MOVED: &str =
@@ -92,7 +92,7 @@ fn without_a_primary_the_replicas_own_row_must_move() {
 
 /// The lag `r1`'s first channel shows.
 fn channel_lag(store: &Store) -> lag::Lag {
-    store.nodes["r1"].channels[0].lag.clone()
+    store.nodes["r1"].channels[0].last_read().clone()
 }
 
 #[test]

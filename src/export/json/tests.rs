@@ -41,6 +41,12 @@ fn two_channels() -> Topo {
             upper: Some(secs(9.25)),
         };
         r.hop_lag = Some(secs(0.5));
+        r.lag_split = crate::store::lag_split::LagSplit::of(
+            &r.heartbeat_lag,
+            &Lag::Unknown {
+                reason: "the channel does not replicate by GTID".to_owned(),
+            },
+        );
         r.gtid_backlog.not_applied = Some(42);
         r.bytes_behind.io = None;
         r.applied.pos = 1_024;
@@ -83,6 +89,13 @@ fn each_channel_is_an_object_of_its_own() {
     assert_eq!(default["heartbeat_lag_seconds"]["now"], 0.12);
     assert_eq!(default["heartbeat_lag_seconds"]["p99"], 0.24);
     assert_eq!(default["hop_lag_seconds"], Value::Null);
+    assert_eq!(
+        default["lag_split"],
+        serde_json::json!({
+            "transport": { "kind": "exact", "seconds": 0.12, "reason": null },
+            "apply": { "kind": "exact", "seconds": 0.0, "reason": null },
+        })
+    );
     assert_eq!(default["gtid_backlog"]["total"], 0);
     assert_eq!(default["last_sql_error"], Value::Null);
 
@@ -102,6 +115,18 @@ fn each_channel_is_an_object_of_its_own() {
         )
     );
     assert_eq!(p2["hop_lag_seconds"], 0.5);
+    let split = &p2["lag_split"];
+    assert_eq!(split["transport"]["kind"], "unknown");
+    assert_eq!(
+        split["transport"]["seconds"],
+        Value::Null,
+        "unknown is null, never 0"
+    );
+    assert_eq!(
+        split["transport"]["reason"],
+        "the channel does not replicate by GTID"
+    );
+    assert_eq!(split["apply"]["kind"], "unknown");
     assert_eq!(
         p2["gtid_backlog"],
         serde_json::json!({ "not_received": 0, "not_applied": 42, "total": 42 })

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::{has, samples, text};
 use crate::poll::{ConnState, PollEvent};
 use crate::store::lag::Lag;
+use crate::store::lag_split::LagSplit;
 use crate::store::testkit::{Topo, multi_source_store, secs};
 
 /// r2's default channel (from db1) and its channel `p2` (from a second root, db2).
@@ -23,6 +24,7 @@ fn two_channels() -> Topo {
         r.sql_running = false;
         r.seconds_behind_source = None;
         r.heartbeat_lag = Lag::Exact { lag: secs(7.5) };
+        r.lag_split = LagSplit::of(&r.heartbeat_lag, &Lag::Exact { lag: secs(0.0) });
         r.gtid_backlog.not_applied = Some(42);
         r.bytes_behind.sql = Some(9_000);
         r.sql_delay = Some(0);
@@ -68,6 +70,20 @@ fn every_replica_series_is_written_per_channel_with_its_own_source() {
     has(
         &t,
         &format!("rwtop_replica_heartbeat_lag_state{{{P2},state=\"exact\"}} 1"),
+    );
+    // The stopped applier holds all of p2's lag; the default channel's is all on the way.
+    has(
+        &t,
+        &format!("rwtop_replica_lag_transport_seconds{{{P2}}} 0.0"),
+    );
+    has(&t, &format!("rwtop_replica_lag_apply_seconds{{{P2}}} 7.5"));
+    has(
+        &t,
+        &format!("rwtop_replica_lag_transport_seconds{{{DEFAULT}}} 0.12"),
+    );
+    has(
+        &t,
+        &format!("rwtop_replica_lag_apply_seconds{{{DEFAULT}}} 0.0"),
     );
     has(
         &t,

@@ -129,6 +129,37 @@ pub(super) fn lag(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
     )
 }
 
+/// The heartbeat lag in its two parts (`store/lag_split.rs`): each only while exact, so the two
+/// add up to `rwtop_replica_heartbeat_lag_seconds` whenever both are written.
+pub(super) fn split(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
+    type Part = fn(&ReplicaView) -> &Lag;
+    let parts: [(&str, &str, Part); 2] = [
+        (
+            "rwtop_replica_lag_transport_seconds",
+            "The transport part of the heartbeat lag: how old the newest heartbeat the replica \
+             has received (in its relay log) is. Absent while not exact (MySQL, a channel \
+             without GTIDs, an unknown lag).",
+            |r| &r.lag_split.transport,
+        ),
+        (
+            "rwtop_replica_lag_apply_seconds",
+            "The apply part of the heartbeat lag: how much further behind the replica's applied \
+             position is than what it has received (what waits in the relay log). Transport \
+             plus apply is rwtop_replica_heartbeat_lag_seconds. Absent while not exact.",
+            |r| &r.lag_split.apply,
+        ),
+    ];
+    for (name, help, part) in parts {
+        family(e, name, help, MetricType::Gauge, |m| {
+            views(s).try_for_each(|(n, r)| match part(r).exact() {
+                Some(lag) => gauge(m, &replica_labels(n, r), lag.as_secs_f64()),
+                None => Ok(()),
+            })
+        })?;
+    }
+    Ok(())
+}
+
 /// What the replica reports of itself: SBM and its threads.
 pub(super) fn threads(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
     family(

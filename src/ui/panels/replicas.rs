@@ -64,23 +64,23 @@ fn window_label(window: Window) -> &'static str {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[rustfmt::skip]
 enum Col {
-    State, StateWord, Name, Address, Source, Threads, Sbm, Now, CatchUp, P50, P99, Max,
+    State, StateWord, Name, Address, Source, Threads, Sbm, Now, Split, CatchUp, P50, P99, Max,
     Backlog, NotReceived, NotApplied, Bytes, BytesIo, BytesSql, Delay, DelayLeft,
 }
 
 use Col::{
     Address, Backlog, Bytes, BytesIo, BytesSql, CatchUp, Delay, DelayLeft, Max, Name, NotApplied,
-    NotReceived, Now, P50, P99, Sbm, Source, State, StateWord, Threads,
+    NotReceived, Now, P50, P99, Sbm, Source, Split, State, StateWord, Threads,
 };
 
 /// `Source` only while some replica has several channels: otherwise the tree says it.
-const COMPACT: [Col; 13] = [
-    State, Name, Source, Threads, Sbm, Now, CatchUp, P50, P99, Max, Backlog, Bytes, Delay,
+const COMPACT: [Col; 14] = [
+    State, Name, Source, Threads, Sbm, Now, Split, CatchUp, P50, P99, Max, Backlog, Bytes, Delay,
 ];
-/// Least important first; state, name and lag now are never dropped. The catch-up goes first:
-/// it is about the lag beside it, and the detail pane says it in full.
-const DROP_ORDER: [Col; 10] = [
-    CatchUp, Bytes, Delay, Max, Source, P50, Backlog, P99, Sbm, Threads,
+/// Least important first; state, name and lag now are never dropped. The lag's split and the
+/// catch-up go first: both are about the lag beside them, and the detail pane says them in full.
+const DROP_ORDER: [Col; 11] = [
+    Split, CatchUp, Bytes, Delay, Max, Source, P50, Backlog, P99, Sbm, Threads,
 ];
 
 impl Col {
@@ -96,6 +96,7 @@ impl Col {
             Threads => ("IO/SQL", 8, false),
             Sbm => ("SBM", 6, true),
             Now => ("lag", 7, true),
+            Split => ("xport/apply", 13, true),
             CatchUp => ("catch-up", 16, false),
             P50 => ("P50", 7, true),
             P99 => ("P99", 7, true),
@@ -193,6 +194,11 @@ impl Col {
             ]),
             Sbm => Line::from(sbm_span(r.seconds_behind_source, theme)),
             Now => Line::from(lag_span(&r.heartbeat_lag, theme)),
+            Split => Line::from(vec![
+                lag_span(&r.lag_split.transport, theme),
+                slash(),
+                lag_span(&r.lag_split.apply, theme),
+            ]),
             CatchUp => Line::styled(
                 super::detail::catch_up::cell(&r.catch_up),
                 super::detail::catch_up::style(&r.catch_up, theme),
@@ -368,7 +374,8 @@ mod tests {
         let at56 = lines(&buf).join("\n");
         has_all(&at56, "IO/SQL|SBM|lag|P99|GTID rcv/app|sort topology");
         has_all(&at56, "window 1m|≥3.20s|Yes/No|?/0");
-        for dropped in ["behind", "SQL_Delay", "max", "P50"] {
+        assert!(!at80.contains("xport/apply"), "dropped first:\n{at80}");
+        for dropped in ["behind", "SQL_Delay", "max", "P50", "xport/apply"] {
             assert!(!at56.contains(dropped), "{dropped} shown:\n{at56}");
         }
         assert_eq!(style_of(&buf, "NULL"), Theme::builtin().unknown);
@@ -388,17 +395,29 @@ mod tests {
                 lag: Duration::from_millis(12_100),
             };
             r.catch_up = crate::store::testkit::catching_up(1.1, Duration::from_secs(11));
+            // Received all but the last 2.1 s: 10 s wait in its relay log.
+            r.lag_split = crate::store::lag_split::LagSplit::of(
+                &r.heartbeat_lag,
+                &crate::store::lag::Lag::Exact {
+                    lag: Duration::from_millis(2_100),
+                },
+            );
         });
-        // 200 columns with the tree shown give the table 140: the counts and bytes split.
-        let at140 = text(&topo.snapshot, &UiState::default(), 140);
-        assert!(!at140.contains("✖ down"), "{at140}");
-        has_all(&at140, "GTID not rcvd|IO behind|6.0 MiB|catch-up|▲50 trx/s");
-        has_all(&at140, "▼1.1 s/s ~11s|caught up|max|0.26s");
-        // 160: the address and the delay left too.
-        let at160 = text(&topo.snapshot, &UiState::default(), 160);
-        has_all(&at160, "127.0.0.1:13307|1h00m (20m00s)");
+        // The lag's split comes with the compact set, before any column splits.
+        let at120 = text(&topo.snapshot, &UiState::default(), 120);
+        assert!(!at120.contains("xport/apply"), "{at120}");
+        let at134 = text(&topo.snapshot, &UiState::default(), 134);
+        has_all(&at134, "xport/apply|0.12s/0.00s|2.10s/10.00s|GTID rcv/app");
+        // 154 columns: the counts and bytes split.
+        let at154 = text(&topo.snapshot, &UiState::default(), 154);
+        assert!(!at154.contains("✖ down"), "{at154}");
+        has_all(&at154, "GTID not rcvd|IO behind|6.0 MiB|catch-up|▲50 trx/s");
+        has_all(&at154, "▼1.1 s/s ~11s|caught up|max|0.26s|xport/apply");
+        // 174: the address and the delay left too.
+        let at174 = text(&topo.snapshot, &UiState::default(), 174);
+        has_all(&at174, "127.0.0.1:13307|1h00m (20m00s)");
         has_all(
-            &text(&topo.snapshot, &UiState::default(), 200),
+            &text(&topo.snapshot, &UiState::default(), 214),
             "state|✖ down",
         );
     }

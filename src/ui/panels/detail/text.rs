@@ -48,6 +48,7 @@ pub(super) fn lines(
         lines.push(window_line(r, ctx.state.window, t));
         return lines;
     }
+    lines.extend(split_lines(r, t, width));
     let errors = [("IO", &r.last_io_error), ("SQL", &r.last_sql_error)];
     for (thread, error) in errors {
         if let Some(error) = error {
@@ -76,6 +77,31 @@ pub(super) fn lines(
         ])),
     }
     lines
+}
+
+/// `transport 41.00s  apply 0.00s  all of it is transport: …`: the lag in its two parts, and
+/// which holds it; an unknown part says why. Only once the lag is worth a word (a second): a
+/// caught-up channel's pane keeps its rows for the rest, and an unknown lag says why above.
+fn split_lines(r: &ReplicaView, t: &Theme, width: usize) -> Vec<Line<'static>> {
+    let split = &r.lag_split;
+    if r.heartbeat_lag.value() < Some(crate::store::lag_split::WORTH_A_WORD) {
+        return Vec::new();
+    }
+    let part = |name: &str, lag| {
+        let value = lag_span(lag, t);
+        Token::new(format!("{name} "), t.muted).and(value.content.into_owned(), value.style)
+    };
+    let mut tokens = vec![
+        part("transport", &split.transport),
+        part(" apply", &split.apply),
+    ];
+    if let Some(holder) = split.holder() {
+        tokens.push(Token::new(" ", t.muted));
+        tokens.extend(words(holder.words(), t.text));
+    } else if let crate::store::lag::Lag::Unknown { reason } = &split.transport {
+        tokens.extend(words(reason, t.unknown));
+    }
+    wrap(tokens, width, INDENT)
 }
 
 /// A line each for the node's channels other than `r`.

@@ -1,0 +1,337 @@
+//! A channel's lag split into its two parts (`docs/design.md`, "Transport and apply"):
+//! **transport**, how old the newest heartbeat the replica has *received* is (it is in its relay
+//! log), and **apply**, how much further behind the replica's *applied* position is than that.
+//! The two add up to the channel's heartbeat lag.
+//!
+//! Both ages are measured the same way, by position against the heartbeats' GTIDs
+//! ([`super::lag::Acks::lag_applied`]): `MariaDB`'s `Gtid_IO_Pos` (per channel, in `SHOW ALL SLAVES STATUS`)
+//! is the last GTID received in each domain, as `gtid_slave_pos` is the last applied, so the
+//! newest heartbeat it covers in the root's domain is the newest received. Transport is that
+//! heartbeat's lag, never more than the whole; apply is the rest.
+//!
+//! What cannot be known is said, never guessed: `MySQL` (rwtop's heartbeats there carry no GTID
+//! a received position could be held against), a channel that does not replicate by GTID, two
+//! roots writing heartbeats in one domain, and a whole lag that is itself unknown.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::lag::Lag;
+use super::roots::Beat;
+use crate::mysql::{ReplicaGtid, ReplicaStatus};
+
+/// A channel's lag in its two parts; each is a [`Lag`] of its own (exact, a bound, or unknown
+/// with the reason).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LagSplit {
+    /// How old the newest received heartbeat is: the time the link has yet to bring.
+    pub transport: Lag,
+    /// How much older the newest applied heartbeat is than the newest received: what waits in
+    /// the relay log.
+    pub apply: Lag,
+}
+
+impl Default for LagSplit {
+    fn default() -> Self {
+        Self::unknown("not in this recording")
+    }
+}
+
+impl LagSplit {
+    #[must_use]
+    pub fn unknown(reason: &str) -> Self {
+        Self {
+            transport: Lag::Unknown {
+                reason: reason.to_owned(),
+            },
+            apply: Lag::Unknown {
+                reason: reason.to_owned(),
+            },
+        }
+    }
+
+    /// The split of `total` (the channel's heartbeat lag) given `received`, the lag of the
+    /// newest heartbeat it has received. Transport never exceeds the whole (both are read a
+    /// moment apart), and apply is the rest, so the two always add up to `total`.
+    #[must_use]
+    pub fn of(total: &Lag, received: &Lag) -> Self {
+        let bounded = |lag| Lag::AtLeast { lag, upper: None };
+        match (total, received) {
+            (Lag::Unknown { reason }, _) => Self::unknown(reason),
+            (_, Lag::Unknown { reason }) => Self {
+                transport: received.clone(),
+                apply: Lag::Unknown {
+                    reason: format!("what arrived is not known: {reason}"),
+                },
+            },
+            (Lag::Exact { lag: t }, Lag::Exact { lag: r }) => {
+                let transport = (*r).min(*t);
+                Self {
+                    transport: Lag::Exact { lag: transport },
+                    apply: Lag::Exact {
+                        lag: t.saturating_sub(transport),
+                    },
+                }
+            }
+            // Applied less than the run's first heartbeat: at least the rest behind.
+            (Lag::AtLeast { lag: t, .. }, Lag::Exact { lag: r }) => Self {
+                transport: Lag::Exact { lag: *r },
+                apply: bounded(t.saturating_sub(*r)),
+            },
+            // Not yet received the run's first heartbeat: only a bound, and then nothing can be
+            // told of what waits.
+            (_, Lag::AtLeast { lag: r, .. }) => Self {
+                transport: bounded((*r).min(total.value().unwrap_or(*r))),
+                apply: Lag::Unknown {
+                    reason: "the replica has not yet received the first heartbeat rwtop can \
+                             place, so only a bound is known of what arrived"
+                        .to_owned(),
+                },
+            },
+        }
+    }
+}
+
+/// Which part holds the lag, in words, once it is worth a word (a second or more, both parts
+/// exact): the diagnosis the alerts and the detail pane give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// Almost all of it is transport: nothing waits in the relay log.
+    Transport,
+    /// Almost all of it was received and waits to be applied.
+    Apply,
+    /// Both parts are sizeable.
+    Both,
+}
+
+impl Holder {
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Transport => "all of it is transport: nothing waits in the relay log",
+            Self::Apply => "received: it waits in the relay log, the applier is behind",
+            Self::Both => "part not yet received, part waiting in the relay log",
+        }
+    }
+}
+
+/// Below this the split is not worth a word: the heartbeat's own resolution is a fraction of it.
+pub const WORTH_A_WORD: Duration = Duration::from_secs(1);
+
+impl LagSplit {
+    /// Which part holds the lag, when both are exact and the whole is a second or more: a part
+    /// of at most a tenth of the whole (and half a second) counts as none.
+    #[must_use]
+    pub fn holder(&self) -> Option<Holder> {
+        let (transport, apply) = (self.transport.exact()?, self.apply.exact()?);
+        let total = transport + apply;
+        if total < WORTH_A_WORD {
+            return None;
+        }
+        let small = |part: Duration| part <= (total / 10).max(Duration::from_millis(500));
+        Some(match (small(transport), small(apply)) {
+            (_, true) => Holder::Transport,
+            (true, false) => Holder::Apply,
+            (false, false) => Holder::Both,
+        })
+    }
+}
+
+/// A lag reading and whether the channel stands still: when two readings in a row find the same
+/// work missing, the lag grows with the clock until a reading says otherwise (`store/node.rs`).
+#[derive(Debug, Clone)]
+pub struct Carried {
+    pub lag: Lag,
+    /// When the oldest work the newest exact reading found missing was committed (the reading's
+    /// instant less its lag).
+    missing_since: Option<Instant>,
+    stalled: bool,
+}
+
+/// How far two readings' "missing since" instants may differ and still be the same work: own
+/// heartbeats give the same instant to the nanosecond; pt-heartbeat's `NOW(6) − ts` moves by a
+/// query's jitter, far less than the second between its updates.
+const STALL_JITTER: Duration = Duration::from_millis(20);
+
+impl Carried {
+    #[must_use]
+    pub fn new(reason: &str) -> Self {
+        Self {
+            lag: Lag::Unknown {
+                reason: reason.to_owned(),
+            },
+            missing_since: None,
+            stalled: false,
+        }
+    }
+
+    /// When the oldest work the newest exact reading found missing was committed; `None` when
+    /// it found none missing or was no exact reading.
+    #[must_use]
+    pub fn missing_since(&self) -> Option<Instant> {
+        self.missing_since
+    }
+
+    /// Records a reading sent at `at`.
+    pub fn record(&mut self, at: Instant, lag: Lag) {
+        let since = match lag {
+            Lag::Exact { lag } if !lag.is_zero() => at.checked_sub(lag),
+            _ => None,
+        };
+        self.stalled = matches!((since, self.missing_since), (Some(now), Some(before))
+            if now.max(before) - now.min(before) <= STALL_JITTER);
+        self.missing_since = since;
+        self.lag = lag;
+    }
+
+    /// The lag at `now`: a stalled reading carried forward to `now`, so a stop is shown as long
+    /// as it is and not as it was one read (and one publication) ago; any other reading as it
+    /// was read, since the channel was still moving then.
+    #[must_use]
+    pub fn at(&self, now: Instant) -> Lag {
+        match (&self.lag, self.missing_since) {
+            (Lag::Exact { lag }, Some(since)) if self.stalled => Lag::Exact {
+                lag: now.saturating_duration_since(since).max(*lag),
+            },
+            (lag, _) => lag.clone(),
+        }
+    }
+}
+
+/// The lag of the newest heartbeat a channel with `status` has received, behind the roots
+/// `writers` (by index into `beats`) upstream of it, read by a status poll sent at `at`;
+/// `stale(beat)` tells whether a root's writer had stopped advancing by then.
+pub fn received(
+    status: &ReplicaStatus,
+    writers: &[usize],
+    beats: &[Beat],
+    at: Instant,
+    stale: impl Fn(&Beat) -> bool,
+) -> Lag {
+    let unknown = |reason: &str| Lag::Unknown {
+        reason: reason.to_owned(),
+    };
+    let io_pos = match &status.gtid {
+        ReplicaGtid::Mysql { .. } => {
+            return unknown(
+                "MySQL tells no session the GTID of its own write, so rwtop's heartbeats carry \
+                 none that a received position could be held against",
+            );
+        }
+        ReplicaGtid::Mariadb { using_gtid, .. } if using_gtid.eq_ignore_ascii_case("no") => {
+            return unknown(
+                "the channel does not replicate by GTID (Using_Gtid: No), so its received \
+                 position is not kept",
+            );
+        }
+        ReplicaGtid::Mariadb { io_pos, .. } => io_pos,
+    };
+    let domains: Vec<Option<u32>> = beats.iter().map(|b| b.acks.run_domain()).collect();
+    let lags = writers.iter().map(|&w| {
+        let Some(beat) = beats.get(w) else {
+            return unknown("no heartbeat writer for this root");
+        };
+        let mine = domains.get(w).copied().flatten();
+        let shared = mine.is_some()
+            && domains
+                .iter()
+                .enumerate()
+                .any(|(i, d)| i != w && *d == mine);
+        if shared {
+            return unknown(
+                "two roots write heartbeats in one GTID domain: a received position cannot \
+                 tell them apart",
+            );
+        }
+        beat.acks.lag_applied(io_pos, at, stale(beat))
+    });
+    super::roots::worst(lags)
+        .unwrap_or_else(|| unknown("this channel leads to no root rwtop writes a heartbeat on"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Carried, LagSplit};
+    use crate::store::lag::Lag;
+    use std::time::{Duration, Instant};
+
+    fn exact(ms: u64) -> Lag {
+        Lag::Exact {
+            lag: Duration::from_millis(ms),
+        }
+    }
+
+    #[test]
+    fn the_parts_add_up_to_the_whole() {
+        // Link stalled: all of it is transport.
+        let split = LagSplit::of(&exact(41_000), &exact(41_000));
+        assert_eq!((split.transport, split.apply), (exact(41_000), exact(0)));
+        // SQL stopped: everything received, all of it waits to be applied.
+        let split = LagSplit::of(&exact(9_000), &exact(0));
+        assert_eq!((split.transport, split.apply), (exact(0), exact(9_000)));
+        // Some of each.
+        let split = LagSplit::of(&exact(9_000), &exact(2_500));
+        assert_eq!((split.transport, split.apply), (exact(2_500), exact(6_500)));
+        // The received reading a moment newer than the whole: transport never exceeds it.
+        let split = LagSplit::of(&exact(1_000), &exact(1_200));
+        assert_eq!((split.transport, split.apply), (exact(1_000), exact(0)));
+    }
+
+    #[test]
+    fn the_part_that_holds_the_lag_is_named_once_it_is_worth_a_word() {
+        use super::Holder;
+        let holder = |t, a| LagSplit::of(&exact(t + a), &exact(t)).holder();
+        assert_eq!(holder(41_000, 0), Some(Holder::Transport));
+        assert_eq!(
+            holder(40_000, 400),
+            Some(Holder::Transport),
+            "a tenth or less"
+        );
+        assert_eq!(holder(0, 9_000), Some(Holder::Apply));
+        assert_eq!(holder(300, 9_000), Some(Holder::Apply));
+        assert_eq!(holder(3_000, 6_000), Some(Holder::Both));
+        assert_eq!(holder(300, 400), None, "under a second");
+        let unknown = LagSplit::unknown("MySQL");
+        assert_eq!(unknown.holder(), None);
+    }
+
+    #[test]
+    fn what_cannot_be_known_says_why() {
+        let unknown = |reason: &str| Lag::Unknown {
+            reason: reason.to_owned(),
+        };
+        let split = LagSplit::of(&unknown("node is down"), &exact(0));
+        assert_eq!(split, LagSplit::unknown("node is down"));
+        let split = LagSplit::of(&exact(5_000), &unknown("MySQL"));
+        assert_eq!(split.transport, unknown("MySQL"));
+        assert!(
+            matches!(&split.apply, Lag::Unknown { reason } if reason.contains("MySQL")),
+            "{split:?}"
+        );
+        // Not yet applied the run's first heartbeat, but received all: the rest is a bound.
+        let bound = |ms| Lag::AtLeast {
+            lag: Duration::from_millis(ms),
+            upper: None,
+        };
+        let split = LagSplit::of(&bound(3_000), &exact(500));
+        assert_eq!((split.transport, split.apply), (exact(500), bound(2_500)));
+        // Not yet received it: transport a bound, apply unknown.
+        let split = LagSplit::of(&bound(3_000), &bound(3_000));
+        assert_eq!(split.transport, bound(3_000));
+        assert!(matches!(split.apply, Lag::Unknown { .. }));
+    }
+
+    #[test]
+    fn a_stalled_reading_grows_with_the_clock() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let mut carried = Carried::new("none yet");
+        carried.record(t0 + ms(1000), exact(1000));
+        assert_eq!(carried.at(t0 + ms(1300)), exact(1000));
+        carried.record(t0 + ms(1250), exact(1250));
+        assert_eq!(carried.at(t0 + ms(1400)), exact(1400));
+        carried.record(t0 + ms(1500), exact(0));
+        assert_eq!(carried.at(t0 + ms(1700)), exact(0));
+    }
+}
