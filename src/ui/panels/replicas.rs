@@ -77,10 +77,11 @@ use Col::{
 const COMPACT: [Col; 14] = [
     State, Name, Source, Threads, Sbm, Now, Split, CatchUp, P50, P99, Max, Backlog, Bytes, Delay,
 ];
-/// Least important first; state, name and lag now are never dropped. The lag's split and the
-/// catch-up go first: both are about the lag beside them, and the detail pane says them in full.
+/// Least important first; state, name and lag now are never dropped. The catch-up and the
+/// lag's split go first: both are about the lag beside them, and the detail pane says them in
+/// full.
 const DROP_ORDER: [Col; 11] = [
-    Split, CatchUp, Bytes, Delay, Max, Source, P50, Backlog, P99, Sbm, Threads,
+    CatchUp, Split, Bytes, Delay, Max, Source, P50, Backlog, P99, Sbm, Threads,
 ];
 
 impl Col {
@@ -405,7 +406,8 @@ mod tests {
         });
         // The lag's split comes with the compact set, before any column splits.
         let at120 = text(&topo.snapshot, &UiState::default(), 120);
-        assert!(!at120.contains("xport/apply"), "{at120}");
+        has_all(&at120, "xport/apply|2.10s/10.00s");
+        assert!(!at120.contains("catch-up"), "dropped first:\n{at120}");
         let at134 = text(&topo.snapshot, &UiState::default(), 134);
         has_all(&at134, "xport/apply|0.12s/0.00s|2.10s/10.00s|GTID rcv/app");
         // 154 columns: the counts and bytes split.
