@@ -232,7 +232,7 @@ pub struct JsonChannel {
     /// In a cascade, this hop's own share of the lag; null when its source is a root.
     pub hop_lag_seconds: Option<f64>,
     /// Since 1.11: the heartbeat lag in two parts, transport and apply.
-    pub lag_split: JsonLagSplit,
+    pub lag_split: lag_split::JsonLagSplit,
     pub gtid_backlog: JsonBacklog,
     pub bytes_behind: JsonBytes,
     pub received: Option<JsonPosition>,
@@ -245,38 +245,6 @@ pub struct JsonChannel {
     pub appliers: JsonAppliers,
     /// Apply rate against the source's, the lag's trend and the ETA.
     pub catch_up: catch_up::JsonCatchUp,
-}
-
-/// A channel's lag in two parts (`store/lag_split.rs`): each part as exact, a lower bound or
-/// unknown with the reason.
-#[derive(Debug, Serialize)]
-pub struct JsonLagSplit {
-    /// How old the newest heartbeat the replica has received is.
-    pub transport: JsonLagPart,
-    /// How much further behind its applied position is: what waits in the relay log.
-    pub apply: JsonLagPart,
-}
-
-#[derive(Debug, Serialize)]
-pub struct JsonLagPart {
-    /// `exact`, `at_least` or `unknown`, as the whole lag's.
-    pub kind: &'static str,
-    /// Seconds; `null` while unknown.
-    pub seconds: Option<f64>,
-    pub reason: Option<String>,
-}
-
-fn lag_part(lag: &Lag) -> JsonLagPart {
-    let (kind, reason) = match lag {
-        Lag::Exact { .. } => ("exact", None),
-        Lag::AtLeast { .. } => ("at_least", None),
-        Lag::Unknown { reason } => ("unknown", Some(reason.clone())),
-    };
-    JsonLagPart {
-        kind,
-        seconds: lag.value().map(|d| d.as_secs_f64()),
-        reason,
-    }
 }
 
 /// A channel's parallel appliers; every field `null` when the server does not report it.
@@ -487,10 +455,7 @@ fn channel(r: &ReplicaView, live: bool) -> JsonChannel {
         seconds_behind_source: r.seconds_behind_source,
         heartbeat_lag_seconds: lag(&r.heartbeat_lag, &r.windows),
         hop_lag_seconds: r.hop_lag.map(|d| d.as_secs_f64()),
-        lag_split: JsonLagSplit {
-            transport: lag_part(&r.lag_split.transport),
-            apply: lag_part(&r.lag_split.apply),
-        },
+        lag_split: lag_split::lag_split(&r.lag_split),
         gtid_backlog: backlog(r),
         bytes_behind: bytes(r),
         received: live.then(|| position(&r.received)),
@@ -609,6 +574,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
 mod catch_up;
 mod holders;
 mod incidents;
+mod lag_split;
 mod osc;
 mod row_events;
 #[cfg(test)]
