@@ -367,13 +367,18 @@ fn folded_cause(
             .replacen(&root_place, "it", 1);
         format!("because {own_place}")
     };
-    let what = match a.kind {
+    let mut what = match a.kind {
         AlertKind::SbmUnderstatesLag => "SBM counts only what arrived",
         AlertKind::SbmOverstatesLag => "SBM reads more than the heartbeat",
         AlertKind::GtidBacklogHigh => "transactions wait",
         AlertKind::ReplicaNotRecovering => "the lag does not shrink",
         _ => "lag high",
-    };
+    }
+    .to_owned();
+    // A delayed replica's lag rule judged the lag beyond its delay: the text keeps saying so.
+    if let Some((_, delay)) = a.evidence.iter().find(|(k, _)| k == "sql_delay") {
+        what = format!("{what} beyond the {delay} SQL_Delay");
+    }
     let mut cause = if a.membership.recovering {
         format!("{place}: caught up again; the lag spiked {because}")
     } else {

@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::alerts::{AlertEngine, AlertKind, AlertSettings, AlertsView, Severity};
 use crate::mysql::IoRunning;
 use crate::store::lag::Lag;
+use crate::store::snapshot::LagBeyondDelay;
 use crate::store::testkit::{Topo, ddl, find, secs};
 use crate::store::windows::{Window, WindowStats};
 
@@ -344,4 +345,30 @@ fn circular_replication_ends_the_walk() {
             "{a:#?}"
         );
     }
+}
+
+#[test]
+fn a_delayed_replicas_folded_lag_keeps_its_delay() {
+    // r1 holds 5 s on purpose and its SQL thread stopped on top of it: the lag rule judged the
+    // lag beyond the delay, and the text under the stopped thread still says so.
+    let mut topo = Topo::new();
+    topo.replica_mut("r1", |r| {
+        r.sql_delay = Some(5);
+        r.sql_running = false;
+        r.heartbeat_lag = Lag::Exact { lag: secs(9.0) };
+        r.windows[0] = (Window::OneMinute, minute(5.2, 8.9));
+        r.beyond_delay = Some(LagBeyondDelay {
+            one_minute: minute(0.2, 3.9),
+        });
+    });
+    let view = judged(&topo);
+    let lag = find(&view, AlertKind::LagP99High, Some("r1")).expect("lag_p99_high on r1");
+    assert_eq!(
+        lag.membership.caused_by.as_deref(),
+        Some("sql_thread_stopped:r1")
+    );
+    assert_eq!(
+        lag.cause,
+        "r1: behind because it stopped applying (lag high beyond the 5s SQL_Delay)"
+    );
 }
