@@ -45,6 +45,8 @@ mod env;
     reason = "the shared generator; this bench draws only uniforms"
 )]
 mod rng;
+#[path = "support/lag_split.rs"]
+mod split;
 #[path = "support/truth.rs"]
 mod truth;
 
@@ -118,6 +120,8 @@ struct Phase {
 struct Seen {
     at: Instant,
     lags: Vec<Option<Lag>>,
+    /// Each replica's lag split, transport and apply (`store/lag_split.rs`).
+    splits: Vec<Option<(Lag, Lag)>>,
 }
 
 struct Options {
@@ -304,11 +308,19 @@ async fn collect(
             .iter()
             .map(|r| Some(s.node(r)?.replica()?.heartbeat_lag.clone()))
             .collect();
+        let splits = REPLICAS
+            .iter()
+            .map(|r| {
+                let split = &s.node(r)?.replica()?.lag_split;
+                Some((split.transport.clone(), split.apply.clone()))
+            })
+            .collect();
         into.lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(Seen {
                 at: started + s.uptime,
                 lags,
+                splits,
             });
     }
 }
@@ -522,6 +534,7 @@ fn report(rounds: &[(Vec<Phase>, Vec<Seen>)], truths: &[truth::Truth]) {
         }
     }
     print_table(&by, &stops);
+    split::report(rounds, truths);
 }
 
 /// Adds each snapshot's exact lags, against the truth, to its scenario's errors.
