@@ -173,9 +173,10 @@ fn io_thread_stopped(r: &ReplicaView) -> Verdict {
         IoRunning::Connecting => format!("IO thread cannot connect to the source{why}"),
         _ => format!("IO thread stopped: nothing new arrives from the source{why}"),
     };
-    // Stopped on an error stays stopped until someone starts it; a thread caught reconnecting
-    // or stopped by hand may be running again at the next poll.
-    if r.io_running == IoRunning::No && r.last_io_error.is_some() {
+    // `No` is the server's word that the thread is stopped (on an error, by hand or at an UNTIL
+    // condition): a fact, raised at once. A thread caught reconnecting may be running again at
+    // the next poll: that one can flicker.
+    if r.io_running == IoRunning::No {
         return Verdict::stated(evidence, cause);
     }
     Verdict::bad(evidence, cause)
@@ -205,8 +206,9 @@ fn sql_thread_stopped(r: &ReplicaView) -> Verdict {
             let cause = own_damage(cause, e, &mut evidence);
             Verdict::stated(evidence, cause)
         }
-        // Stopped by hand may be started again before the next poll.
-        None => Verdict::bad(
+        // Stopped by hand: the server says so, a fact like an error (it may be started again
+        // before the next poll, and the alert then clears).
+        None => Verdict::stated(
             evidence,
             "SQL thread stopped without an error (by hand or an UNTIL condition): \
              nothing received is applied",

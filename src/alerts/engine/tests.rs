@@ -22,14 +22,20 @@ fn error(errno: u32, message: &str) -> ThreadError {
     }
 }
 
-fn stop_sql(topo: &mut Topo, stopped: bool) {
+/// r1's IO thread caught reconnecting (`Connecting`), or running again: a state that may
+/// flicker, so the hysteresis applies to it.
+fn reconnecting(topo: &mut Topo, stopped: bool) {
     topo.replica_mut("r1", |r| {
-        r.sql_running = !stopped;
-        r.seconds_behind_source = if stopped { None } else { Some(0) };
+        r.io_running = if stopped {
+            IoRunning::Connecting
+        } else {
+            IoRunning::Yes
+        };
     });
 }
 
-const SQL: AlertKind = AlertKind::SqlThreadStopped;
+/// The alert `reconnecting`'s state raises.
+const FLICKER: AlertKind = AlertKind::IoThreadStopped;
 
 #[test]
 fn healthy_topologies_raise_nothing() {
@@ -47,9 +53,9 @@ fn healthy_topologies_raise_nothing() {
 fn a_single_bad_sample_raises_nothing() {
     let mut topo = Topo::new();
     let mut engine = AlertEngine::new(AlertSettings::default());
-    stop_sql(&mut topo, true);
+    reconnecting(&mut topo, true);
     assert!(engine.evaluate(&topo.at(1)).active.is_empty());
-    stop_sql(&mut topo, false);
+    reconnecting(&mut topo, false);
     for step in 2..6 {
         let view = engine.evaluate(&topo.at(step));
         assert!(view.active.is_empty() && view.log.is_empty(), "{view:#?}");
@@ -61,12 +67,12 @@ fn a_clean_sample_in_between_resets_the_raise_count() {
     let mut topo = Topo::new();
     let mut engine = AlertEngine::new(AlertSettings::default());
     for (step, stopped) in [(1, true), (2, false), (3, true)] {
-        stop_sql(&mut topo, stopped);
-        assert!(find(&engine.evaluate(&topo.at(step)), SQL, Some("r1")).is_none());
+        reconnecting(&mut topo, stopped);
+        assert!(find(&engine.evaluate(&topo.at(step)), FLICKER, Some("r1")).is_none());
     }
-    stop_sql(&mut topo, true);
+    reconnecting(&mut topo, true);
     let view = engine.evaluate(&topo.at(4));
-    let alert = find(&view, SQL, Some("r1")).cloned();
+    let alert = find(&view, FLICKER, Some("r1")).cloned();
     let alert = alert.unwrap_or_else(|| panic!("{view:#?}"));
     assert_eq!((alert.since, alert.count), (topo.at(3).taken_at, 2));
 }
@@ -75,14 +81,14 @@ fn a_clean_sample_in_between_resets_the_raise_count() {
 fn three_clean_samples_clear_and_the_log_keeps_both_events() {
     let mut topo = Topo::new();
     let mut engine = AlertEngine::new(AlertSettings::default());
-    stop_sql(&mut topo, true);
+    reconnecting(&mut topo, true);
     engine.evaluate(&topo.at(1));
     engine.evaluate(&topo.at(2));
     engine.evaluate(&topo.at(3));
-    stop_sql(&mut topo, false);
+    reconnecting(&mut topo, false);
     for step in 4..=5 {
         let view = engine.evaluate(&topo.at(step));
-        let alert = find(&view, SQL, Some("r1")).cloned();
+        let alert = find(&view, FLICKER, Some("r1")).cloned();
         assert_eq!(
             alert.map(|a| (a.count, a.last_seen)),
             Some((3, topo.at(3).taken_at))
@@ -100,7 +106,7 @@ fn three_clean_samples_clear_and_the_log_keeps_both_events() {
     assert!(
         view.log[0]
             .summary
-            .starts_with("sql_thread_stopped on r1 cleared after 3 clean")
+            .starts_with("io_thread_stopped on r1 cleared after 3 clean")
     );
 }
 
@@ -113,11 +119,11 @@ fn hysteresis_counts_are_configurable() {
         ..AlertSettings::default()
     };
     let mut engine = AlertEngine::new(settings);
-    stop_sql(&mut topo, true);
+    reconnecting(&mut topo, true);
     assert!(engine.evaluate(&topo.at(1)).active.is_empty());
     assert!(engine.evaluate(&topo.at(2)).active.is_empty());
     assert_eq!(engine.evaluate(&topo.at(3)).active.len(), 1);
-    stop_sql(&mut topo, false);
+    reconnecting(&mut topo, false);
     assert!(engine.evaluate(&topo.at(4)).active.is_empty());
 }
 
@@ -125,14 +131,14 @@ fn hysteresis_counts_are_configurable() {
 fn a_sample_is_counted_once_however_many_snapshots_show_it() {
     let mut topo = Topo::new();
     let mut engine = AlertEngine::new(AlertSettings::default());
-    stop_sql(&mut topo, true);
+    reconnecting(&mut topo, true);
     let sample = topo.at(1);
     for quarter in 0..8 {
         let mut snapshot = sample.clone();
         snapshot.uptime += Duration::from_millis(250 * quarter);
-        assert!(find(&engine.evaluate(&snapshot), SQL, Some("r1")).is_none());
+        assert!(find(&engine.evaluate(&snapshot), FLICKER, Some("r1")).is_none());
     }
-    assert!(find(&engine.evaluate(&topo.at(2)), SQL, Some("r1")).is_some());
+    assert!(find(&engine.evaluate(&topo.at(2)), FLICKER, Some("r1")).is_some());
 }
 
 #[test]
@@ -180,7 +186,7 @@ fn a_node_that_goes_down_is_raised_on_the_first_snapshot_that_shows_it() {
 }
 
 #[test]
-fn thread_states_raise_at_once_only_when_stopped_on_an_error() {
+fn stopped_threads_raise_at_once_and_a_reconnecting_one_does_not() {
     let stop = |io: IoRunning, io_error: bool, sql_error: bool| {
         let mut topo = Topo::new();
         topo.replica_mut("r1", |r| {
@@ -196,19 +202,20 @@ fn thread_states_raise_at_once_only_when_stopped_on_an_error() {
         topo
     };
     let io = AlertKind::IoThreadStopped;
-    // On an error: the server says it is stopped and it stays so until someone acts.
-    let topo = stop(IoRunning::No, true, true);
-    assert!(topo.raises_at_once(io, Some("r1")));
-    assert!(topo.raises_at_once(SQL, Some("r2")));
+    let sql = AlertKind::SqlThreadStopped;
+    // On an error or by hand, the server says the thread is stopped: a fact, raised at once.
+    for error in [true, false] {
+        let topo = stop(IoRunning::No, error, error);
+        assert!(topo.raises_at_once(io, Some("r1")), "error {error}");
+        assert!(topo.raises_at_once(sql, Some("r2")), "error {error}");
+    }
     // The error alone is a reading: it may be an old one the server still shows.
+    let topo = stop(IoRunning::No, true, true);
     assert!(!topo.raises_at_once(AlertKind::ReplicationError, Some("r2")));
-    // Stopped by hand, or caught reconnecting: may be running again at the next poll.
-    let topo = stop(IoRunning::No, false, false);
+    // Caught reconnecting: may be running again at the next poll, so a second sample raises.
+    let topo = stop(IoRunning::Connecting, true, false);
     assert!(!topo.raises_at_once(io, Some("r1")));
-    assert!(!topo.raises_at_once(SQL, Some("r2")));
     topo.raise(io, Some("r1"));
-    topo.raise(SQL, Some("r2"));
-    assert!(!stop(IoRunning::Connecting, true, false).raises_at_once(io, Some("r1")));
 }
 
 #[test]
@@ -271,7 +278,7 @@ fn stopped_threads_show_sbm_null_and_the_error() {
         io.cause
             .starts_with("IO thread cannot connect to the source: error 2003")
     );
-    let sql = topo.raise(SQL, Some("r2"));
+    let sql = topo.raise(AlertKind::SqlThreadStopped, Some("r2"));
     assert_eq!(sql.evidence[0].1, "NULL");
     assert_eq!(
         sql.cause,
@@ -299,7 +306,7 @@ fn an_error_on_rwtops_own_table_is_attributed_to_rwtop_with_a_safe_repair() {
         r.seconds_behind_source = None;
         r.last_sql_error = Some(error(1677, message));
     });
-    for kind in [SQL, AlertKind::ReplicationError] {
+    for kind in [AlertKind::SqlThreadStopped, AlertKind::ReplicationError] {
         let alert = topo.raise(kind, Some("r1"));
         assert!(
             alert.cause.contains("rwtop caused this")
@@ -322,7 +329,12 @@ fn an_error_on_rwtops_own_table_is_attributed_to_rwtop_with_a_safe_repair() {
         r.sql_running = false;
         r.last_sql_error = Some(error(1146, "Table 'shop.orders' doesn't exist"));
     });
-    assert!(!topo.raise(SQL, Some("r2")).cause.contains("rwtop"));
+    assert!(
+        !topo
+            .raise(AlertKind::SqlThreadStopped, Some("r2"))
+            .cause
+            .contains("rwtop")
+    );
 }
 
 #[test]
