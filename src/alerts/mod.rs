@@ -40,7 +40,7 @@ mod topology;
 mod verdict;
 
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 
 pub use crate::store::alert_view::{
     Alert, AlertKind, AlertsView, Incident, LogEntry, Membership, Severity,

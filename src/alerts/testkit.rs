@@ -51,3 +51,28 @@ impl Judge for Topo {
         }
     }
 }
+
+/// r1's IO thread stopped and c1, under r1 with SBM 0, as far behind as r1 plus its own 0.1 s
+/// hop: judged by a real engine over two samples, as the live view gets it. One critical
+/// incident, c1's alert inherited.
+pub(crate) fn io_stop_incident() -> crate::store::Snapshot {
+    use crate::mysql::IoRunning;
+    use crate::store::lag::Lag;
+    use crate::store::testkit::secs;
+    let mut topo = Topo::new();
+    topo.add_replica("c1", "r1", 4);
+    topo.replica_mut("r1", |r| {
+        r.io_running = IoRunning::No;
+        r.seconds_behind_source = None;
+        r.heartbeat_lag = Lag::Exact { lag: secs(12.0) };
+    });
+    topo.replica_mut("c1", |r| {
+        r.heartbeat_lag = Lag::Exact { lag: secs(12.1) };
+        r.hop_lag = Some(secs(0.1));
+    });
+    let mut engine = AlertEngine::new(AlertSettings::default());
+    engine.evaluate(&topo.at(1));
+    let mut snapshot = topo.at(2);
+    snapshot.alerts = engine.evaluate(&snapshot);
+    snapshot
+}

@@ -309,19 +309,7 @@ fn judged(topo: &Topo) -> crate::alerts::AlertsView {
 /// c1's alert names it and its root.
 #[test]
 fn every_alert_names_its_incident_and_root() {
-    let mut topo = Topo::new();
-    topo.add_replica("c1", "r1", 4);
-    topo.replica_mut("r1", |r| {
-        r.io_running = IoRunning::No;
-        r.seconds_behind_source = None;
-        r.heartbeat_lag = Lag::Exact { lag: secs(12.0) };
-    });
-    topo.replica_mut("c1", |r| {
-        r.heartbeat_lag = Lag::Exact { lag: secs(12.1) };
-        r.hop_lag = Some(secs(0.1));
-    });
-    let mut snapshot = topo.at(2);
-    snapshot.alerts = judged(&topo);
+    let snapshot = crate::alerts::testkit::io_stop_incident();
     let d = doc(&snapshot);
     let alerts = d["alerts"].as_array().cloned().unwrap_or_default();
     let of = |kind: &str, node: &str| {

@@ -534,22 +534,7 @@ fn catch_up_figures_are_per_channel_and_absent_when_unknown() {
 /// of it.
 #[test]
 fn incidents_are_listed_counted_and_named_on_every_alert() {
-    use crate::alerts::{AlertEngine, AlertSettings};
-    let mut topo = Topo::new();
-    topo.add_replica("c1", "r1", 4);
-    topo.replica_mut("r1", |r| {
-        r.io_running = IoRunning::No;
-        r.seconds_behind_source = None;
-        r.heartbeat_lag = Lag::Exact { lag: secs(12.0) };
-    });
-    topo.replica_mut("c1", |r| {
-        r.heartbeat_lag = Lag::Exact { lag: secs(12.1) };
-        r.hop_lag = Some(secs(0.1));
-    });
-    let mut engine = AlertEngine::new(AlertSettings::default());
-    engine.evaluate(&topo.at(1));
-    let mut snapshot = topo.at(2);
-    snapshot.alerts = engine.evaluate(&snapshot);
+    let snapshot = crate::alerts::testkit::io_stop_incident();
     let t = text(&snapshot);
     has(
         &t,

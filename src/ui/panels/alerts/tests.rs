@@ -217,28 +217,7 @@ fn any_size_renders_without_panicking() {
     }
 }
 
-/// r1's IO thread stopped, c1 below it inherits: judged by the engine, as the live view gets it.
-pub(crate) fn io_stop_incident() -> Snapshot {
-    use crate::mysql::IoRunning;
-    use crate::store::lag::Lag;
-    use crate::store::testkit::secs;
-    let mut topo = Topo::new();
-    topo.add_replica("c1", "r1", 4);
-    topo.replica_mut("r1", |r| {
-        r.io_running = IoRunning::No;
-        r.seconds_behind_source = None;
-        r.heartbeat_lag = Lag::Exact { lag: secs(12.0) };
-    });
-    topo.replica_mut("c1", |r| {
-        r.heartbeat_lag = Lag::Exact { lag: secs(12.1) };
-        r.hop_lag = Some(secs(0.1));
-    });
-    let mut engine = AlertEngine::new(AlertSettings::default());
-    engine.evaluate(&topo.at(1));
-    let mut snapshot = topo.at(2);
-    snapshot.alerts = engine.evaluate(&snapshot);
-    snapshot
-}
+pub(crate) use crate::alerts::testkit::io_stop_incident;
 
 #[test]
 fn an_incident_shows_its_cause_with_the_symptoms_folded_and_e_unfolds_them() {
