@@ -45,13 +45,14 @@ mod env;
     reason = "the shared generator; this bench draws only uniforms"
 )]
 mod rng;
+#[path = "support/sandbox.rs"]
+mod sandbox;
 #[path = "support/lag_split.rs"]
 mod split;
 #[path = "support/truth.rs"]
 mod truth;
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -59,7 +60,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use env::env_or;
 use rwtop::engine::{Engine, EngineSpec};
-use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
+use rwtop::sandbox::Sandbox;
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
 
@@ -157,11 +158,11 @@ fn run() -> Result<()> {
         .tempdir()
         .context("creating a temp folder")?;
     // Ephemeral: dropping the handle kills the servers and deletes the folder, on every return.
-    let sandbox = start_sandbox(dir.path())?;
+    let sandbox = sandbox::start(dir.path(), REPLICAS.len(), true, "lag_truth")?;
     println!(
         "# server: {}; load average {}",
         sandbox.binaries().flavor.version_string,
-        load_average()
+        sandbox::load_average()
     );
     // The binary's runtime (`engine::runtime`), of its worker count unless `RWTOP_BENCH_WORKERS`
     // says otherwise. The scenarios are driven from this thread (admin SQL is a blocking child
@@ -203,7 +204,7 @@ fn run() -> Result<()> {
     let truths: Vec<truth::Truth> = watchers.iter().map(|w| w.truth(&writer)).collect();
     dump(&rounds, &truths)?;
     report(&rounds, &truths);
-    println!("# load average at the end: {}", load_average());
+    println!("# load average at the end: {}", sandbox::load_average());
     Ok(())
 }
 
@@ -226,28 +227,6 @@ fn run_round(
     runtime.block_on(engine.shutdown());
     let seen = std::mem::take(&mut *seen.lock().unwrap_or_else(PoisonError::into_inner));
     Ok((driven?, seen))
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg").map_or_else(
-        |_| "unknown".to_owned(),
-        |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
-    )
-}
-
-fn start_sandbox(dir: &Path) -> Result<Sandbox> {
-    let mut spec = SandboxSpec::new(dir.join("sb"));
-    spec.replicas = REPLICAS.len();
-    spec.ports = Ports::Free;
-    spec.ephemeral = true;
-    spec.relay = true;
-    // A port chosen free can be taken by someone else before the server binds it: retry once.
-    Sandbox::up(&spec)
-        .or_else(|first| {
-            eprintln!("lag_truth: sandbox up failed once ({first}); retrying on new ports");
-            Sandbox::up(&spec)
-        })
-        .context("cannot start a sandbox of 1 primary + 2 replicas (is MariaDB installed?)")
 }
 
 /// The primary and both replicas at the shipped defaults (`config::Settings::default()`), as

@@ -28,9 +28,10 @@ mod env;
 mod frames;
 #[path = "support/procfs.rs"]
 mod procfs;
+#[path = "support/sandbox.rs"]
+mod sandbox;
 
 use std::hint::black_box;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,7 +43,7 @@ use rwtop::alerts::{AlertEngine, AlertSettings};
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::mysql::Endpoint;
 use rwtop::poll::ConnState;
-use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
+use rwtop::sandbox::Sandbox;
 use rwtop::store::lag::Lag;
 use rwtop::store::windows::Window;
 use rwtop::store::{Role, Snapshot};
@@ -110,17 +111,10 @@ fn options() -> Result<Options> {
     })
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg").map_or_else(
-        |_| "unknown".to_owned(),
-        |l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
-    )
-}
-
 fn run() -> Result<()> {
     let opts = options()?;
     println!("# machine: {}", machine());
-    println!("# load average: {}", load_average());
+    println!("# load average: {}", sandbox::load_average());
     println!("# heartbeat readings by position: {}", opts.by_position);
     let dir = tempfile::Builder::new()
         .prefix("rwtop-bench-scale-")
@@ -128,7 +122,7 @@ fn run() -> Result<()> {
         .context("creating a temp folder")?;
     let started = Instant::now();
     // Ephemeral: dropping the handle kills the servers and deletes the folder, on every return.
-    let sandbox = start_sandbox(dir.path())?;
+    let sandbox = sandbox::start(dir.path(), REPLICAS, false, "scale")?;
     row("sandbox_up", started.elapsed().as_secs_f64(), "s");
     println!(
         "# server: {}",
@@ -146,32 +140,13 @@ fn run() -> Result<()> {
     // The binary's runtime, of its worker count unless told otherwise; this thread draws frames.
     let runtime = rwtop::engine::runtime(opts.workers).context("building the tokio runtime")?;
     for &nodes in &opts.sizes {
-        println!("# {nodes} nodes; load average {}", load_average());
+        println!("# {nodes} nodes; load average {}", sandbox::load_average());
         runtime.block_on(scale_run(&sandbox, &servers, nodes, &opts))?;
     }
     drop(runtime);
-    println!("# load average at the end: {}", load_average());
+    println!("# load average at the end: {}", sandbox::load_average());
     drop(sandbox);
     Ok(())
-}
-
-fn start_sandbox(dir: &Path) -> Result<Sandbox> {
-    let mut spec = SandboxSpec::new(dir.join("sb"));
-    spec.replicas = REPLICAS;
-    spec.ports = Ports::Free;
-    spec.ephemeral = true;
-    // A port chosen free can be taken by someone else before the server binds it: retry once.
-    Sandbox::up(&spec)
-        .or_else(|first| {
-            eprintln!("scale: sandbox up failed once ({first}); retrying on new ports");
-            Sandbox::up(&spec)
-        })
-        .with_context(|| {
-            format!(
-                "cannot start a sandbox of 1 primary + {REPLICAS} replicas (is MariaDB or MySQL \
-                 installed?)"
-            )
-        })
 }
 
 /// Every server must take `per_server` connections: raised at runtime where it is lower.

@@ -33,8 +33,9 @@ mod env;
     reason = "the shared generator; this bench draws only uniforms"
 )]
 mod rng;
+#[path = "support/sandbox.rs"]
+mod sandbox;
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -46,7 +47,7 @@ use rwtop::alerts::AlertKind;
 use rwtop::engine::{Engine, EngineSpec};
 use rwtop::mysql::{Endpoint, NodeConn, Secret, Timeouts};
 use rwtop::poll::ConnState;
-use rwtop::sandbox::{Ports, Sandbox, SandboxSpec};
+use rwtop::sandbox::Sandbox;
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
 
@@ -120,13 +121,6 @@ fn main() -> ExitCode {
     }
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg").map_or_else(
-        |_| "unknown".to_owned(),
-        |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
-    )
-}
-
 fn run() -> Result<()> {
     let rounds: usize = env_or("RWTOP_BENCH_ROUNDS", 5)?;
     let sizes: String = env_or("RWTOP_BENCH_NODES", "3,1000".to_owned())?;
@@ -144,11 +138,11 @@ fn run() -> Result<()> {
         .tempdir()
         .context("creating a temp folder")?;
     // Ephemeral: dropping the handle kills the servers and deletes the folder, on every return.
-    let mut sandbox = start_sandbox(dir.path())?;
+    let mut sandbox = sandbox::start(dir.path(), REPLICAS, true, "time_to_alert")?;
     println!(
         "# server: {}; load average {}",
         sandbox.binaries().flavor.version_string,
-        load_average()
+        sandbox::load_average()
     );
     prepare(&sandbox, sizes.iter().copied().max().unwrap_or(3))?;
     let workers = env_or("RWTOP_BENCH_WORKERS", rwtop::engine::WORKERS)?;
@@ -157,7 +151,7 @@ fn run() -> Result<()> {
     let mut table = Vec::new();
     for &nodes in &sizes {
         let spec = engine_spec(&sandbox, nodes)?;
-        println!("# {nodes} nodes; load average {}", load_average());
+        println!("# {nodes} nodes; load average {}", sandbox::load_average());
         let engine = runtime.block_on(async { Engine::start(&spec) });
         let mut rig = Rig {
             runtime: &runtime,
@@ -172,27 +166,8 @@ fn run() -> Result<()> {
         }
     }
     print_table(&table);
-    println!("# load average at the end: {}", load_average());
+    println!("# load average at the end: {}", sandbox::load_average());
     Ok(())
-}
-
-fn start_sandbox(dir: &Path) -> Result<Sandbox> {
-    let mut spec = SandboxSpec::new(dir.join("sb"));
-    spec.replicas = REPLICAS;
-    spec.ports = Ports::Free;
-    spec.ephemeral = true;
-    spec.relay = true;
-    Sandbox::up(&spec)
-        .or_else(|first| {
-            eprintln!("time_to_alert: sandbox up failed once ({first}); retrying on new ports");
-            Sandbox::up(&spec)
-        })
-        .with_context(|| {
-            format!(
-                "cannot start a sandbox of 1 primary + {REPLICAS} replicas (is MariaDB \
-                 installed?)"
-            )
-        })
 }
 
 /// The bench's own account (replicated from the primary) and the table the SQL error is made
