@@ -1,7 +1,7 @@
 //! The one UI loop: terminal events, snapshot updates (from an engine or a replay, see
 //! `feed.rs`), narration and a clock tick, multiplexed with `select!`. The terminal is restored
-//! on every way out: quit, Ctrl-C, SIGTERM, an error (a drop guard) and a panic (ratatui's hook,
-//! installed by `ratatui::init`).
+//! on every way out: quit, Ctrl-C, SIGTERM, a hang-up (SIGHUP), an error (a drop guard) and a
+//! panic (ratatui's hook, installed by `ratatui::init`).
 
 use std::time::Duration;
 
@@ -22,7 +22,11 @@ struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        ratatui::restore();
+        // Errors are ignored: a terminal that hung up cannot be restored, and a message about it
+        // has nowhere to go (printing to a dead terminal panics, and a panic in a drop aborts
+        // the process before the demo has stopped its servers).
+        let _ = ratatui::try_restore();
+        let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::cursor::Show);
     }
 }
 
@@ -38,12 +42,17 @@ pub async fn run(
     probe: &ProbeSettings,
     mut narration: Option<mpsc::Receiver<String>>,
 ) -> std::io::Result<()> {
-    let mut terminal = ratatui::init();
+    // Never dropped: a terminal's drop shows the cursor and prints when that fails, which
+    // panics on a terminal that hung up; `Restore` shows it instead.
+    let mut terminal = std::mem::ManuallyDrop::new(ratatui::init());
     let _restore = Restore;
     let mut events = EventStream::new();
     // Ages and "since" columns move even when no snapshot does.
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    // A closed terminal (an SSH session dropped, a tmux session killed) hangs up: without a
+    // handler the process would die on the spot, and the demo's servers would outlive it.
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     let keys = if feed.is_replay() {
         keys.for_replay()
     } else {
@@ -118,6 +127,7 @@ pub async fn run(
                 None => return Ok(()),
             },
             _ = terminate.recv() => return Ok(()),
+            _ = hangup.recv() => return Ok(()),
             _ = tokio::signal::ctrl_c() => return Ok(()),
             changed = feed.changed() => {
                 if !changed {
