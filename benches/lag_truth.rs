@@ -101,6 +101,11 @@ impl Scenario {
         }
     }
 
+    /// Its place in [`Self::ALL`], where the figures of each scenario are kept.
+    fn slot(self) -> Option<usize> {
+        Self::ALL.iter().position(|s| *s == self)
+    }
+
     fn settle(self) -> Duration {
         if self == Self::MasterDelay {
             DELAY_SETTLE
@@ -115,6 +120,23 @@ struct Phase {
     scenario: Scenario,
     from: Instant,
     to: Instant,
+}
+
+impl Phase {
+    /// The steady phase holding the instant `at`, if any.
+    fn holding(phases: &[Self], at: Instant) -> Option<&Self> {
+        phases.iter().find(|p| p.from <= at && at <= p.to)
+    }
+
+    /// The scenario replica `name` is in during this phase: the disturbed one's, any other
+    /// replica healthy.
+    fn scenario_of(&self, name: &str) -> Scenario {
+        if name == DISTURBED {
+            self.scenario
+        } else {
+            Scenario::Healthy
+        }
+    }
 }
 
 /// What one published snapshot said about each replica, and when it was built.
@@ -450,7 +472,7 @@ fn dump(rounds: &[(Vec<Phase>, Vec<Seen>)], truths: &[truth::Truth]) -> Result<(
     let mut out = String::from("round,scenario,replica,t,reported,truth\n");
     for (k, (phases, seen)) in rounds.iter().enumerate() {
         for snap in seen {
-            let Some(phase) = phases.iter().find(|p| p.from <= snap.at && snap.at <= p.to) else {
+            let Some(phase) = Phase::holding(phases, snap.at) else {
                 continue;
             };
             for (r, name) in REPLICAS.iter().enumerate() {
@@ -520,21 +542,13 @@ fn report(rounds: &[(Vec<Phase>, Vec<Seen>)], truths: &[truth::Truth]) {
 fn compare(phases: &[Phase], seen: &[Seen], truths: &[truth::Truth], by: &mut [Errors]) {
     let just_before = Duration::from_micros(1);
     for (i, snap) in seen.iter().enumerate() {
-        let Some(phase) = phases.iter().find(|p| p.from <= snap.at && snap.at <= p.to) else {
+        let Some(phase) = Phase::holding(phases, snap.at) else {
             continue;
         };
         let next_at = seen.get(i + 1).and_then(|n| n.at.checked_sub(just_before));
         for (r, name) in REPLICAS.iter().enumerate() {
-            let scenario = if *name == DISTURBED {
-                phase.scenario
-            } else {
-                Scenario::Healthy
-            };
-            let Some(errors) = Scenario::ALL
-                .iter()
-                .position(|s| *s == scenario)
-                .and_then(|i| by.get_mut(i))
-            else {
+            let scenario = phase.scenario_of(name);
+            let Some(errors) = scenario.slot().and_then(|i| by.get_mut(i)) else {
                 continue;
             };
             let Some(Lag::Exact { lag }) = &snap.lags[r] else {

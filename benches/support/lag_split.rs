@@ -9,7 +9,7 @@
 //! milliseconds are in flight: transport. Each reported part is compared with its truth at the
 //! instant the snapshot was built, over the same steady phases as the whole.
 
-use super::{DISTURBED, Lag, Phase, REPLICAS, Scenario, Seen, quantile, row, truth};
+use super::{Lag, Phase, REPLICAS, Scenario, Seen, quantile, row, truth};
 
 /// Which part a scenario's lag is: `true` for transport.
 fn is_transport(scenario: Scenario) -> bool {
@@ -33,20 +33,12 @@ pub fn report(rounds: &[(Vec<Phase>, Vec<Seen>)], truths: &[truth::Truth]) {
         .collect();
     for (phases, seen) in rounds {
         for snap in seen {
-            let Some(phase) = phases.iter().find(|p| p.from <= snap.at && snap.at <= p.to) else {
+            let Some(phase) = Phase::holding(phases, snap.at) else {
                 continue;
             };
             for (r, name) in REPLICAS.iter().enumerate() {
-                let scenario = if *name == DISTURBED {
-                    phase.scenario
-                } else {
-                    Scenario::Healthy
-                };
-                let Some(errors) = Scenario::ALL
-                    .iter()
-                    .position(|s| *s == scenario)
-                    .and_then(|i| by.get_mut(i))
-                else {
+                let scenario = phase.scenario_of(name);
+                let Some(errors) = scenario.slot().and_then(|i| by.get_mut(i)) else {
                     continue;
                 };
                 let Some(truth) = truths[r].at(snap.at).map(|t| t.as_secs_f64()) else {
