@@ -162,8 +162,9 @@ async fn poll_connected(
                 return None;
             }
         };
-        if period(&session) != ticker.period() {
-            ticker = self::ticker(on_slot(due_at + period(&session)), period(&session));
+        let now_every = period(&session);
+        if now_every != ticker.period() {
+            ticker = self::ticker(on_slot(due_at + now_every), now_every);
         }
         let status_due = nudged || due(last_status, due_at, spec.interval);
         // Spread past the read budget: this tick may be one to skip.
