@@ -51,7 +51,22 @@ fn faults(s: &Snapshot) -> Vec<String> {
             .as_deref()
             .is_some_and(|root| root.ends_with(":r1"));
         if on_c1 && !under_r1 && !a.membership.recovering {
-            out.push(format!("{key} not under r1's incident: {:?}", a.membership));
+            let lag = |n: &str| {
+                s.node(n).and_then(|n| n.replica()).map(|r| {
+                    (
+                        r.heartbeat_lag.clone(),
+                        r.hop_lag,
+                        r.io_running,
+                        r.sql_running,
+                    )
+                })
+            };
+            out.push(format!(
+                "{key} not under r1's incident: {:?}; c1 {:?}; r1 {:?}",
+                a.membership,
+                lag("c1"),
+                lag("r1")
+            ));
         }
         if a.node.as_deref() == Some("r2") {
             out.push(format!("{key} on r2, which is fine: {}", a.cause));

@@ -183,7 +183,7 @@ impl Folder<'_> {
                     });
             }
             if let Some(to) = self.best_at(up, None, |r| r <= 9)
-                && self.behind_because_of(channel, source, self.alerts[to].kind, seen.len() == 2)
+                && self.behind_because_of(channel, source, &self.alerts[to], seen.len() == 2)
             {
                 return Some(Link {
                     to,
@@ -235,14 +235,17 @@ impl Folder<'_> {
             .or_else(|| node.replica())
     }
 
-    /// Whether `replica` is behind only because `source` is: its own share of the lag (its hop,
-    /// or its lag less the source's further up) is within the routing threshold. A source whose
-    /// data stopped moving explains a share that cannot be told.
+    /// Whether `replica` is behind only because `source` is, where `root` is the source's
+    /// alert: its own share of the lag (its hop, or its lag less the source's further up) is
+    /// within the routing threshold. A source whose data stopped moving explains a share that
+    /// cannot be told, and a lag no older than the stop: once the source moves again it
+    /// catches up first, and for a moment the replica's whole lag reads as its own share,
+    /// though it misses only work the source could not pass on while stopped.
     fn behind_because_of(
         &self,
         replica: &ReplicaView,
         source: &NodeView,
-        kind: AlertKind,
+        root: &Alert,
         direct: bool,
     ) -> bool {
         let share = if direct {
@@ -253,10 +256,25 @@ impl Folder<'_> {
             mine.zip(theirs).map(|(m, t)| m.saturating_sub(t))
         };
         let margin = self.settings.routing_max_lag_seconds.max(1.0);
+        let blocked = blocks_data(root.kind);
         match share {
-            Some(share) => share.as_secs_f64() <= margin,
-            None => blocks_data(kind),
+            Some(share) if share.as_secs_f64() <= margin => true,
+            Some(_) => blocked && self.since_the_stop(replica, root, margin),
+            None => blocked,
         }
+    }
+
+    /// Whether `replica`'s lag began no earlier than `root`'s fault: it is no longer than the
+    /// alert's age plus the time the alert took to be raised (polls until it was) and `margin`.
+    fn since_the_stop(&self, replica: &ReplicaView, root: &Alert, margin: f64) -> bool {
+        let Some(lag) = replica.heartbeat_lag.value() else {
+            return false;
+        };
+        let age = (self.snapshot.taken_at - root.since)
+            .to_std()
+            .unwrap_or_default();
+        let raising = self.settings.poll_interval * (self.settings.raise_after + 1);
+        lag.as_secs_f64() <= (age + raising).as_secs_f64() + margin
     }
 }
 

@@ -152,7 +152,7 @@ pub struct Carried {
 /// How far two readings' "missing since" instants may differ and still be the same work: own
 /// heartbeats give the same instant to the nanosecond; pt-heartbeat's `NOW(6) − ts` moves by a
 /// query's jitter, far less than the second between its updates.
-const STALL_JITTER: Duration = Duration::from_millis(20);
+pub const STALL_JITTER: Duration = Duration::from_millis(20);
 
 impl Carried {
     #[must_use]

@@ -525,12 +525,21 @@ impl Store {
             .into_iter()
             .map(|mut n| {
                 n.lb = drain.label(&n.name);
+                let entry = self.nodes.get(&n.name);
                 for channel in &mut n.channels {
                     let upstream = channel.source.as_ref().and_then(|s| lags.get(s)).copied();
                     channel.hop_lag = upstream
                         .flatten()
                         .zip(channel.heartbeat_lag.value())
                         .map(|(up, mine)| mine.saturating_sub(up));
+                    let source = channel.source.as_ref().and_then(|s| self.nodes.get(s));
+                    if let Some(entry) = entry
+                        && let Some(source) = source
+                        && channel.hop_lag.is_some()
+                        && has_all_of(entry, &channel.channel, source)
+                    {
+                        channel.hop_lag = Some(Duration::ZERO);
+                    }
                 }
                 n
             })
@@ -545,6 +554,26 @@ impl Store {
             drain,
         }
     }
+}
+
+/// Whether `replica`'s `channel` misses no heartbeat its `source` has: its oldest missing one
+/// was committed no earlier than the source's. Then its hop adds nothing, whichever of the two
+/// readings is newer: while a source stands still, its lag and its replica's are carried forward
+/// only from each one's second reading of the same gap, and until then they differ by the age of
+/// the older reading, which on a busy host can pass a second.
+fn has_all_of(replica: &NodeEntry, channel: &str, source: &NodeEntry) -> bool {
+    let mine = replica
+        .channels
+        .iter()
+        .find(|c| c.name == channel)
+        .and_then(node::ChannelEntry::missing_since);
+    let theirs = source
+        .channels
+        .iter()
+        .filter_map(node::ChannelEntry::missing_since)
+        .min();
+    mine.zip(theirs)
+        .is_some_and(|(mine, theirs)| mine + lag_split::STALL_JITTER >= theirs)
 }
 
 impl Store {

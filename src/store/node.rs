@@ -127,6 +127,11 @@ impl ChannelEntry {
         &self.lag.lag
     }
 
+    /// When the oldest heartbeat the newest reading found missing was committed.
+    pub fn missing_since(&self) -> Option<Instant> {
+        self.lag.missing_since()
+    }
+
     /// The lag at `now`: a stalled channel's reading carried forward to `now` ([`Carried::at`]).
     pub fn lag_at(&self, now: Instant) -> Lag {
         self.lag.at(now)

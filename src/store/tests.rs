@@ -244,3 +244,105 @@ fn a_node_that_stops_answering_keeps_its_channels_unknown() {
     }
     assert_eq!(s.channels("r2").len(), 2);
 }
+
+/// A cascade db1 → r1 → c1 whose heartbeats 1..=12 were acknowledged every 250 ms from `t0`,
+/// each replica up and sampled once.
+fn cascade(t0: Instant) -> Store {
+    let nodes = [("db1", 3306, Role::Primary), ("r1", 3307, Role::Replica)];
+    let mut nodes: Vec<_> = nodes
+        .iter()
+        .map(|(name, port, role)| ((*name).to_owned(), testkit::local_endpoint(*port), *role))
+        .collect();
+    nodes.push((
+        "c1".to_owned(),
+        testkit::local_endpoint(3308),
+        Role::Replica,
+    ));
+    let settings = StoreSettings {
+        writers: vec![("w@db1".to_owned(), "db1".to_owned())],
+        ..testkit::store_settings()
+    };
+    let mut store = Store::new(settings, &nodes);
+    for (node, source_port) in [("r1", 3306), ("c1", 3307)] {
+        store.apply(PollEvent::Conn {
+            node: node.to_owned(),
+            state: crate::poll::ConnState::Up,
+        });
+        let status = testkit::running_status("", source_port);
+        store.apply(PollEvent::Sample {
+            node: node.to_owned(),
+            sample: Box::new(testkit::replica_sample(t0, vec![status])),
+        });
+    }
+    for seq in 1..=12_u64 {
+        store.apply(PollEvent::Ack {
+            writer: 0,
+            seq,
+            at: t0 + Duration::from_millis(250 * seq),
+            gtid: None,
+        });
+    }
+    store
+}
+
+/// `node` read at `sent_at` holding heartbeat `seq` and none later.
+fn holds(store: &mut Store, node: &str, seq: u64, sent_at: Instant) {
+    use crate::poll::{BeatRow, HeartbeatRead};
+    store.apply(PollEvent::Heartbeat {
+        node: node.to_owned(),
+        read: HeartbeatRead {
+            sent_at,
+            rtt: Duration::from_millis(1),
+            rows: vec![BeatRow {
+                seq: Some(seq),
+                row_age_ms: None,
+            }],
+        },
+    });
+}
+
+fn hop(store: &Store, now: Instant) -> Option<Duration> {
+    let s = store.snapshot(now);
+    s.node("c1")
+        .and_then(|c1| c1.replica())
+        .and_then(|r| r.hop_lag)
+}
+
+/// r1 stopped receiving after heartbeat 4 and c1 applied all of it. c1, read twice, is carried
+/// forward to the snapshot; r1, read once so far, shows its reading. c1's hop is nothing all the
+/// same: it misses no heartbeat r1 has. Missing one r1 has, its hop is its own share.
+#[test]
+fn a_replica_missing_what_its_source_misses_adds_no_hop() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut store = cascade(t0);
+    holds(&mut store, "r1", 4, at(2_000));
+    holds(&mut store, "c1", 4, at(2_000));
+    holds(&mut store, "c1", 4, at(3_500));
+    let lag = |name: &str| {
+        store
+            .snapshot(at(3_500))
+            .node(name)
+            .and_then(NodeView::lag)
+            .and_then(|l| l.value())
+    };
+    // The readings alone would make c1's own hop the 1.5 s between them.
+    let (c1, r1) = (lag("c1"), lag("r1"));
+    let by_readings = c1.zip(r1).map(|(c1, r1)| c1.saturating_sub(r1));
+    assert_eq!(
+        by_readings,
+        Some(Duration::from_millis(1_500)),
+        "{c1:?} {r1:?}"
+    );
+    assert_eq!(hop(&store, at(3_500)), Some(Duration::ZERO));
+
+    // c1 misses heartbeat 4, which r1 has: its hop is its lag less r1's.
+    holds(&mut store, "r1", 4, at(3_700));
+    holds(&mut store, "c1", 3, at(3_600));
+    holds(&mut store, "c1", 3, at(3_700));
+    let hop = hop(&store, at(3_700));
+    assert!(
+        hop.is_some_and(|h| h >= Duration::from_millis(200)),
+        "{hop:?}"
+    );
+}

@@ -181,6 +181,57 @@ fn a_replica_behind_on_its_own_hop_is_its_own_incident() {
     assert_eq!(view.incidents.len(), 2, "{:#?}", view.incidents);
 }
 
+/// r1's IO thread runs again and r1 caught up within a second, before its next status poll
+/// clears its alert; c1 is still as far behind as r1 was. Its whole lag reads as its own hop for
+/// that moment, yet it is only what r1 could not pass on: it stays under r1's incident. A lag
+/// older than r1's stop is c1's own.
+#[test]
+fn a_replica_catching_up_after_its_source_restarted_stays_inherited() {
+    let mut topo = io_stopped_on_r1();
+    let mut engine = AlertEngine::new(AlertSettings::default());
+    for step in 1..=6_u32 {
+        topo.replica_mut("r1", |r| {
+            r.heartbeat_lag = Lag::Exact {
+                lag: secs(f64::from(step)),
+            }
+        });
+        topo.replica_mut("c1", |r| {
+            r.heartbeat_lag = Lag::Exact {
+                lag: secs(f64::from(step) + 0.1),
+            };
+        });
+        engine.evaluate(&topo.at(u64::from(step)));
+    }
+    let catching_up = |topo: &mut Topo, c1_lag: f64| {
+        topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(0.05) });
+        topo.replica_mut("c1", |r| {
+            r.heartbeat_lag = Lag::Exact { lag: secs(c1_lag) };
+            r.hop_lag = Some(secs(c1_lag - 0.05));
+        });
+    };
+    catching_up(&mut topo, 6.2);
+    let view = engine.evaluate(&topo.at(7));
+    let sbm = find(&view, AlertKind::SbmUnderstatesLag, Some("c1")).expect("c1's SBM alert");
+    assert_eq!(
+        sbm.membership.caused_by.as_deref(),
+        Some("io_thread_stopped:r1"),
+        "{:#?}",
+        view.incidents
+    );
+    let critical = view
+        .incidents
+        .iter()
+        .filter(|i| i.severity == Severity::Critical)
+        .count();
+    assert_eq!(critical, 1, "{:#?}", view.incidents);
+
+    // 40 s behind: c1 was behind long before r1 stopped.
+    catching_up(&mut topo, 40.0);
+    let view = engine.evaluate(&topo.at(8));
+    let sbm = find(&view, AlertKind::SbmUnderstatesLag, Some("c1")).expect("c1's SBM alert");
+    assert_eq!(sbm.membership.caused_by, None, "{:#?}", view.incidents);
+}
+
 /// After a schema change the replicas read 0.00 s, but the minute still holds the spike.
 #[test]
 fn a_p99_after_the_replica_caught_up_is_recovering_never_cannot_keep_up() {
