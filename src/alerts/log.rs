@@ -29,7 +29,12 @@ impl AlertLog {
     }
 
     pub fn raised(&mut self, alert: &Alert, at: DateTime<Utc>) {
-        let summary = format!("{}{}: {}", alert.kind.name(), on(alert), alert.cause);
+        // A cause that starts with its place ("c1: behind because …") says it once here.
+        let cause = alert
+            .place()
+            .and_then(|p| alert.cause.strip_prefix(&format!("{p}: ")))
+            .unwrap_or(&alert.cause);
+        let summary = format!("{}{}: {cause}", alert.kind.name(), on(alert));
         self.push(alert, at, true, summary);
     }
 

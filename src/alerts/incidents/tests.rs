@@ -141,7 +141,7 @@ fn an_io_stop_is_one_critical_incident_with_the_cascade_inherited() {
     assert!(
         logged
             .summary
-            .starts_with("sbm_understates_lag on c1: c1: behind because r1 stopped receiving"),
+            .starts_with("sbm_understates_lag on c1: behind because r1 stopped receiving"),
         "{}",
         logged.summary
     );
