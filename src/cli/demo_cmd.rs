@@ -13,17 +13,25 @@ use super::monitor_cmd;
 pub fn run(
     theme_spec: Option<&str>,
     dir: Option<PathBuf>,
+    metrics: Option<std::net::SocketAddr>,
     record: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     let theme = monitor_cmd::theme(theme_spec)?;
     let recorder = super::record_cmd::create(record, &rwtop::report::ReportSettings::default())?;
+    let runtime = super::runtime()?;
+    // A taken port is reported before any server starts.
+    let listener = match metrics {
+        Some(addr) => Some(runtime.block_on(super::serve_cmd::bind(addr))?),
+        None => None,
+    };
     eprintln!(
         "rwtop demo: starting a primary, two replicas, a cascaded one, a second primary and an aggregator of both on 127.0.0.1 ..."
     );
     let demo = Demo::start(dir)?;
-    let runtime = super::runtime()?;
     runtime.block_on(async move {
         let engine = Engine::start(&demo.engine_spec());
+        let settings = rwtop::config::FileSettings::default();
+        let server = super::serve_cmd::serve(listener, engine.snapshots(), &settings);
         let (narration_tx, narration_rx) = mpsc::channel(16);
         let (stop_tx, stop_rx) = watch::channel(false);
         // The recorder's trouble and the reports' lines are notes: the footer holds each one
@@ -62,6 +70,9 @@ pub fn run(
         .await;
         let _ = stop_tx.send(true);
         let _ = tokio::time::timeout(Duration::from_secs(10), script).await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
         engine.shutdown().await;
         if let Some(reports) = reports {
             reports.finish().await;

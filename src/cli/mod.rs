@@ -37,7 +37,7 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub theme: Option<String>,
     /// Serve Prometheus metrics at http://ADDR/metrics (ADDR is IP:PORT, e.g. 127.0.0.1:9899),
-    /// beside the live view or with `rwtop serve`.
+    /// beside the live view or the demo, or with `rwtop serve`.
     #[arg(long, global = true, value_name = "ADDR", value_parser = serve_cmd::listen_arg)]
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// Record what the live view (or `rwtop demo`, `rwtop serve`) sees to FILE, one snapshot a
@@ -277,7 +277,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             record,
         ),
         Some(Command::Serve) => serve_cmd::run(&cli.target, cli.metrics_listen, record),
-        Some(Command::Demo { dir }) => demo_cmd::run(cli.theme.as_deref(), dir, record),
+        Some(Command::Demo { dir }) => {
+            demo_cmd::run(cli.theme.as_deref(), dir, cli.metrics_listen, record)
+        }
         Some(Command::Replay { file, speed }) => {
             replay_cmd::run(&file, speed, cli.theme.as_deref())
         }

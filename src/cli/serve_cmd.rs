@@ -98,18 +98,21 @@ async fn stop_signal() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--metrics-listen` goes with the live view or `serve`, and `serve` needs it: a usage error
-/// (exit 2) otherwise, rather than a flag silently ignored.
+/// `--metrics-listen` goes with the live view, the demo or `serve`, and `serve` needs it: a
+/// usage error (exit 2) otherwise, rather than a flag silently ignored.
 pub fn check_flags(cli: &super::Cli) -> Result<(), clap::Error> {
     use clap::CommandFactory;
     let problem = match (&cli.command, cli.metrics_listen) {
         (Some(super::Command::Serve), None) => {
             Some("`rwtop serve` needs --metrics-listen ADDR (e.g. 127.0.0.1:9899)")
         }
-        (Some(super::Command::Serve) | None, _) | (Some(_), None) => None,
-        (Some(_), Some(_)) => {
-            Some("--metrics-listen works with the live view (no command) and with `rwtop serve`")
+        (Some(super::Command::Serve | super::Command::Demo { .. }) | None, _) | (Some(_), None) => {
+            None
         }
+        (Some(_), Some(_)) => Some(
+            "--metrics-listen works with the live view (no command), `rwtop demo` and \
+             `rwtop serve`",
+        ),
     };
     match problem {
         Some(message) => {
@@ -148,6 +151,8 @@ mod tests {
             "0.0.0.0:9899",
         ]);
         assert!(tui.unwrap().command.is_none());
+        let demo = parse(&["rwtop", "demo", "--metrics-listen", "127.0.0.1:9899"]).unwrap();
+        assert!(matches!(demo.command, Some(Command::Demo { .. })));
 
         let bad = parse(&["rwtop", "serve", "--metrics-listen", "localhost"]).unwrap_err();
         assert!(bad.to_string().contains("is not IP:PORT"), "{bad}");
