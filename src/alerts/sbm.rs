@@ -45,6 +45,7 @@ pub fn understates(inputs: &RuleInputs<'_>, r: &ReplicaView) -> Verdict {
         fact("heartbeat_lag", format::lag(&r.heartbeat_lag)),
     ];
     let backlog = r.gtid_backlog;
+    let mut stated = false;
     let cause = if r.io_running == IoRunning::Yes {
         let not_received = backlog.not_received.filter(|n| *n > 0);
         let bytes_io = r.bytes_behind.io.filter(|n| *n > 0);
@@ -55,6 +56,10 @@ pub fn understates(inputs: &RuleInputs<'_>, r: &ReplicaView) -> Verdict {
             if let Some(n) = bytes_io {
                 evidence.push(fact("bytes_behind_io", units::bytes(n)));
             }
+            // The source states it has what the replica lacks, and the split that none of the
+            // lag waits in the relay log (two heartbeat readings found the same gap in what
+            // arrived): a stall read as such, raised on its first sample.
+            stated = r.lag_split.holder() == Some(Holder::Transport);
             "source link stalled: the source has transactions this replica has not \
                  received, and SBM only counts what arrived"
         } else if let Some(n) = backlog.not_applied.filter(|n| *n > 0) {
@@ -81,7 +86,11 @@ pub fn understates(inputs: &RuleInputs<'_>, r: &ReplicaView) -> Verdict {
     if let Some(holder) = split.holder() {
         evidence.push(fact("split", holder.words()));
     }
-    Verdict::bad(evidence, cause)
+    if stated {
+        Verdict::stated(evidence, cause)
+    } else {
+        Verdict::bad(evidence, cause)
+    }
 }
 
 /// The lag SBM should not exceed: exact, or the upper bound when only a range is known (a
@@ -168,6 +177,35 @@ mod tests {
             alert.cause.starts_with("source link stalled"),
             "{}",
             alert.cause
+        );
+    }
+
+    /// A stall the source and the split both state raises on its first sample; the same lag
+    /// with part of it waiting in the relay log is a reading, raised after the usual run.
+    #[test]
+    fn a_stalled_link_with_all_its_lag_in_transport_raises_at_once() {
+        let stalled = |received: f64| {
+            let mut topo = Topo::new();
+            topo.replica_mut("r1", |r| {
+                r.seconds_behind_source = Some(0);
+                r.heartbeat_lag = Lag::Exact { lag: secs(1.6) };
+                r.gtid_backlog.not_received = Some(12);
+                r.lag_split = crate::store::lag_split::LagSplit::of(
+                    &Lag::Exact { lag: secs(1.6) },
+                    &Lag::Exact {
+                        lag: secs(received),
+                    },
+                );
+            });
+            topo
+        };
+        assert!(stalled(1.6).raises_at_once(KIND, Some("r1")));
+        assert!(!stalled(0.2).raises_at_once(KIND, Some("r1")));
+        assert!(
+            stalled(0.2)
+                .raise(KIND, Some("r1"))
+                .cause
+                .starts_with("source link stalled")
         );
     }
 
