@@ -228,6 +228,9 @@ fn check(f: &Fixture) -> bool {
     if f.statement.starts_with("SELECT w.CHANNEL_NAME") {
         return check_applier_workers(f);
     }
+    if f.statement.contains("replication_connection_status") {
+        return check_queued(f);
+    }
     if f.statement.starts_with("SELECT /* rwtop lock holders */") {
         return check_lock_rows(f);
     }
@@ -306,6 +309,25 @@ fn check_row_events(f: &Fixture, list: &rwtop::mysql::Processlist) -> bool {
     // The key is looked up apart, never read from the scan.
     assert!(
         list.row_events.iter().all(|r| r.has_key.is_none()),
+        "{name}"
+    );
+    true
+}
+
+/// `MySQL` 8's newest queued transaction per channel: the statement rwtop sends to this
+/// flavor, each channel's commit time in microseconds, nothing queued as none.
+fn check_queued(f: &Fixture) -> bool {
+    let name = f.path.display();
+    let sql = rwtop::mysql::queued::queued_sql(&f.flavor);
+    assert_eq!(Some(f.statement.as_str()), sql, "{name}");
+    let queued = rwtop::mysql::queued::from_table(&f.rows).unwrap();
+    let commits: Vec<(&str, Option<i64>)> = queued
+        .iter()
+        .map(|q| (q.channel.as_str(), q.commit_us))
+        .collect();
+    assert_eq!(
+        commits,
+        [("", Some(1_733_510_400_250_125)), ("ch_east", None)],
         "{name}"
     );
     true

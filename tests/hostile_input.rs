@@ -394,6 +394,8 @@ enum Kind {
     Identity,
     Processlist,
     Workers,
+    /// `MySQL` 8's newest queued transaction per channel (`mysql::queued`).
+    Queued,
     /// The holder read's three statements (`mysql::lock_holders`).
     LockThreads,
     LockTrx,
@@ -439,6 +441,8 @@ fn kind_of(statement: &str) -> Kind {
         Kind::Processlist
     } else if upper.contains("REPLICATION_APPLIER_STATUS_BY_WORKER") {
         Kind::Workers
+    } else if upper.contains("REPLICATION_CONNECTION_STATUS") {
+        Kind::Queued
     } else {
         panic!("no parser for {statement:?}")
     }
@@ -567,6 +571,7 @@ fn parse_rows(kind: Kind, family: Family, rows: &[RawRow]) -> Result<String, Sta
             "{:?}",
             rwtop::mysql::appliers::workers_from_table(rows)?
         )),
+        Kind::Queued => Ok(format!("{:?}", rwtop::mysql::queued::from_table(rows)?)),
         Kind::LockThreads => Ok(format!(
             "{:?}",
             LockRows::from_rows(family, rows, None, None)?
@@ -678,6 +683,7 @@ fn reads(kind: Kind) -> &'static [&'static str] {
             "applying_transaction",
             "processlist_state",
         ],
+        Kind::Queued => &["channel_name", "last_queued_original_commit"],
         Kind::LockThreads => &[
             "id", "user", "host", "db", "command", "time", "state", "info", "own", "last_sql",
         ],
@@ -866,7 +872,7 @@ proptest! {
         for kind in [
             Kind::ReplicaStatus, Kind::BinlogStatus, Kind::BinlogFiles, Kind::ReplicaHosts,
             Kind::SemiSync, Kind::NodeState, Kind::Identity, Kind::Processlist, Kind::Workers,
-            Kind::LockThreads, Kind::LockTrx, Kind::LockMetadata,
+            Kind::Queued, Kind::LockThreads, Kind::LockTrx, Kind::LockMetadata,
         ] {
             for family in [Family::Mysql, Family::Mariadb] {
                 if let Err(err) = parse_rows(kind, family, &rows) {
@@ -889,6 +895,7 @@ fn all_columns() -> Vec<&'static str> {
         Kind::Identity,
         Kind::Processlist,
         Kind::Workers,
+        Kind::Queued,
         Kind::LockThreads,
         Kind::LockTrx,
         Kind::LockMetadata,

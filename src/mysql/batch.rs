@@ -129,6 +129,9 @@ enum Part {
     Processes,
     /// `MySQL` 8's worker table, read with the processlist scan (`appliers::workers_sql`).
     Workers,
+    /// `MySQL` 8's newest queued transaction per channel (`queued::queued_sql`), on every poll
+    /// of a replica.
+    Queued,
     Osc,
 }
 
@@ -138,7 +141,12 @@ impl Part {
     fn skips(self) -> bool {
         matches!(
             self,
-            Self::Lead | Self::ReplicaHosts | Self::Processes | Self::Workers | Self::Osc
+            Self::Lead
+                | Self::ReplicaHosts
+                | Self::Processes
+                | Self::Workers
+                | Self::Queued
+                | Self::Osc
         )
     }
 }
@@ -233,6 +241,8 @@ impl NodeConn {
             String::new()
         };
         let workers_sql = super::appliers::workers_sql(flavor);
+        // One row per channel; none on a node that replicates from nothing.
+        let queued_sql = super::queued::queued_sql(flavor);
         let sql = |part: Part| -> &str {
             match part {
                 Part::Clock => CLOCK_SQL,
@@ -244,6 +254,7 @@ impl NodeConn {
                 Part::ReplicaHosts => flavor.replica_hosts_sql(),
                 Part::Processes => &processlist_sql,
                 Part::Workers => workers_sql.unwrap_or_default(),
+                Part::Queued => queued_sql.unwrap_or_default(),
                 Part::Osc => super::osc::DETECT_SQL,
             }
         };
@@ -257,6 +268,7 @@ impl NodeConn {
             (Part::ReplicaHosts, ask.parts.replica_hosts),
             (Part::Processes, ask.parts.processes),
             (Part::Workers, ask.parts.processes && workers_sql.is_some()),
+            (Part::Queued, queued_sql.is_some()),
             (Part::Osc, ask.parts.osc),
         ]
         .into_iter()
@@ -317,6 +329,7 @@ struct Answers {
     replica_hosts: Option<Vec<RawRow>>,
     processes: Option<Vec<RawRow>>,
     workers: Option<Vec<RawRow>>,
+    queued: Option<Vec<RawRow>>,
     osc: Option<Vec<RawRow>>,
 }
 
@@ -328,12 +341,16 @@ impl Answers {
         family: super::Family,
         sql_of: impl Fn(Part) -> &'a str,
     ) -> Result<Status, SqlError> {
-        let replication = parse_all(
+        let mut replication = parse_all(
             addr,
             sql_of(Part::Replication),
             &self.replication,
             ReplicaStatus::from_row,
         )?;
+        if let Some(rows) = &self.queued {
+            let queued = parse_answer(addr, sql_of(Part::Queued), super::queued::from_table(rows))?;
+            super::queued::attach(&mut replication, &queued);
+        }
         let state_sql = sql_of(Part::State);
         let state_row = first_row(addr, state_sql, self.state)?;
         let state = parse_answer(addr, state_sql, NodeState::from_row(&state_row, family))?;
@@ -405,6 +422,7 @@ impl Answers {
             Part::ReplicaHosts => self.replica_hosts = Some(rows),
             Part::Processes => self.processes = Some(rows),
             Part::Workers => self.workers = Some(rows),
+            Part::Queued => self.queued = Some(rows),
             Part::Osc => self.osc = Some(rows),
         }
     }

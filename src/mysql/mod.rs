@@ -15,6 +15,7 @@ pub mod osc;
 pub mod own_tables;
 pub mod prepared;
 pub mod processlist;
+pub mod queued;
 pub mod replica_hosts;
 pub mod replica_status;
 pub mod row;

@@ -109,6 +109,10 @@ pub struct ReplicaStatus {
     pub gtid: ReplicaGtid,
     /// Parallel-applier counters (`MariaDB`); all `None` where the row has no such columns.
     pub appliers: super::ApplierCounters,
+    /// When the newest transaction in the relay log was committed on its original source, in
+    /// microseconds since the epoch on that source's clock (`MySQL` 8, read beside the status:
+    /// `mysql/queued.rs`); `None` where not read or nothing was queued.
+    pub queued_commit_us: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -184,6 +188,7 @@ impl ReplicaStatus {
             )?,
             gtid: replica_gtid(row)?,
             appliers: super::ApplierCounters::from_row(row)?,
+            queued_commit_us: None,
         })
     }
 }

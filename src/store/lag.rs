@@ -142,6 +142,13 @@ impl Acks {
         self.ring.push_back(Acked { seq, at, gtid_seq });
     }
 
+    /// The newest heartbeat acknowledged at or before `t`; `None` when none was.
+    #[must_use]
+    pub fn newest_by(&self, t: Instant) -> Option<u64> {
+        let after = self.ring.partition_point(|b| b.at <= t);
+        after.checked_sub(1).map(|i| self.ring[i].seq)
+    }
+
     #[must_use]
     pub fn latest(&self) -> Option<(u64, Instant)> {
         self.ring.back().map(|b| (b.seq, b.at))

@@ -9,9 +9,17 @@
 //! newest heartbeat it covers in the root's domain is the newest received. Transport is that
 //! heartbeat's lag, never more than the whole; apply is the rest.
 //!
-//! What cannot be known is said, never guessed: `MySQL` (rwtop's heartbeats there carry no GTID
-//! a received position could be held against), a channel that does not replicate by GTID, two
-//! roots writing heartbeats in one domain, and a whole lag that is itself unknown.
+//! `MySQL`'s heartbeats carry no GTID a received position could be held against; from 8.0 a
+//! replica tells instead when the newest transaction in its relay log was committed on its
+//! source (`mysql/queued.rs`). On the root's clock, that commit time is after every heartbeat
+//! the replica has received and before the first it has not: the newest heartbeat acknowledged
+//! by then (with a quarter heartbeat interval for the acknowledgement's trip and the clock
+//! estimate) is the newest received, and its lag is measured as a heartbeat row's is.
+//!
+//! What cannot be known is said, never guessed: `MySQL` before 8.0 or a refused read, a root
+//! whose clock is not estimated yet, a channel that does not replicate by GTID (`MariaDB`), a
+//! channel fed by more than one root on `MySQL`, two roots writing heartbeats in one domain, and
+//! a whole lag that is itself unknown.
 
 use std::time::{Duration, Instant};
 
@@ -201,23 +209,50 @@ impl Carried {
 
 /// The lag of the newest heartbeat a channel with `status` has received, behind the roots
 /// `writers` (by index into `beats`) upstream of it, read by a status poll sent at `at`;
-/// `stale(beat)` tells whether a root's writer had stopped advancing by then.
+/// `stale(beat)` tells whether a root's writer had stopped advancing by then, and
+/// `received_by(beat, commit_us)` the instant by which a heartbeat acknowledged was committed
+/// before a transaction committed at `commit_us` on the root's clock (`None`: the root's clock
+/// is not estimated yet).
 pub fn received(
     status: &ReplicaStatus,
     writers: &[usize],
     beats: &[Beat],
     at: Instant,
     stale: impl Fn(&Beat) -> bool,
+    received_by: impl Fn(&Beat, i64) -> Option<Instant>,
 ) -> Lag {
     let unknown = |reason: &str| Lag::Unknown {
         reason: reason.to_owned(),
     };
     let io_pos = match &status.gtid {
         ReplicaGtid::Mysql { .. } => {
-            return unknown(
-                "MySQL tells no session the GTID of its own write, so rwtop's heartbeats carry \
-                 none that a received position could be held against",
-            );
+            let Some(commit_us) = status.queued_commit_us else {
+                return unknown(
+                    "this MySQL replica does not tell when its newest received transaction was \
+                     committed (MySQL 8.0 keeps it in performance_schema's \
+                     replication_connection_status: grant SELECT on performance_schema.*), and \
+                     rwtop's heartbeats on MySQL carry no GTID a received position could be \
+                     held against",
+                );
+            };
+            let [writer] = writers else {
+                return unknown(
+                    "a MySQL channel fed by more than one root: the newest transaction it \
+                     received tells one root's time, not which",
+                );
+            };
+            let Some(beat) = beats.get(*writer) else {
+                return unknown("no heartbeat writer for this root");
+            };
+            let Some(by) = received_by(beat, commit_us) else {
+                return unknown(
+                    "the root's clock is not estimated yet: its commit times cannot be held \
+                     against the heartbeats",
+                );
+            };
+            return beat
+                .acks
+                .lag(beat.acks.newest_by(by), at, stale(beat), None);
         }
         ReplicaGtid::Mariadb { using_gtid, .. } if using_gtid.eq_ignore_ascii_case("no") => {
             return unknown(
@@ -333,5 +368,81 @@ mod tests {
         assert_eq!(carried.at(t0 + ms(1400)), exact(1400));
         carried.record(t0 + ms(1500), exact(0));
         assert_eq!(carried.at(t0 + ms(1700)), exact(0));
+    }
+}
+
+/// The split on `MySQL` 8: the newest queued transaction's commit time against the heartbeats'
+/// acknowledgements.
+#[cfg(test)]
+mod mysql_tests {
+    use super::received;
+    use crate::mysql::ReplicaStatus;
+    use crate::store::lag::Lag;
+    use crate::store::roots::Beat;
+    use crate::store::testkit::fixture_row;
+    use std::time::{Duration, Instant};
+
+    const BASE_US: i64 = 1_733_510_400_000_000;
+
+    /// Heartbeats 1..=8 acknowledged every 250 ms from `t0`, each committed 1 ms before.
+    fn beat(t0: Instant) -> Beat {
+        let mut beat = Beat::new("w@db1".to_owned(), Some("db1".to_owned()), 100);
+        for seq in 1..=8_u64 {
+            beat.acks
+                .push(seq, t0 + Duration::from_millis(250 * seq), None);
+        }
+        beat
+    }
+
+    fn status(commit_us: Option<i64>) -> ReplicaStatus {
+        let row = fixture_row("mysql-8.0/show_replica_status__running.txt");
+        let mut status = ReplicaStatus::from_row(&row).unwrap();
+        status.queued_commit_us = commit_us;
+        status
+    }
+
+    #[test]
+    fn the_newest_queued_commit_tells_the_newest_heartbeat_received() {
+        let t0 = Instant::now();
+        let beats = [beat(t0), beat(t0)];
+        let at = t0 + Duration::from_secs(3);
+        // The root's clock maps BASE_US to t0; a quarter interval of slack, as the store adds.
+        let by = |_: &Beat, us: i64| {
+            Some(t0 + Duration::from_micros(u64::try_from(us - BASE_US).ok()?))
+                .map(|t| t + Duration::from_millis(62))
+        };
+        let heartbeat = |seq: u64| BASE_US + i64::try_from(250_000 * seq).unwrap() - 1_000;
+        let read = |commit: Option<i64>, writers: &[usize]| {
+            received(&status(commit), writers, &beats, at, |_| false, by)
+        };
+        // The relay log ends with heartbeat 5 (or a write just after it): read as its row.
+        let as_row = beats[0].acks.lag(Some(5), at, false, None);
+        assert!(matches!(as_row, Lag::Exact { .. }), "{as_row:?}");
+        assert_eq!(read(Some(heartbeat(5)), &[0]), as_row);
+        assert_eq!(read(Some(heartbeat(5) + 40_000), &[0]), as_row);
+        // Everything acknowledged is in: nothing to bring.
+        assert_eq!(
+            read(Some(heartbeat(8) + 100_000), &[0]),
+            Lag::Exact {
+                lag: Duration::ZERO
+            }
+        );
+        // Older than every heartbeat kept: at least since the first.
+        assert!(matches!(read(Some(BASE_US), &[0]), Lag::AtLeast { .. }));
+        let why = |lag: Lag| match lag {
+            Lag::Unknown { reason } => reason,
+            other => panic!("{other:?}"),
+        };
+        assert!(why(read(None, &[0])).contains("performance_schema"));
+        assert!(why(read(Some(heartbeat(5)), &[0, 1])).contains("more than one root"));
+        let unclocked = received(
+            &status(Some(heartbeat(5))),
+            &[0],
+            &beats,
+            at,
+            |_| false,
+            |_, _| None,
+        );
+        assert!(why(unclocked).contains("clock is not estimated"));
     }
 }

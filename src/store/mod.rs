@@ -321,14 +321,20 @@ impl Store {
             return;
         };
         let interval = self.settings.heartbeat_interval;
+        let received_by = |beat: &Beat, commit_us: i64| self.received_by(beat, commit_us);
         let lags: Vec<lag::Lag> = entry
             .statuses()
             .iter()
             .zip(channels)
             .map(|(status, writers)| {
-                lag_split::received(status, writers, &self.beats, at, |beat| {
-                    beat.stale(at, interval)
-                })
+                lag_split::received(
+                    status,
+                    writers,
+                    &self.beats,
+                    at,
+                    |beat| beat.stale(at, interval),
+                    received_by,
+                )
             })
             .collect();
         if let Some(entry) = self.nodes.get_mut(node) {
@@ -336,6 +342,21 @@ impl Store {
                 entry.apply_received(index, at, lag);
             }
         }
+    }
+
+    /// The instant on this host by which every heartbeat of `beat` acknowledged was committed
+    /// before a transaction committed at `commit_us` (µs since the epoch) on its root's clock:
+    /// that commit less the root's clock lead, plus a quarter heartbeat interval for the
+    /// acknowledgement's trip back and the clock estimate's error. `None` while the root's
+    /// clock is not estimated.
+    fn received_by(&self, beat: &Beat, commit_us: i64) -> Option<Instant> {
+        let root = beat.node.as_deref().and_then(|n| self.nodes.get(n))?;
+        let (offset_ms, _, _) = root.clock?;
+        let (now, utc_now) = (Instant::now(), chrono::Utc::now());
+        let on_host_us = commit_us.checked_sub(offset_ms.checked_mul(1_000)?)?;
+        let ago_us = utc_now.timestamp_micros().saturating_sub(on_host_us).max(0);
+        let committed = now.checked_sub(Duration::from_micros(u64::try_from(ago_us).ok()?))?;
+        Some(committed + self.settings.heartbeat_interval / 4)
     }
 
     /// Why channel `index` of `node` leads to no root with a heartbeat, and what to add.

@@ -346,3 +346,37 @@ fn a_replica_missing_what_its_source_misses_adds_no_hop() {
         "{hop:?}"
     );
 }
+
+/// A commit time on the root's clock lands on this host's clock less the root's lead.
+#[test]
+fn a_root_commit_time_is_placed_on_this_hosts_clock() {
+    let t0 = Instant::now();
+    let mut store = cascade(t0);
+    let beat = Beat::new("w@db1".to_owned(), Some("db1".to_owned()), 10);
+    let one_second_ago_on_root =
+        |lead_ms: i64| chrono::Utc::now().timestamp_micros() + lead_ms * 1_000 - 1_000_000;
+    assert_eq!(store.received_by(&beat, one_second_ago_on_root(0)), None);
+    for lead_ms in [0, 2_000, -3_000] {
+        store.apply(PollEvent::Clock {
+            node: "db1".to_owned(),
+            offset_ms: lead_ms,
+            rtt: Duration::from_millis(1),
+        });
+        let by = store
+            .received_by(&beat, one_second_ago_on_root(lead_ms))
+            .expect("clocked");
+        // One second ago, plus a quarter of the 250 ms interval.
+        let expected = Instant::now()
+            .checked_sub(Duration::from_millis(1_000 - 62))
+            .expect("a second of uptime");
+        let off = if by > expected {
+            by - expected
+        } else {
+            expected - by
+        };
+        assert!(
+            off < Duration::from_millis(30),
+            "lead {lead_ms} ms: {off:?}"
+        );
+    }
+}
