@@ -176,6 +176,16 @@ fn check_one_replica(f: &Fixture, s: &ReplicaStatus) -> bool {
             assert!(s.sql_delay.unwrap() > 0, "{name}");
             assert!(s.sql_state.contains("DELAY"), "{name}: {}", s.sql_state);
         }
+        "hygiene" => {
+            check_running(&name.to_string(), s);
+            let link = &s.link;
+            assert_eq!(link.tls, Some(rwtop::mysql::ChannelTls::Yes), "{name}");
+            assert_eq!(link.verify_server_cert, Some(false), "{name}");
+            assert_eq!(link.filters.as_ref().map(Vec::len), Some(2), "{name}");
+            assert_eq!(link.until.as_deref(), Some("SQL_AFTER_GTIDS"), "{name}");
+            assert_eq!(link.skip_counter, Some(2), "{name}");
+            assert_eq!(link.heartbeat_period_ms, None, "{name}: not in MySQL's row");
+        }
         "tagged_gtids" => {
             let ReplicaGtid::Mysql { executed, .. } = &s.gtid else {
                 panic!("{name}")

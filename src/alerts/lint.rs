@@ -6,9 +6,15 @@
 //! `gtid_strict_mode` and `binlog_expire_logs_seconds` take `SET GLOBAL`; `log_slave_updates`
 //! is read-only (ERROR 1238) and needs `my.cnf` and a restart.
 
+mod drift;
+#[cfg(test)]
+mod hygiene_tests;
 mod keyless;
+mod link;
 mod own_tables;
 mod retention;
+mod retries;
+mod versions;
 
 use std::collections::BTreeMap;
 
@@ -80,6 +86,10 @@ pub fn lint(s: &Snapshot) -> Vec<LintFinding> {
     retention::check(s, &mut out);
     own_tables::check(s, &mut out);
     keyless::check(s, &mut out);
+    link::check(s, &mut out);
+    drift::check(s, &mut out);
+    versions::check(s, &mut out);
+    retries::check(s, &mut out);
     out.sort_by(|a, b| {
         (a.severity, &a.node, &a.channel, a.id).cmp(&(b.severity, &b.node, &b.channel, b.id))
     });

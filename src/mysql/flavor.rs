@@ -14,7 +14,7 @@ use serde::Serialize;
 pub use control::{SourceLink, ThreadControl};
 pub use waits::{GtidWaitOutcome, WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
     /// Oracle `MySQL` and its builds that keep its dialect (Percona Server).
@@ -177,7 +177,9 @@ impl Flavor {
         }
     }
 
-    /// GTID state and the read-only switches, read every poll: both change on failover.
+    /// GTID state and the read-only switches, read every poll: both change on failover. The
+    /// configured applier workers come along (one variable): a change has the settings read
+    /// again at once rather than at their next turn.
     #[must_use]
     pub fn state_sql(&self) -> &'static str {
         match self.family {
@@ -185,11 +187,18 @@ impl Flavor {
                 "SELECT @@global.gtid_binlog_pos AS gtid_binlog_pos, \
                  @@global.gtid_slave_pos AS gtid_slave_pos, \
                  @@global.gtid_current_pos AS gtid_current_pos, \
-                 @@global.read_only AS read_only"
+                 @@global.read_only AS read_only, \
+                 @@global.slave_parallel_threads AS parallel_workers"
+            }
+            Family::Mysql if self.version.at_least(8, 0, 26) => {
+                "SELECT @@global.gtid_executed AS gtid_executed, \
+                 @@global.read_only AS read_only, @@global.super_read_only AS super_read_only, \
+                 @@global.replica_parallel_workers AS parallel_workers"
             }
             Family::Mysql => {
                 "SELECT @@global.gtid_executed AS gtid_executed, \
-                 @@global.read_only AS read_only, @@global.super_read_only AS super_read_only"
+                 @@global.read_only AS read_only, @@global.super_read_only AS super_read_only, \
+                 @@global.slave_parallel_workers AS parallel_workers"
             }
         }
     }
@@ -222,6 +231,10 @@ impl Flavor {
                 "@@global.expire_logs_days AS expire_logs_days",
                 "@@global.slave_parallel_threads AS parallel_workers",
                 "@@global.slave_parallel_mode AS parallel_mode",
+                "@@global.slave_net_timeout AS net_timeout",
+                "@@global.slave_exec_mode AS exec_mode",
+                "@@global.slave_skip_errors AS skip_errors",
+                "@@global.relay_log_space_limit AS relay_log_space_limit",
                 "(SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = \
                  'METADATA_LOCK_INFO' AND PLUGIN_STATUS = 'ACTIVE') AS lock_table";
                 "gtid_slave_pos"
@@ -232,7 +245,11 @@ impl Flavor {
                 "@@global.enforce_gtid_consistency AS gtid_strict",
                 "@@global.binlog_expire_logs_seconds AS binlog_expire_logs_seconds",
                 "@@global.replica_parallel_workers AS parallel_workers",
-                "@@global.replica_preserve_commit_order AS preserve_commit_order";
+                "@@global.replica_preserve_commit_order AS preserve_commit_order",
+                "@@global.replica_net_timeout AS net_timeout",
+                "@@global.replica_exec_mode AS exec_mode",
+                "@@global.replica_skip_errors AS skip_errors",
+                "@@global.relay_log_space_limit AS relay_log_space_limit";
                 "slave_relay_log_info"
             ),
             Family::Mysql => settings!(
@@ -241,7 +258,11 @@ impl Flavor {
                 "@@global.enforce_gtid_consistency AS gtid_strict",
                 "@@global.expire_logs_days AS expire_logs_days",
                 "@@global.slave_parallel_workers AS parallel_workers",
-                "@@global.slave_preserve_commit_order AS preserve_commit_order";
+                "@@global.slave_preserve_commit_order AS preserve_commit_order",
+                "@@global.slave_net_timeout AS net_timeout",
+                "@@global.slave_exec_mode AS exec_mode",
+                "@@global.slave_skip_errors AS skip_errors",
+                "@@global.relay_log_space_limit AS relay_log_space_limit";
                 "slave_relay_log_info"
             ),
         }

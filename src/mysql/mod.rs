@@ -9,6 +9,7 @@ pub mod ddl_wait;
 pub mod endpoint;
 pub mod flavor;
 pub mod grants;
+pub mod link;
 pub mod lock_holders;
 pub mod node_state;
 pub mod osc;
@@ -31,6 +32,7 @@ pub use conn::{NodeConn, SqlError};
 pub use ddl_wait::DdlWait;
 pub use endpoint::{Endpoint, Secret, Timeouts};
 pub use flavor::{Family, Flavor, GtidWaitOutcome, SourceLink, ThreadControl, Version};
+pub use link::{ChannelTls, Filter, LinkHygiene};
 pub use lock_holders::{
     Blockers, HolderSource, Holds, Kill, LastStatement, LockHolder, LockRows, MdlRow, ThreadRow,
     TrxRow,

@@ -57,6 +57,9 @@ pub struct NodeState {
     pub read_only: bool,
     /// `MySQL` only; `MariaDB` has no such switch.
     pub super_read_only: Option<bool>,
+    /// The configured parallel applier workers (`slave_parallel_threads`,
+    /// `replica_parallel_workers`): the poller reads the settings again when it changes.
+    pub parallel_workers: Option<u64>,
 }
 
 impl NodeState {
@@ -75,6 +78,7 @@ impl NodeState {
             gtid,
             read_only: row.bool(&["read_only"])?,
             super_read_only: row.optional_bool(&["super_read_only"])?,
+            parallel_workers: row.optional_u64(&["parallel_workers"])?,
         })
     }
 }

@@ -113,6 +113,8 @@ pub struct ReplicaStatus {
     /// microseconds since the epoch on that source's clock (`MySQL` 8, read beside the status:
     /// `mysql/queued.rs`); `None` where not read or nothing was queued.
     pub queued_commit_us: Option<i64>,
+    /// Heartbeat period, TLS, filters, `UNTIL` and skip counter, for the health lint.
+    pub link: super::LinkHygiene,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -189,6 +191,7 @@ impl ReplicaStatus {
             gtid: replica_gtid(row)?,
             appliers: super::ApplierCounters::from_row(row)?,
             queued_commit_us: None,
+            link: super::LinkHygiene::from_row(row),
         })
     }
 }

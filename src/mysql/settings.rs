@@ -44,6 +44,21 @@ pub struct SafetySettings {
     /// asked (`MySQL` lists them in `performance_schema`).
     #[serde(default)]
     pub lock_table: Option<bool>,
+    /// `slave_net_timeout` (`replica_net_timeout`), seconds: how long the IO thread waits for
+    /// anything from its source before it takes the link for dead and reconnects. Taken when
+    /// the IO thread connects.
+    #[serde(default)]
+    pub net_timeout: Option<u64>,
+    /// `slave_exec_mode` (`replica_exec_mode`): `STRICT` or `IDEMPOTENT`.
+    #[serde(default)]
+    pub exec_mode: Option<String>,
+    /// `slave_skip_errors` (`replica_skip_errors`): `OFF`, or the error numbers the applier
+    /// skips (`1062,1032`, `ALL`).
+    #[serde(default)]
+    pub skip_errors: Option<String>,
+    /// `relay_log_space_limit`, bytes; 0: no limit.
+    #[serde(default)]
+    pub relay_log_space_limit: Option<u64>,
     /// What these settings are called on this node's flavor, for the fixes the lint prints.
     pub names: SettingNames,
     /// This node's copies of rwtop's tables that are not rwtop's definition
@@ -59,13 +74,32 @@ pub struct SafetySettings {
 /// The flavor's names for the settings a fix changes: the lint above prints them and never asks
 /// which flavor a node runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct SettingNames {
+    /// Whose statements the fixes use (`link.rs` builds them).
+    pub dialect: Dialect,
     pub log_replica_updates: String,
     pub gtid_strict: String,
     pub read_only: String,
     pub position_table: String,
     pub start_replica: String,
     pub stop_replica: String,
+    /// `slave_net_timeout`, `replica_net_timeout`.
+    pub net_timeout: String,
+    /// `slave_exec_mode`, `replica_exec_mode`.
+    pub exec_mode: String,
+    /// `slave_skip_errors`, `replica_skip_errors`.
+    pub skip_errors: String,
+}
+
+/// The statement dialect of a node, for the fixes: `MariaDB`'s named connections and
+/// `MASTER_*` options, or `MySQL`'s channels and `SOURCE_*` options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    #[default]
+    Mariadb,
+    Mysql,
 }
 
 impl SettingNames {
@@ -89,7 +123,15 @@ impl SettingNames {
                 "STOP REPLICA",
             ),
         };
+        let (dialect, prefix) = match family {
+            Family::Mariadb => (Dialect::Mariadb, "slave"),
+            Family::Mysql => (Dialect::Mysql, "replica"),
+        };
         Self {
+            dialect,
+            net_timeout: format!("{prefix}_net_timeout"),
+            exec_mode: format!("{prefix}_exec_mode"),
+            skip_errors: format!("{prefix}_skip_errors"),
             log_replica_updates: updates.to_owned(),
             gtid_strict: strict.to_owned(),
             read_only: read_only.to_owned(),
@@ -147,11 +189,22 @@ impl SafetySettings {
                 .filter(|m| !m.is_empty()),
             preserve_commit_order: row.optional_bool(&["preserve_commit_order"])?,
             lock_table: row.optional_bool(&["lock_table"])?,
+            net_timeout: row.optional_u64(&["net_timeout"])?,
+            exec_mode: word(row, "exec_mode"),
+            skip_errors: word(row, "skip_errors"),
+            relay_log_space_limit: row.optional_u64(&["relay_log_space_limit"])?,
             names: SettingNames::of(family),
             own_tables: Vec::new(),
             keyless_tables: None,
         })
     }
+}
+
+/// A setting's text, trimmed and upper-cased (`idempotent` → `IDEMPOTENT`); empty: `None`.
+fn word(row: &RawRow, column: &str) -> Option<String> {
+    row.optional_text(&[column])
+        .map(|t| t.trim().to_ascii_uppercase())
+        .filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]
@@ -179,6 +232,10 @@ mod tests {
             ("parallel_workers", Some("4")),
             ("parallel_mode", Some("optimistic")),
             ("lock_table", Some("0")),
+            ("net_timeout", Some("60")),
+            ("exec_mode", Some("IDEMPOTENT")),
+            ("skip_errors", Some("1062,1032")),
+            ("relay_log_space_limit", Some("0")),
         ]);
         let s = SafetySettings::from_row(&r, Family::Mariadb).unwrap();
         assert_eq!(s.relay_log_recovery, Some(false));
@@ -191,6 +248,15 @@ mod tests {
         );
         assert_eq!(s.preserve_commit_order, None);
         assert_eq!(s.lock_table, Some(false));
+        assert_eq!(
+            (
+                s.net_timeout,
+                s.exec_mode.as_deref(),
+                s.skip_errors.as_deref()
+            ),
+            (Some(60), Some("IDEMPOTENT"), Some("1062,1032"))
+        );
+        assert_eq!(s.relay_log_space_limit, Some(0));
         let expire = s.binlog_expire.unwrap().as_secs();
         assert!((3599..=3601).contains(&expire), "{expire}");
     }
@@ -209,6 +275,17 @@ mod tests {
         assert_eq!(s.binlog_expire, None);
         assert_eq!(s.gtid_strict, Some(false));
         assert_eq!(s.position_table_engine, None);
+        // Not read (an older recording, a build without them): cannot tell.
+        assert_eq!(
+            (
+                s.net_timeout,
+                s.exec_mode,
+                s.skip_errors,
+                s.relay_log_space_limit
+            ),
+            (None, None, None, None)
+        );
+        assert_eq!(s.names.net_timeout, "replica_net_timeout");
         assert_eq!(
             (s.parallel_workers, s.preserve_commit_order, s.parallel_mode),
             (Some(8), Some(true), None)

@@ -49,6 +49,9 @@ pub(super) struct Session<'a> {
     /// When the lint's settings are read next: after the first status poll, then every few
     /// minutes (more often while a copy of rwtop's tables is not rwtop's).
     settings_due: Option<tokio::time::Instant>,
+    /// The configured applier workers the last status poll showed: a change has the settings
+    /// read again right after the poll that saw it, not at their next turn.
+    workers_seen: Option<u64>,
     is_replica: bool,
     /// Whether the last sample's applied position told which heartbeats it has applied.
     by_position: bool,
@@ -87,6 +90,7 @@ impl<'a> Session<'a> {
             statuses: 0,
             polls: 0,
             settings_due: None,
+            workers_seen: None,
             is_replica: false,
             by_position: false,
             resolved: HashMap::new(),
@@ -174,6 +178,11 @@ impl<'a> Session<'a> {
             });
         }
         self.answered(failures).await;
+        let workers = sample.reported.state.parallel_workers;
+        if workers.is_some() && self.workers_seen.is_some() && workers != self.workers_seen {
+            self.settings_due = None;
+        }
+        self.workers_seen = workers;
         self.is_replica = !sample.reported.replication.is_empty();
         self.writable_root = !self.is_replica && !sample.reported.state.read_only;
         self.sql_delay = sample
@@ -281,7 +290,7 @@ impl<'a> Session<'a> {
     /// The lint's settings, when due: beside the status poll (never in it), at connect and
     /// every [`SETTINGS_EVERY`] (a restart to change a static setting reconnects, so it is seen
     /// at once), every [`SETTINGS_WHILE_MISMATCHED`] while a copy of rwtop's tables is not
-    /// rwtop's. A statement the server refuses (a privilege, a variable an unusual build lacks)
+    /// rwtop's, and right after a poll that shows the configured applier workers changed. A statement the server refuses (a privilege, a variable an unusual build lacks)
     /// leaves them unread rather than taking the node's monitoring down.
     pub async fn settings_when_due(&mut self) -> Result<(), Ended> {
         let now = tokio::time::Instant::now();

@@ -223,6 +223,7 @@ mod tests {
             },
             read_only: false,
             super_read_only: Some(false),
+            parallel_workers: None,
         }
     }
 
@@ -269,6 +270,7 @@ mod tests {
             },
             read_only: false,
             super_read_only: None,
+            parallel_workers: None,
         };
         let backlog = gtid_backlog(&status, &replica, Some(&SourceGtid::of(&source.gtid)));
         // Received up to 0-1-10, applied 0-1-8, source at 0-1-13.
@@ -345,6 +347,7 @@ mod tests {
             },
             read_only: false,
             super_read_only: None,
+            parallel_workers: None,
         }
     }
 

@@ -446,6 +446,7 @@ impl NodeEntry {
             beyond_delay: channel.beyond_delay.as_ref().map(|b| b.view(now)),
             appliers: super::ApplierView::default(),
             catch_up,
+            link: status.link.clone(),
         }
     }
 }

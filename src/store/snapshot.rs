@@ -257,6 +257,10 @@ pub struct ReplicaView {
     /// (`store/apply_rate.rs`); unknown in recordings made before it existed.
     #[serde(default)]
     pub catch_up: super::apply_rate::CatchUp,
+    /// The link's heartbeat period, TLS, filters, `UNTIL` and skip counter, as of the newest
+    /// status poll (the health lint judges them); unknown while the node does not answer.
+    #[serde(default)]
+    pub link: crate::mysql::LinkHygiene,
 }
 
 impl ReplicaView {
@@ -294,6 +298,7 @@ impl ReplicaView {
             beyond_delay: None,
             appliers: super::ApplierView::default(),
             catch_up: super::apply_rate::CatchUp::default(),
+            link: crate::mysql::LinkHygiene::default(),
         }
     }
 }

@@ -224,6 +224,7 @@ fn healthy_replica(source: &str) -> ReplicaView {
             eta: None,
             window: Some(Duration::from_secs(19)),
         },
+        link: crate::mysql::LinkHygiene::default(),
     }
 }
 
@@ -407,6 +408,7 @@ pub fn replica_sample(at: std::time::Instant, replication: Vec<ReplicaStatus>) -
                 gtid: mariadb_gtid("0-1-100"),
                 read_only: true,
                 super_read_only: None,
+                parallel_workers: None,
             },
             binlog: None,
             binlog_files: None,

@@ -131,6 +131,19 @@ impl TestSandbox {
         Self::start_spec(replicas, |spec| spec.tls = true)
     }
 
+    /// [`Self::start_with_tls`] with server options of their own on some nodes.
+    pub fn start_with_tls_options(replicas: usize, options: &[(&str, &str)]) -> Self {
+        Self::start_spec(replicas, |spec| {
+            spec.tls = true;
+            for (node, option) in options {
+                spec.server_options
+                    .entry((*node).to_owned())
+                    .or_default()
+                    .push((*option).to_owned());
+            }
+        })
+    }
+
     /// An ephemeral sandbox on free ports, with `options` applied to the spec.
     fn start_spec(replicas: usize, options: impl FnOnce(&mut SandboxSpec)) -> Self {
         reap_orphans();

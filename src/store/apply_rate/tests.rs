@@ -50,6 +50,7 @@ fn source_state(binlog_pos: &str) -> NodeState {
         },
         read_only: false,
         super_read_only: None,
+        parallel_workers: None,
     }
 }
 
