@@ -156,6 +156,7 @@ impl Feed {
                 replica_hosts: None,
                 processes: parts.processes.then(Processlist::default),
                 osc: parts.osc.then(Vec::new),
+                semisync: None,
             },
             resolving: std::collections::BTreeSet::new(),
             took: Duration::from_micros(900),

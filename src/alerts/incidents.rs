@@ -15,7 +15,9 @@
 //!   heartbeat folds under its writer's node being down.
 //!
 //! Everything else (errant transactions, clock skew, a changed topology, a writable replica,
-//! all replicas lagging) heads an incident of its own.
+//! all replicas lagging) heads an incident of its own. A primary's semi-sync alerts head their
+//! own incident too, one for all three: the fall-back heads the shortage of acking replicas,
+//! and either heads the commits without an ACK.
 //!
 //! A folded alert keeps its kind and evidence but is shown as a warning: the incident carries
 //! the highest severity of its members, so one fault pages once. A folded lag symptom's cause is
@@ -152,6 +154,12 @@ impl Folder<'_> {
                 });
         }
         let node = a.node.as_deref()?;
+        if let Some(to) = self.semisync_head(i, node) {
+            return Some(Link {
+                to,
+                inherited: false,
+            });
+        }
         let mine = rank(a.kind)?;
         if let Some(to) = self.best_at(node, a.channel.as_deref(), |r| r < mine) {
             return Some(Link {
@@ -193,6 +201,22 @@ impl Folder<'_> {
             upstream = source.replica().and_then(|r| r.source.as_deref());
         }
         None
+    }
+
+    /// A primary's semi-sync alerts form one incident, headed by the fall-back when it is
+    /// raised (it explains both the missing ACKs and the commits without one), else by the
+    /// shortage of acking replicas (which explains the commits without one).
+    fn semisync_head(&self, i: usize, node: &str) -> Option<usize> {
+        let heads: &[AlertKind] = match self.alerts[i].kind {
+            AlertKind::SemisyncAcksShort => &[AlertKind::SemisyncFellBack],
+            AlertKind::SemisyncUnackedCommits => {
+                &[AlertKind::SemisyncFellBack, AlertKind::SemisyncAcksShort]
+            }
+            _ => return None,
+        };
+        heads
+            .iter()
+            .find_map(|head| self.find(node, None, |k| k == *head))
     }
 
     /// The best-ranked alert at `node` (on `channel`, or node-wide; any channel when `channel`
@@ -347,6 +371,9 @@ fn phrase(a: &Alert, snapshot: &Snapshot) -> String {
         AlertKind::ReplicationError => format!("{place}'s replication stopped on an error"),
         AlertKind::DdlInFlight => format!("{node} is in a schema change"),
         AlertKind::HeartbeatStale => "the heartbeat writer stopped".to_owned(),
+        AlertKind::SemisyncFellBack => format!("{node}'s semi-sync fell back to async"),
+        AlertKind::SemisyncAcksShort => format!("{node} has fewer acking replicas than required"),
+        AlertKind::SemisyncUnackedCommits => format!("{node} commits without a replica's ACK"),
         kind if is_lag_symptom(kind) => format!("{place} is behind its source"),
         _ => format!("{} on {place}", a.kind.name()),
     }

@@ -13,8 +13,8 @@
 //!   TUI read the ring).
 //! * [`rules`] and the files beside it hold one idea each: thread and error rules, the lag
 //!   percentile (judged beyond a replica's `SQL_Delay`), the two SBM rules, errant transactions,
-//!   topology, DDL with its catch-up [`eta`], a lag that is not recovering, and the global
-//!   rules.
+//!   topology, DDL with its catch-up [`eta`], a lag that is not recovering, semi-sync (fell
+//!   back, short of acking replicas, commits without an ACK), and the global rules.
 //! * [`incidents`] groups the active alerts by root cause: one incident per fault, its symptoms
 //!   folded under it, a downstream replica's lag inherited from its source's.
 //! * [`throttle`] is not an alert: the verdict `GET /throttle` gives a schema change tool, a pure
@@ -34,6 +34,7 @@ mod log;
 mod not_recovering;
 mod rules;
 mod sbm;
+mod semisync;
 mod settings;
 pub mod throttle;
 mod topology;

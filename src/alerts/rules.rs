@@ -55,6 +55,21 @@ pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<Scoped> {
             None,
             super::ddl::verdict(inputs, node),
         ),
+        (
+            AlertKind::SemisyncFellBack,
+            None,
+            super::semisync::fell_back(node),
+        ),
+        (
+            AlertKind::SemisyncAcksShort,
+            None,
+            super::semisync::acks_short(node),
+        ),
+        (
+            AlertKind::SemisyncUnackedCommits,
+            None,
+            super::semisync::unacked_commits(node),
+        ),
     ]);
     out
 }

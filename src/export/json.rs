@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.11";
+pub const SCHEMA_VERSION: &str = "1.12";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -210,6 +210,9 @@ pub struct JsonNode {
     /// replicates from nobody. Since 1.8 a node that does not answer now keeps the channels it
     /// last showed, each with its lag unknown and its live fields null.
     pub channels: Vec<JsonChannel>,
+    /// Since 1.12: semi-sync on this node (`null` where neither plugin is loaded, or while the
+    /// node does not answer).
+    pub semisync: Option<semisync::JsonSemiSync>,
 }
 
 /// One replication channel: a row of `SHOW ALL SLAVES STATUS` (`SHOW REPLICA STATUS` on `MySQL`)
@@ -339,6 +342,12 @@ pub struct JsonDdl {
 pub struct JsonError {
     pub errno: u32,
     pub message: String,
+}
+
+/// A window's name in every output: `1m`, `5m`, `15m`.
+#[must_use]
+pub fn window_label(window: Window) -> &'static str {
+    window_name(window)
 }
 
 fn window_name(window: Window) -> &'static str {
@@ -523,6 +532,7 @@ fn node(n: &NodeView) -> JsonNode {
         last_io_error: r.and_then(|r| error(r.last_io_error.as_ref())),
         last_sql_error: r.and_then(|r| error(r.last_sql_error.as_ref())),
         channels: n.channels.iter().map(|r| channel(r, n.answers())).collect(),
+        semisync: n.semisync.as_ref().map(semisync::semisync),
     }
 }
 
@@ -577,5 +587,6 @@ mod incidents;
 mod lag_split;
 mod osc;
 mod row_events;
+mod semisync;
 #[cfg(test)]
 mod tests;

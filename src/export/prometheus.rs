@@ -32,6 +32,7 @@ mod catch_up;
 mod incidents;
 mod osc;
 mod replica;
+mod semisync;
 #[cfg(test)]
 mod tests;
 mod throttle;
@@ -40,7 +41,7 @@ mod throttle;
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// Every alert kind, so `rwtop_alerts_active` has a series per kind even at 0.
-const ALERT_KINDS: [AlertKind; 16] = [
+const ALERT_KINDS: [AlertKind; 19] = [
     AlertKind::SbmUnderstatesLag,
     AlertKind::SbmOverstatesLag,
     AlertKind::IoThreadStopped,
@@ -57,6 +58,9 @@ const ALERT_KINDS: [AlertKind; 16] = [
     AlertKind::AllReplicasLagging,
     AlertKind::DdlInFlight,
     AlertKind::ReplicaNotRecovering,
+    AlertKind::SemisyncFellBack,
+    AlertKind::SemisyncAcksShort,
+    AlertKind::SemisyncUnackedCommits,
 ];
 
 const WRITER_STATES: [&str; 5] = ["starting", "writing", "observing", "refused", "failing"];
@@ -127,6 +131,7 @@ impl Collector for SnapshotCollector {
         appliers::appliers(&mut e, s)?;
         catch_up::catch_up(&mut e, s)?;
         osc::osc(&mut e, s)?;
+        semisync::semisync(&mut e, s)?;
         alerts(&mut e, s)?;
         incidents::incidents(&mut e, s)?;
         lint(&mut e, s)?;

@@ -28,6 +28,7 @@ use super::processlist::Processlist;
 use super::replica_hosts::ReplicaHost;
 use super::replica_status::{ReplicaStatus, StatusError};
 use super::row::RawRow;
+use super::semisync::SemiSync;
 
 /// Which statements a status poll adds to what every poll reads (replication status and the
 /// node's own state): the one question of a poll, from the poller's cadence
@@ -94,6 +95,9 @@ pub struct Reported {
     /// Online schema change runs, when the tools' tables were looked for (`Some(empty)`: none
     /// found); `None` when not looked for this time.
     pub osc: Option<Vec<super::OscRun>>,
+    /// Semi-sync switches and counters (both sides), read every poll; `None` when refused or
+    /// unreadable. A server without the plugins reports [`SemiSync::default`].
+    pub semisync: Option<SemiSync>,
 }
 
 /// A status poll's answer: what the node reported, and what rode in front of it.
@@ -133,6 +137,9 @@ enum Part {
     /// of a replica.
     Queued,
     Osc,
+    /// Semi-sync settings and status counters, two statements (`semisync.rs`).
+    SemiSyncVariables,
+    SemiSyncStatus,
 }
 
 impl Part {
@@ -147,6 +154,8 @@ impl Part {
                 | Self::Workers
                 | Self::Queued
                 | Self::Osc
+                | Self::SemiSyncVariables
+                | Self::SemiSyncStatus
         )
     }
 }
@@ -256,6 +265,8 @@ impl NodeConn {
                 Part::Workers => workers_sql.unwrap_or_default(),
                 Part::Queued => queued_sql.unwrap_or_default(),
                 Part::Osc => super::osc::DETECT_SQL,
+                Part::SemiSyncVariables => flavor.semisync_variables_sql(),
+                Part::SemiSyncStatus => flavor.semisync_status_sql(),
             }
         };
         let parts: Vec<Part> = [
@@ -270,6 +281,8 @@ impl NodeConn {
             (Part::Workers, ask.parts.processes && workers_sql.is_some()),
             (Part::Queued, queued_sql.is_some()),
             (Part::Osc, ask.parts.osc),
+            (Part::SemiSyncVariables, true),
+            (Part::SemiSyncStatus, true),
         ]
         .into_iter()
         .filter_map(|(part, asked)| asked.then_some(part))
@@ -331,6 +344,8 @@ struct Answers {
     workers: Option<Vec<RawRow>>,
     queued: Option<Vec<RawRow>>,
     osc: Option<Vec<RawRow>>,
+    semisync_variables: Option<Vec<RawRow>>,
+    semisync_status: Option<Vec<RawRow>>,
 }
 
 impl Answers {
@@ -394,6 +409,17 @@ impl Answers {
             let sql = sql_of(Part::Workers);
             list.workers = parse_answer(addr, sql, super::appliers::workers_from_table(&rows))?;
         }
+        // Both statements or neither: a refused one leaves semi-sync unknown. A switch that
+        // reads as neither ON nor OFF fails the poll naming it, as every other part does;
+        // counters that do not read as numbers are unknown (`semisync.rs`).
+        let semisync = match (self.semisync_variables, self.semisync_status) {
+            (Some(variables), Some(status)) => Some(parse_answer(
+                addr,
+                sql_of(Part::SemiSyncStatus),
+                SemiSync::from_rows(&variables, &status),
+            )?),
+            _ => None,
+        };
         Ok(Status {
             reported: Reported {
                 replication,
@@ -403,6 +429,7 @@ impl Answers {
                 replica_hosts,
                 processes,
                 osc: None,
+                semisync,
             },
             clock: self.clock,
             lead: self.lead,
@@ -424,6 +451,8 @@ impl Answers {
             Part::Workers => self.workers = Some(rows),
             Part::Queued => self.queued = Some(rows),
             Part::Osc => self.osc = Some(rows),
+            Part::SemiSyncVariables => self.semisync_variables = Some(rows),
+            Part::SemiSyncStatus => self.semisync_status = Some(rows),
         }
     }
 }

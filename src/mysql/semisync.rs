@@ -1,13 +1,15 @@
-//! Semi-synchronous replication state. `MySQL` 5.7 names it `rpl_semi_sync_master_*`, 8.0.26+
-//! `rpl_semi_sync_source_*` (new plugin), `MariaDB` has it built in with the old names. Absent
-//! variables mean the plugin is not loaded, which is not the same as "off".
+//! Semi-synchronous replication state and counters. `MySQL` 5.7 names them
+//! `rpl_semi_sync_master_*`, 8.0.26+ `rpl_semi_sync_source_*` (new plugin), `MariaDB` has them
+//! built in with the old names. Absent variables mean the plugin is not loaded, which is not the
+//! same as "off"; an absent, NULL or unreadable counter is unknown, never 0 (docs/semisync.md
+//! lists what each flavor reports, with its unit).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::replica_status::StatusError;
 use super::row::{RawRow, excerpt, parse_bool};
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SemiSync {
     /// `None`: the source-side plugin is not loaded.
     pub source_enabled: Option<bool>,
@@ -18,6 +20,34 @@ pub struct SemiSync {
     pub source_active: Option<bool>,
     pub source_clients: Option<u64>,
     pub replica_active: Option<bool>,
+    /// ACKs a commit waits for (`rpl_semi_sync_source_wait_for_replica_count`, `MySQL` 5.7+);
+    /// `None` where the server has no such setting (`MariaDB`: always one ACK).
+    #[serde(default)]
+    pub source_wait_for_count: Option<u64>,
+    /// The server's running totals (status counters), each `None` when not reported.
+    #[serde(default)]
+    pub counters: Counters,
+}
+
+/// The status counters a primary (and a replica) keeps, as totals since the server started (or
+/// since the plugin was loaded); rates and averages come from differences between polls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Counters {
+    /// `Rpl_semi_sync_*_tx_wait_time`: microseconds commits spent waiting for an ACK, summed
+    /// over the commits that got one (a commit that timed out is not in it).
+    pub tx_wait_time_us: Option<u64>,
+    /// `Rpl_semi_sync_*_tx_waits`: commits that waited for an ACK.
+    pub tx_waits: Option<u64>,
+    /// `Rpl_semi_sync_*_no_tx`: commits that got no ACK (timed out, or sent while async).
+    pub no_tx: Option<u64>,
+    /// `Rpl_semi_sync_*_yes_tx`: commits acknowledged by a replica.
+    pub yes_tx: Option<u64>,
+    /// `Rpl_semi_sync_*_no_times`: times the primary turned semi-sync off (fell back).
+    pub no_times: Option<u64>,
+    /// `Rpl_semi_sync_*_wait_sessions`: sessions waiting for an ACK now (a gauge).
+    pub wait_sessions: Option<u64>,
+    /// `Rpl_semi_sync_slave_send_ack` (`MariaDB` replicas): ACKs this replica sent.
+    pub acks_sent: Option<u64>,
 }
 
 /// Turns a name of either generation into the one spelling matched below.
@@ -29,37 +59,131 @@ fn normalize(name: &str) -> String {
 
 impl SemiSync {
     /// From the rows of `SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%'` and
-    /// `SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'`.
+    /// `SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'`. A switch or setting that does not read as
+    /// one is an error naming it; a counter that does not read as a number (NULL, empty) is
+    /// unknown.
     pub fn from_rows(variables: &[RawRow], status: &[RawRow]) -> Result<Self, StatusError> {
         let mut out = Self::default();
         for row in variables.iter().chain(status) {
             let name = normalize(&row.string(&["Variable_name"])?);
-            let value = row.string(&["Value"])?;
+            let value = row.text(&["Value"])?.map(str::to_owned);
             let flag = || {
-                parse_bool(&value).ok_or_else(|| StatusError::Value {
-                    column: "Value",
-                    value: format!("{name}={}", excerpt(&value)),
-                    expected: "ON or OFF",
-                })
+                value
+                    .as_deref()
+                    .and_then(parse_bool)
+                    .map(Some)
+                    .ok_or_else(|| StatusError::Value {
+                        column: "Value",
+                        value: format!("{name}={}", excerpt(value.as_deref().unwrap_or("NULL"))),
+                        expected: "ON or OFF",
+                    })
             };
             let number = || {
-                value.trim().parse::<u64>().map_err(|_| StatusError::Value {
-                    column: "Value",
-                    value: format!("{name}={}", excerpt(&value)),
-                    expected: "a non-negative integer",
-                })
+                value
+                    .as_deref()
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Some)
+                    .ok_or_else(|| StatusError::Value {
+                        column: "Value",
+                        value: format!("{name}={}", excerpt(value.as_deref().unwrap_or("NULL"))),
+                        expected: "a non-negative integer",
+                    })
             };
+            let counter = || value.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
+            let c = &mut out.counters;
             match name.as_str() {
-                "rpl_semi_sync_source_enabled" => out.source_enabled = Some(flag()?),
-                "rpl_semi_sync_replica_enabled" => out.replica_enabled = Some(flag()?),
-                "rpl_semi_sync_source_timeout" => out.source_timeout_ms = Some(number()?),
-                "rpl_semi_sync_source_wait_point" => out.source_wait_point = Some(value.clone()),
-                "rpl_semi_sync_source_status" => out.source_active = Some(flag()?),
-                "rpl_semi_sync_source_clients" => out.source_clients = Some(number()?),
-                "rpl_semi_sync_replica_status" => out.replica_active = Some(flag()?),
+                "rpl_semi_sync_source_enabled" => out.source_enabled = flag()?,
+                "rpl_semi_sync_replica_enabled" => out.replica_enabled = flag()?,
+                "rpl_semi_sync_source_timeout" => out.source_timeout_ms = number()?,
+                "rpl_semi_sync_source_wait_point" => out.source_wait_point.clone_from(&value),
+                "rpl_semi_sync_source_wait_for_replica_count" => {
+                    out.source_wait_for_count = number()?;
+                }
+                "rpl_semi_sync_source_status" => out.source_active = flag()?,
+                "rpl_semi_sync_source_clients" => out.source_clients = counter(),
+                "rpl_semi_sync_replica_status" => out.replica_active = flag()?,
+                "rpl_semi_sync_source_tx_wait_time" => c.tx_wait_time_us = counter(),
+                "rpl_semi_sync_source_tx_waits" => c.tx_waits = counter(),
+                "rpl_semi_sync_source_no_tx" => c.no_tx = counter(),
+                "rpl_semi_sync_source_yes_tx" => c.yes_tx = counter(),
+                "rpl_semi_sync_source_no_times" => c.no_times = counter(),
+                "rpl_semi_sync_source_wait_sessions" => c.wait_sessions = counter(),
+                "rpl_semi_sync_replica_send_ack" => c.acks_sent = counter(),
                 _ => {}
             }
         }
         Ok(out)
+    }
+
+    /// ACKs a commit needs: the server's setting, or one where it has none (`MariaDB`, whose
+    /// primary waits for the first replica to acknowledge). `None` while the source side is not
+    /// loaded.
+    #[must_use]
+    pub fn required_acks(&self) -> Option<u64> {
+        self.source_enabled?;
+        Some(self.source_wait_for_count.unwrap_or(1))
+    }
+
+    /// Whether the source side is loaded and reports anything at all.
+    #[must_use]
+    pub fn has_source_side(&self) -> bool {
+        self.source_enabled.is_some() || self.source_active.is_some()
+    }
+
+    /// Whether the replica side is loaded.
+    #[must_use]
+    pub fn has_replica_side(&self) -> bool {
+        self.replica_enabled.is_some() || self.replica_active.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(pairs: &[(&str, Option<&str>)]) -> Vec<RawRow> {
+        pairs
+            .iter()
+            .map(|(name, value)| RawRow::of(&[("Variable_name", Some(name)), ("Value", *value)]))
+            .collect()
+    }
+
+    #[test]
+    fn counters_missing_null_or_garbled_read_unknown_never_zero() {
+        let variables = rows(&[("rpl_semi_sync_master_enabled", Some("ON"))]);
+        let status = rows(&[
+            ("Rpl_semi_sync_master_status", Some("ON")),
+            ("Rpl_semi_sync_master_tx_wait_time", None),
+            ("Rpl_semi_sync_master_tx_waits", Some("")),
+            ("Rpl_semi_sync_master_no_tx", Some("12")),
+            ("Rpl_semi_sync_master_clients", Some("x")),
+        ]);
+        let s = SemiSync::from_rows(&variables, &status).unwrap();
+        assert_eq!(s.counters.tx_wait_time_us, None, "NULL");
+        assert_eq!(s.counters.tx_waits, None, "empty");
+        assert_eq!(s.counters.yes_tx, None, "missing");
+        assert_eq!(s.source_clients, None, "garbled");
+        assert_eq!(s.counters.no_tx, Some(12));
+        assert_eq!(s.required_acks(), Some(1), "MariaDB waits for one ACK");
+    }
+
+    #[test]
+    fn a_switch_that_is_not_on_or_off_is_an_error_naming_it() {
+        let status = rows(&[("Rpl_semi_sync_master_status", None)]);
+        let err = SemiSync::from_rows(&[], &status).unwrap_err().to_string();
+        assert!(err.contains("rpl_semi_sync_source_status=NULL"), "{err}");
+    }
+
+    #[test]
+    fn mysql_8_names_and_the_replica_count_are_read() {
+        let variables = rows(&[
+            ("rpl_semi_sync_source_enabled", Some("ON")),
+            ("rpl_semi_sync_source_wait_for_replica_count", Some("2")),
+        ]);
+        let status = rows(&[("Rpl_semi_sync_source_tx_wait_time", Some("86734412"))]);
+        let s = SemiSync::from_rows(&variables, &status).unwrap();
+        assert_eq!(s.required_acks(), Some(2));
+        assert_eq!(s.counters.tx_wait_time_us, Some(86_734_412));
+        assert_eq!(SemiSync::default().required_acks(), None);
     }
 }

@@ -25,6 +25,12 @@ pub enum AlertKind {
     AllReplicasLagging,
     DdlInFlight,
     ReplicaNotRecovering,
+    /// Semi-sync is enabled on a primary but its status is `OFF`: it commits asynchronously.
+    SemisyncFellBack,
+    /// Fewer semi-sync replicas connected than a commit needs ACKs from.
+    SemisyncAcksShort,
+    /// Commits went out without an ACK since the last poll.
+    SemisyncUnackedCommits,
 }
 
 impl AlertKind {
@@ -48,12 +54,18 @@ impl AlertKind {
             Self::AllReplicasLagging => "all_replicas_lagging",
             Self::DdlInFlight => "ddl_in_flight",
             Self::ReplicaNotRecovering => "replica_not_recovering",
+            Self::SemisyncFellBack => "semisync_fell_back",
+            Self::SemisyncAcksShort => "semisync_acks_short",
+            Self::SemisyncUnackedCommits => "semisync_unacked_commits",
         }
     }
 
     /// Critical means replication is broken or reads/failover are at risk now (a replica
     /// silently behind while SBM says 0 serves stale reads that every SBM-based check passes);
-    /// warning means something is off and worth a look.
+    /// warning means something is off and worth a look. Semi-sync short of acking replicas is
+    /// critical: the next commit either waits the whole timeout (writes stall) or goes out
+    /// unprotected; commits without an ACK are a warning because the fall-back that causes them
+    /// is its own critical alert, and alone (between two polls) they mean a flap.
     #[must_use]
     pub fn severity(self) -> Severity {
         match self {
@@ -64,7 +76,9 @@ impl AlertKind {
             | Self::HeartbeatStale
             | Self::ErrantTransactions
             | Self::NodeDown
-            | Self::AllReplicasLagging => Severity::Critical,
+            | Self::AllReplicasLagging
+            | Self::SemisyncFellBack
+            | Self::SemisyncAcksShort => Severity::Critical,
             Self::SbmOverstatesLag
             | Self::LagP99High
             | Self::GtidBacklogHigh
@@ -72,7 +86,8 @@ impl AlertKind {
             | Self::TopologyChanged
             | Self::WritableReplica
             | Self::DdlInFlight
-            | Self::ReplicaNotRecovering => Severity::Warning,
+            | Self::ReplicaNotRecovering
+            | Self::SemisyncUnackedCommits => Severity::Warning,
         }
     }
 }

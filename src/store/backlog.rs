@@ -369,6 +369,7 @@ mod tests {
                 replica_hosts: None,
                 processes: None,
                 osc: None,
+                semisync: None,
             },
             resolving: std::collections::BTreeSet::new(),
             took: std::time::Duration::from_millis(took_ms),

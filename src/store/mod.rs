@@ -16,6 +16,7 @@ mod node;
 mod pt_lag;
 mod readings;
 mod roots;
+pub mod semisync;
 pub mod series;
 pub mod snapshot;
 /// Synthetic snapshots for tests and benches (alerts, panels, exports, render timing).

@@ -49,6 +49,8 @@ pub struct NodeEntry {
     pub channels: Vec<ChannelEntry>,
     /// Best clock-offset estimate (server minus this host, ms), its round trip and age.
     pub clock: Option<(i64, std::time::Duration, Instant)>,
+    /// Semi-sync state and the differences of its counters between polls.
+    semisync: super::semisync::SemiSyncTrack,
 }
 
 /// What the store keeps per replication channel: its lag, the lag's windows and chart.
@@ -187,6 +189,7 @@ impl NodeEntry {
             samples: 0,
             channels: Vec::new(),
             clock: None,
+            semisync: super::semisync::SemiSyncTrack::default(),
         }
     }
 
@@ -221,6 +224,8 @@ impl NodeEntry {
             self.osc_at = self.samples;
         }
         self.as_source.record(&sample);
+        self.semisync
+            .record(sample.at, sample.reported.semisync.as_ref());
         let head = sample.reported.binlog.as_ref().map(|b| &b.position);
         self.writes.record(at_ms, &sample.reported.state, head);
         // A channel keeps its history while the server reports it; one that is gone (RESET
@@ -381,6 +386,7 @@ impl NodeEntry {
             } else {
                 Vec::new()
             },
+            semisync: self.semisync.view(now).filter(|_| self.is_up()),
         }
     }
 

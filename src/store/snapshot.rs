@@ -129,6 +129,10 @@ pub struct NodeView {
     /// [`Self::binlog_head`]. Read only where the coordinate is; empty on a leaf.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub binlog_files: Vec<crate::mysql::BinlogFile>,
+    /// Semi-sync, while the node answers: the source side's state and ACK waits on a primary,
+    /// the replica side's on a replica; `None` where neither plugin is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semisync: Option<super::semisync::SemiSyncView>,
 }
 
 impl NodeView {

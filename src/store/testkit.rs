@@ -159,6 +159,7 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         settings: None,
         binlog_head: None,
         binlog_files: Vec::new(),
+        semisync: None,
     }
 }
 
@@ -415,6 +416,7 @@ pub fn replica_sample(at: std::time::Instant, replication: Vec<ReplicaStatus>) -
             replica_hosts: None,
             processes: None,
             osc: None,
+            semisync: None,
         },
         resolving: std::collections::BTreeSet::new(),
         took: Duration::from_millis(2),

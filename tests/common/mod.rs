@@ -74,6 +74,15 @@ impl TestSandbox {
         Self::start_spec(replicas, |spec| spec.relay = true)
     }
 
+    /// Semi-sync on, each replica reaching the primary through its own relay
+    /// ([`Self::relay`]): a stalled link holds up the ACKs that travel over it.
+    pub fn start_semisync_with_relay(replicas: usize) -> Self {
+        Self::start_spec(replicas, |spec| {
+            spec.semisync = true;
+            spec.relay = true;
+        })
+    }
+
     /// A second primary `p2` (GTID domain 1) and an aggregator `agg` replicating from `primary`
     /// on the default channel and from `p2` on channel `'p2'`, every link through a relay
     /// ([`Self::channel_relay`]).

@@ -350,7 +350,10 @@ fn every_alert_kind_is_listed() {
         | AlertKind::WritableReplica
         | AlertKind::AllReplicasLagging
         | AlertKind::DdlInFlight
-        | AlertKind::ReplicaNotRecovering => ALERT_KINDS.contains(&kind),
+        | AlertKind::ReplicaNotRecovering
+        | AlertKind::SemisyncFellBack
+        | AlertKind::SemisyncAcksShort
+        | AlertKind::SemisyncUnackedCommits => ALERT_KINDS.contains(&kind),
     };
     assert!(ALERT_KINDS.iter().all(|k| listed(*k)));
     let unique: BTreeSet<_> = ALERT_KINDS.iter().collect();

@@ -1,0 +1,89 @@
+//! A node's `semisync` object (docs/json-schema.md, since 1.12): the source side's state, the
+//! acking replicas against those required, the ACK wait per window and the newest poll
+//! interval's counts; on a replica, its side's switches. `null` where neither plugin is loaded
+//! or the node does not answer; every figure the server did not report is `null`, never 0.
+
+use serde::Serialize;
+
+use crate::store::semisync::{SemiSyncState, SemiSyncView};
+
+#[derive(Debug, Serialize)]
+pub struct JsonSemiSync {
+    /// `active`, `fell_back`, `off` or `unknown`; `null` where the source side is not loaded.
+    pub state: Option<SemiSyncState>,
+    pub acking_replicas: Option<u64>,
+    pub required_acks: Option<u64>,
+    pub timeout_seconds: Option<f64>,
+    pub wait_point: Option<String>,
+    pub wait_sessions: Option<u64>,
+    /// Percentiles of the per-poll-interval average ACK wait, per window (`1m`, `5m`, `15m`).
+    pub ack_wait: Vec<JsonAckWait>,
+    /// The newest poll interval; `null` before two polls and after the totals reset.
+    pub interval: Option<JsonInterval>,
+    /// The server's totals as read (`Rpl_semi_sync_*`).
+    pub commits_acked_total: Option<u64>,
+    pub commits_without_ack_total: Option<u64>,
+    pub fallbacks_total: Option<u64>,
+    /// Replica side: enabled, and acknowledging now.
+    pub replica_enabled: Option<bool>,
+    pub replica_active: Option<bool>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonAckWait {
+    pub window: &'static str,
+    pub p50_seconds: f64,
+    pub p99_seconds: f64,
+    pub max_seconds: f64,
+    pub intervals: u64,
+    pub commits: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonInterval {
+    pub seconds: f64,
+    pub commits_waited: Option<u64>,
+    pub avg_ack_wait_seconds: Option<f64>,
+    pub commits_without_ack: Option<u64>,
+    pub fallbacks: Option<u64>,
+    pub acks_sent: Option<u64>,
+}
+
+pub fn semisync(s: &SemiSyncView) -> JsonSemiSync {
+    JsonSemiSync {
+        state: s.state,
+        acking_replicas: s.clients,
+        required_acks: s.required_acks,
+        timeout_seconds: s.timeout.map(|d| d.as_secs_f64()),
+        wait_point: s.wait_point.clone(),
+        wait_sessions: s.wait_sessions,
+        ack_wait: s
+            .ack_wait
+            .iter()
+            .filter_map(|(w, stats)| {
+                let st = (*stats)?;
+                Some(JsonAckWait {
+                    window: super::window_name(*w),
+                    p50_seconds: st.p50.as_secs_f64(),
+                    p99_seconds: st.p99.as_secs_f64(),
+                    max_seconds: st.max.as_secs_f64(),
+                    intervals: st.intervals,
+                    commits: st.commits,
+                })
+            })
+            .collect(),
+        interval: s.interval.map(|i| JsonInterval {
+            seconds: i.span.as_secs_f64(),
+            commits_waited: i.commits_waited,
+            avg_ack_wait_seconds: i.avg_wait.map(|d| d.as_secs_f64()),
+            commits_without_ack: i.no_ack_commits,
+            fallbacks: i.fallbacks,
+            acks_sent: i.acks_sent,
+        }),
+        commits_acked_total: s.totals.yes_tx,
+        commits_without_ack_total: s.totals.no_tx,
+        fallbacks_total: s.totals.no_times,
+        replica_enabled: s.replica_enabled,
+        replica_active: s.replica_active,
+    }
+}
