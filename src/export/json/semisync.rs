@@ -87,3 +87,65 @@ pub fn semisync(s: &SemiSyncView) -> JsonSemiSync {
         replica_active: s.replica_active,
     }
 }
+
+/// A primary's semi-sync with every figure known, one interval and one window.
+#[cfg(test)]
+pub(super) fn example() -> crate::store::semisync::SemiSyncView {
+    use crate::store::semisync::{AckWaitStats, SemiSyncInterval, SemiSyncState, SemiSyncView};
+    use crate::store::windows::Window;
+    let ms = std::time::Duration::from_millis;
+    SemiSyncView {
+        state: Some(SemiSyncState::Active),
+        clients: Some(2),
+        required_acks: Some(1),
+        timeout: Some(ms(10_000)),
+        wait_point: Some("AFTER_COMMIT".to_owned()),
+        wait_sessions: Some(0),
+        interval: Some(SemiSyncInterval {
+            span: ms(1000),
+            commits_waited: Some(21),
+            avg_wait: Some(ms(1)),
+            no_ack_commits: Some(0),
+            fallbacks: Some(0),
+            acks_sent: None,
+        }),
+        ack_wait: vec![(
+            Window::OneMinute,
+            Some(AckWaitStats {
+                p50: ms(1),
+                p99: ms(2),
+                max: ms(2),
+                intervals: 58,
+                commits: 1204,
+            }),
+        )],
+        totals: crate::mysql::semisync::Counters::default(),
+        replica_enabled: Some(false),
+        replica_active: Some(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::example;
+    use crate::store::testkit::Topo;
+
+    #[test]
+    fn semisync_figures_the_server_did_not_report_are_null_never_zero() {
+        let mut topo = Topo::new();
+        topo.node_mut("db1", |n| {
+            n.semisync = Some(crate::store::semisync::SemiSyncView {
+                clients: None,
+                interval: None,
+                ..example()
+            });
+        });
+        let d = serde_json::to_value(crate::export::json::from_snapshot(&topo.snapshot)).unwrap();
+        let semi = &d["nodes"][0]["semisync"];
+        assert_eq!(semi["state"], "active");
+        assert!(semi["acking_replicas"].is_null(), "{semi}");
+        assert!(semi["interval"].is_null(), "{semi}");
+        assert!(semi["commits_without_ack_total"].is_null(), "{semi}");
+        assert_eq!(semi["ack_wait"][0]["p99_seconds"], 0.002);
+    }
+}
