@@ -35,6 +35,7 @@ pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
                 .iter()
                 .filter_map(crate::mysql::RowApply::qualified)
                 .collect();
+            tables.sort_unstable();
             tables.dedup();
             let on = if tables.is_empty() {
                 String::new()
