@@ -9,7 +9,8 @@
 #           haproxy, openssl, prometheus (promtool and the server, for the rules and
 #           dashboard tests), prometheus-alertmanager (amtool and the server, for the shipped
 #           inhibition's tests), chromium (headless, for the DDL-window report's rendered charts),
-#           make (jemalloc, rwtop's allocator, is built from C with configure and make)
+#           make (jemalloc, rwtop's allocator, is built from C with configure and make),
+#           man-db (the package test reads the man page with `man -l`)
 
 # Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
@@ -33,6 +34,7 @@ install_deps() {
           missing+=(prometheus-alertmanager) ;;
       chromium) have chromium || missing+=(chromium) ;;
       make) have make || missing+=(make) ;;
+      man-db) have man || missing+=(man-db) ;;
       *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
     esac
   done

@@ -5,6 +5,7 @@
 
 mod demo_cmd;
 mod drain_cmd;
+mod generate_cmd;
 mod lint_cmd;
 mod monitor_cmd;
 mod output;
@@ -24,10 +25,13 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+/// `rwtop --version`: the release and the commit it was built from (`scripts/build.rs`).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("RWTOP_COMMIT"), ")");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rwtop",
-    version,
+    version = VERSION,
     about = "Replication monitor for MySQL and MariaDB: true lag, GTID backlog, read-after-write strategies tested live"
 )]
 pub struct Cli {
@@ -211,6 +215,15 @@ pub enum Command {
         #[command(subcommand)]
         action: SandboxAction,
     },
+    /// Write the man pages into --out DIR, or print a shell's completions, generated from this
+    /// command line (the Debian package ships them: scripts/package).
+    #[command(hide = true)]
+    Generate {
+        what: generate_cmd::Asset,
+        /// The folder for the man pages (rwtop.1 and one page per command).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -284,6 +297,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             replay_cmd::run(&file, speed, cli.theme.as_deref())
         }
         Some(Command::Sandbox { action }) => sandbox_cmd::run(action),
+        Some(Command::Generate { what, out }) => generate_cmd::run(what, out.as_deref()),
         Some(Command::Snapshot { json, duration }) => {
             snapshot_cmd::run(&cli.target, json, duration)
         }
