@@ -24,6 +24,7 @@ mod ddl;
 mod engine;
 mod errant;
 mod eta;
+pub mod exposure;
 mod format;
 mod global;
 mod hysteresis;

@@ -74,6 +74,7 @@ pub async fn run(
                 if dirty {
                     let mut snapshot = store.snapshot(Instant::now());
                     snapshot.alerts = alerts.evaluate(&snapshot);
+                    snapshot.exposure = crate::alerts::exposure::judge(&snapshot);
                     feeds.set(snapshot.sources());
                     snapshots.send_replace(Arc::new(snapshot));
                     dirty = false;

@@ -32,6 +32,9 @@ pub struct JsonSnapshot {
     pub probes: crate::probe::ProbesView,
     /// Drains: the configured backend, its view of each replica and rwtop's actions.
     pub drain: JsonDrain,
+    /// Since 1.12: per root, what each replica would lose if the root died now, and the
+    /// replica to promote (docs/failover-exposure.md).
+    pub exposure: Vec<exposure::JsonExposure>,
 }
 
 #[derive(Debug, Serialize)]
@@ -578,10 +581,12 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         lint: crate::alerts::lint::lint(s),
         probes: s.probes.clone(),
         drain: drain(s),
+        exposure: s.exposure.iter().map(exposure::exposure).collect(),
     }
 }
 
 mod catch_up;
+mod exposure;
 mod holders;
 mod incidents;
 mod lag_split;

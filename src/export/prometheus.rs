@@ -29,6 +29,7 @@ use crate::store::{NodeView, Role, Snapshot};
 
 mod appliers;
 mod catch_up;
+mod exposure;
 mod incidents;
 mod osc;
 mod replica;
@@ -130,6 +131,7 @@ impl Collector for SnapshotCollector {
         replica::drains(&mut e, s)?;
         appliers::appliers(&mut e, s)?;
         catch_up::catch_up(&mut e, s)?;
+        exposure::exposure(&mut e, s)?;
         osc::osc(&mut e, s)?;
         semisync::semisync(&mut e, s)?;
         alerts(&mut e, s)?;

@@ -279,6 +279,7 @@ fn empty() -> Snapshot {
         alerts: crate::alerts::AlertsView::default(),
         probes: crate::probe::ProbesView::default(),
         drain: crate::drain::DrainView::default(),
+        exposure: Vec::new(),
     }
 }
 

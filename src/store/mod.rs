@@ -8,6 +8,7 @@ pub mod apply_rate;
 pub mod backlog;
 pub mod delay;
 mod discovery;
+pub mod exposure;
 mod failover;
 pub mod histogram;
 pub mod lag;
@@ -428,6 +429,7 @@ impl Store {
             alerts: alert_view::AlertsView::default(),
             probes: self.probes.view(),
             drain,
+            exposure: Vec::new(),
         }
     }
 }

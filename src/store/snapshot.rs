@@ -29,6 +29,10 @@ pub struct Snapshot {
     /// Drains: rwtop's actions and the load balancer's own view.
     #[serde(default)]
     pub drain: crate::drain::DrainView,
+    /// Failover exposure per root (`alerts/exposure.rs`), judged by the engine with the
+    /// alerts; empty as the store builds it, and in recordings made before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exposure: Vec<super::exposure::ClusterExposure>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -104,6 +108,10 @@ pub struct NodeView {
     pub server_uuid: Option<String>,
     /// The node's own GTID state from the newest sample, while it answers.
     pub gtid: Option<crate::mysql::GtidState>,
+    /// The same from the newest sample it ever answered, kept after it stops answering (then
+    /// [`Self::sample_age`] old): what a dead primary last had, for the failover exposure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_gtid: Option<crate::mysql::GtidState>,
     /// The load balancer's word for this node (`READY`, `DRAIN`, ...) when drains are
     /// configured; rwtop's own intent (`DRAIN`) until the balancer's view is read.
     #[serde(default)]
@@ -237,6 +245,9 @@ pub struct ReplicaView {
     pub windows: Vec<(Window, Option<WindowStats>)>,
     pub gtid_backlog: GtidBacklog,
     pub bytes_behind: BytesBehind,
+    /// The GTIDs the channel has received (`store/exposure.rs`), while its node answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_gtid: Option<super::exposure::Held>,
     pub received: BinlogPos,
     pub applied: BinlogPos,
     pub sql_delay: Option<u64>,
@@ -291,6 +302,7 @@ impl ReplicaView {
             windows: self.windows,
             gtid_backlog: GtidBacklog::default(),
             bytes_behind: BytesBehind::default(),
+            received_gtid: None,
             received: BinlogPos::default(),
             applied: BinlogPos::default(),
             sql_delay: None,

@@ -154,6 +154,7 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         sample_seq: BASE_SEQ,
         server_uuid: None,
         gtid: Some(mariadb_gtid("0-1-100")),
+        last_gtid: Some(mariadb_gtid("0-1-100")),
         lb: None,
         channels: Vec::new(),
         settings: None,
@@ -205,6 +206,9 @@ fn healthy_replica(source: &str) -> ReplicaView {
             io: Some(0),
             sql: Some(0),
         },
+        received_gtid: Some(super::exposure::Held::Mariadb {
+            list: GtidList::parse("0-1-100").unwrap_or_else(|e| panic!("{e}")),
+        }),
         received: pos.clone(),
         applied: pos,
         sql_delay: None,
@@ -293,6 +297,7 @@ impl Topo {
                 alerts: AlertsView::default(),
                 probes: crate::probe::ProbesView::default(),
                 drain: crate::drain::DrainView::default(),
+                exposure: Vec::new(),
             },
         };
         topo.add_replica("r1", "db1", 2);
@@ -308,6 +313,13 @@ impl Topo {
             n.flavor = Some("MySQL 8.0".to_owned());
             n.server_uuid = Some(format!("{}{}", i + 3, &PRIMARY_UUID[1..]));
             n.gtid = Some(mysql_gtid(&format!("{PRIMARY_UUID}:1-100")));
+            n.last_gtid.clone_from(&n.gtid);
+            for c in &mut n.channels {
+                c.received_gtid = Some(super::exposure::Held::Mysql {
+                    set: GtidSet::parse(&format!("{PRIMARY_UUID}:1-100"))
+                        .unwrap_or_else(|e| panic!("{e}")),
+                });
+            }
         }
         topo
     }

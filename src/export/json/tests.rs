@@ -377,6 +377,8 @@ fn every_key_is_documented() {
     topo.replica_mut("r1", |r| r.sql_running = false);
     let mut snapshot = topo.snapshot.clone();
     snapshot.alerts = judged(&topo);
+    snapshot.exposure = crate::alerts::exposure::judge(&snapshot);
+    assert!(!snapshot.exposure.is_empty());
     snapshot.alerts.log = vec![LogEntry {
         at: snapshot.taken_at,
         raised: false,
