@@ -293,6 +293,7 @@ fn engine_spec(sandbox: &Sandbox, nodes_wanted: usize) -> Result<EngineSpec> {
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
         test_reads: rwtop::engine::TestReads::Task,
+        disks_every: None,
     })
 }
 

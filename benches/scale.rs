@@ -260,6 +260,7 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize, opts: &Options) -> Result<Engine
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
         test_reads: rwtop::engine::TestReads::Task,
+        disks_every: None,
     })
 }
 

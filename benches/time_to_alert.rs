@@ -234,6 +234,7 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize) -> Result<EngineSpec> {
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
         test_reads: rwtop::engine::TestReads::Task,
+        disks_every: None,
     })
 }
 

@@ -21,6 +21,7 @@
 //!   function of a snapshot like the rules.
 
 mod ddl;
+mod disk;
 mod engine;
 mod errant;
 mod eta;

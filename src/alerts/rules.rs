@@ -70,6 +70,11 @@ pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<Scoped> {
             None,
             super::semisync::unacked_commits(node),
         ),
+        (
+            AlertKind::DiskFilling,
+            None,
+            super::disk::verdict(inputs, node),
+        ),
     ]);
     out
 }

@@ -20,6 +20,9 @@ pub struct Thresholds {
     /// Consecutive bad samples before an alert is raised, clean ones before it clears.
     pub raise_after: u32,
     pub clear_after: u32,
+    /// A disk that fills within this at the current rate raises `disk_filling`
+    /// (`[headroom] disk_full_within`).
+    pub disk_full_within: Duration,
 }
 
 impl Default for Thresholds {
@@ -33,6 +36,7 @@ impl Default for Thresholds {
             not_recovering_seconds: 120.0,
             raise_after: 2,
             clear_after: 3,
+            disk_full_within: Duration::from_secs(3600),
         }
     }
 }
@@ -56,6 +60,8 @@ pub struct AlertSettings {
     pub clock_skew_ms: i64,
     /// Lag beyond the routing threshold, not shrinking for this long: `replica_not_recovering`.
     pub not_recovering: Duration,
+    /// A disk that fills within this at the current rate: `disk_filling`.
+    pub disk_full_within: Duration,
     /// Entries the in-memory alert log keeps; the oldest go first.
     pub log_capacity: usize,
 }
@@ -91,6 +97,7 @@ impl AlertSettings {
             clock_skew_ms: i64::try_from(t.clock_skew_ms).unwrap_or(i64::MAX),
             not_recovering: Duration::try_from_secs_f64(t.not_recovering_seconds)
                 .unwrap_or(Duration::MAX),
+            disk_full_within: t.disk_full_within,
             log_capacity: 1000,
         }
     }
@@ -125,6 +132,7 @@ mod settings_tests {
             not_recovering_seconds: 45.0,
             raise_after: 4,
             clear_after: 6,
+            disk_full_within: Duration::from_secs(600),
         };
         let s =
             AlertSettings::from_thresholds(&t, Duration::from_secs(2), Duration::from_millis(500));

@@ -102,6 +102,10 @@ pub struct TargetArgs {
     /// PEM file of the CA(s) that signed the servers' certificates (verify-ca, verify-identity).
     #[arg(long, global = true)]
     pub ssl_ca: Option<PathBuf>,
+    /// Read each node's free disk space from information_schema.DISKS (MariaDB's disks
+    /// plugin; rwtop's user needs FILE). Off unless asked.
+    #[arg(long, global = true)]
+    pub read_disks: bool,
 }
 
 impl TargetArgs {
@@ -116,6 +120,7 @@ impl TargetArgs {
             no_discovery: self.no_discovery,
             ssl_mode: self.ssl_mode.clone(),
             ssl_ca: self.ssl_ca.clone(),
+            read_disks: self.read_disks,
         }
     }
 }

@@ -50,6 +50,8 @@ pub struct FileSettings {
     pub ddl: crate::drain::KillSettings,
     /// `[throttle]`: the lag limit of `GET /throttle` and the replicas it covers.
     pub throttle: crate::alerts::throttle::ThrottleSettings,
+    /// `[headroom]`: whether disks are read (the alert's horizon is in `thresholds`).
+    pub headroom: super::headroom_file::HeadroomSettings,
 }
 
 impl Default for FileSettings {
@@ -71,6 +73,7 @@ impl Default for FileSettings {
             report: super::report_file::ReportConfig::default(),
             ddl: crate::drain::KillSettings::default(),
             throttle: crate::alerts::throttle::ThrottleSettings::default(),
+            headroom: super::headroom_file::HeadroomSettings::default(),
         }
     }
 }
@@ -124,6 +127,8 @@ pub struct FileConfig {
     ddl: DdlFile,
     #[serde(default)]
     throttle: super::throttle_file::ThrottleFile,
+    #[serde(default)]
+    headroom: super::headroom_file::HeadroomFile,
     /// `[primary]`, or `[[primary]]` once per root when several primaries feed the topology
     /// (multi-source: each gets a heartbeat writer of its own).
     #[serde(default)]
@@ -341,6 +346,8 @@ impl ThresholdsFile {
                 "thresholds.not_recovering_seconds",
                 d.not_recovering_seconds,
             )?,
+            // Set from `[headroom]`, where the disks are.
+            disk_full_within: d.disk_full_within,
         })
     }
 }
@@ -367,6 +374,7 @@ impl FileConfig {
 impl FileConfig {
     pub fn settings(&self, file_text: &FileText<'_>) -> Result<FileSettings, ConfigError> {
         let defaults = FileSettings::default();
+        let headroom = self.headroom.resolve(file_text)?;
         let password_file = match &self.password_file {
             Some(p) if p.get_ref().trim().is_empty() => {
                 return Err(ConfigError::Invalid {
@@ -413,7 +421,11 @@ impl FileConfig {
             theme: self.theme.clone().or(defaults.theme),
             keys: self.keys.clone(),
             heartbeat: self.heartbeat.resolve(file_text)?,
-            thresholds: self.thresholds.resolve(file_text)?,
+            thresholds: Thresholds {
+                disk_full_within: headroom.disk_full_within,
+                ..self.thresholds.resolve(file_text)?
+            },
+            headroom,
             probe: ProbeSettings::default(),
             drain: self.drain.resolve(file_text)?,
             cluster: self.metrics.cluster(file_text)?,

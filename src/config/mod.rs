@@ -10,6 +10,7 @@ mod dsn;
 
 mod file;
 mod file_text;
+mod headroom_file;
 pub mod location;
 mod metrics_file;
 mod password;
@@ -50,6 +51,8 @@ pub struct CliOverrides {
     pub ssl_mode: Option<String>,
     /// `--ssl-ca`: PEM file of the CA(s) to trust.
     pub ssl_ca: Option<PathBuf>,
+    /// `--read-disks`: read each node's free disk space (`[headroom] read_disks`).
+    pub read_disks: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -310,6 +313,7 @@ impl Config {
         }
         settings.discovery &= !cli.no_discovery;
         settings.read_only |= cli.read_only;
+        settings.headroom.read_disks |= cli.read_disks;
         if let Some(text) = &cli.ssl_mode {
             settings.tls.mode = text.parse().map_err(|message| ConfigError::Invalid {
                 at: Origin::Flag("--ssl-mode".to_owned()),

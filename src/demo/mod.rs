@@ -209,6 +209,7 @@ impl Demo {
             found_roots: crate::engine::upward::FoundRoots::Write,
             found: Vec::new(),
             test_reads: crate::engine::TestReads::Task,
+            disks_every: None,
         }
     }
 

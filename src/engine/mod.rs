@@ -144,6 +144,7 @@ impl Engine {
             interval: spec.interval,
             pace: Arc::clone(&pace),
             discovery: spec.discovery,
+            disks_every: spec.disks_every,
             heartbeat: if spec.read_only {
                 HeartbeatTable::Pt {
                     table: spec.pt_table.clone(),

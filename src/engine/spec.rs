@@ -43,6 +43,9 @@ pub struct EngineSpec {
     pub found: Vec<super::upward::Found>,
     /// Who runs test reads on this engine's topology.
     pub test_reads: TestReads,
+    /// How often each node's disks are read (`[headroom] read_disks`); `None`, the default:
+    /// never.
+    pub disks_every: Option<Duration>,
 }
 
 /// Who runs test reads: one prober per process, never two side by side.
@@ -83,6 +86,11 @@ impl EngineSpec {
             },
             found: Vec::new(),
             test_reads: TestReads::Task,
+            disks_every: config
+                .settings
+                .headroom
+                .read_disks
+                .then_some(crate::poll::DISKS_EVERY),
         }
     }
 

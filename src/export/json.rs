@@ -216,6 +216,8 @@ pub struct JsonNode {
     /// Since 1.12: semi-sync on this node (`null` where neither plugin is loaded, or while the
     /// node does not answer).
     pub semisync: Option<semisync::JsonSemiSync>,
+    #[serde(flatten)]
+    pub headroom: headroom::JsonNodeHeadroom,
 }
 
 /// One replication channel: a row of `SHOW ALL SLAVES STATUS` (`SHOW REPLICA STATUS` on `MySQL`)
@@ -248,40 +250,12 @@ pub struct JsonChannel {
     pub last_io_error: Option<JsonError>,
     pub last_sql_error: Option<JsonError>,
     /// The parallel appliers (`docs/design.md`, "Parallel appliers and catch-up").
-    pub appliers: JsonAppliers,
+    pub appliers: appliers::JsonAppliers,
     /// Apply rate against the source's, the lag's trend and the ETA.
     pub catch_up: catch_up::JsonCatchUp,
-}
-
-/// A channel's parallel appliers; every field `null` when the server does not report it.
-#[derive(Debug, Serialize)]
-pub struct JsonAppliers {
-    /// Configured workers; 0: one applier thread.
-    pub workers: Option<u64>,
-    pub mode: Option<String>,
-    pub preserve_commit_order: Option<bool>,
-    /// The newest processlist scan's workers (a sample: scans run every few polls).
-    pub busy: Option<u32>,
-    pub commit_order_waits: Option<u32>,
-    /// Worker threads that scan saw.
-    pub workers_seen: Option<u32>,
-    /// How old that scan is.
-    pub sample_age_seconds: Option<f64>,
-    /// The workers are the node's one pool, serving all its channels (`MariaDB` multi-source).
-    pub pool_shared: Option<bool>,
-    pub retried_transactions: Option<u64>,
-    pub retries_per_second: Option<f64>,
-    pub groups: JsonGroups,
-    /// The tables the newest scan showed row events applied on (since 1.10); empty when none.
-    pub row_events: Vec<row_events::JsonRowEvent>,
-}
-
-/// Event groups applied since the replica started.
-#[derive(Debug, Serialize)]
-pub struct JsonGroups {
-    pub ddl: Option<u64>,
-    pub transactional: Option<u64>,
-    pub non_transactional: Option<u64>,
+    /// Since 1.12: `relay_log` and `protection`.
+    #[serde(flatten)]
+    pub headroom: headroom::JsonChannelHeadroom,
 }
 
 /// A coordinate in the source's binlog.
@@ -432,30 +406,9 @@ fn position(p: &crate::mysql::BinlogPos) -> JsonPosition {
     }
 }
 
-fn appliers(a: &crate::store::ApplierView) -> JsonAppliers {
-    JsonAppliers {
-        workers: a.workers,
-        mode: a.mode.clone(),
-        preserve_commit_order: a.preserve_commit_order,
-        busy: a.busy.map(|b| b.busy),
-        commit_order_waits: a.busy.and_then(|b| b.commit_order_waits),
-        workers_seen: a.busy.map(|b| b.workers),
-        sample_age_seconds: a.busy.map(|b| b.age.as_secs_f64()),
-        pool_shared: a.busy.map(|b| b.shared),
-        retried_transactions: a.retried_transactions,
-        retries_per_second: a.retries_per_second,
-        groups: JsonGroups {
-            ddl: a.groups.ddl,
-            transactional: a.groups.transactional,
-            non_transactional: a.groups.non_transactional,
-        },
-        row_events: row_events::row_events(&a.row_events),
-    }
-}
-
 /// One channel; `live` is false while its node does not answer (the view is then
 /// [`ReplicaView::unanswered`], and its threads, states and positions are written null).
-fn channel(r: &ReplicaView, live: bool) -> JsonChannel {
+fn channel(r: &ReplicaView, live: bool, at: chrono::DateTime<chrono::Utc>) -> JsonChannel {
     JsonChannel {
         channel: r.channel.clone(),
         source: r.source.clone(),
@@ -476,12 +429,13 @@ fn channel(r: &ReplicaView, live: bool) -> JsonChannel {
         sql_remaining_delay: r.sql_remaining_delay,
         last_io_error: error(r.last_io_error.as_ref()),
         last_sql_error: error(r.last_sql_error.as_ref()),
-        appliers: appliers(&r.appliers),
+        appliers: appliers::appliers(&r.appliers),
         catch_up: catch_up::catch_up(&r.catch_up),
+        headroom: headroom::channel(r, at),
     }
 }
 
-fn node(n: &NodeView) -> JsonNode {
+fn node(n: &NodeView, at: chrono::DateTime<chrono::Utc>) -> JsonNode {
     // The node's own replica fields stay null while it does not answer, as before 1.8.
     let r = n.replica().filter(|_| n.answers());
     let unknown_lag = (n.role == Role::Replica && r.is_none()).then(|| JsonLag {
@@ -534,8 +488,9 @@ fn node(n: &NodeView) -> JsonNode {
         sql_delay: r.and_then(|r| r.sql_delay),
         last_io_error: r.and_then(|r| error(r.last_io_error.as_ref())),
         last_sql_error: r.and_then(|r| error(r.last_sql_error.as_ref())),
-        channels: n.channels.iter().map(|r| channel(r, n.answers())).collect(),
+        channels: headroom::channels(n, at),
         semisync: n.semisync.as_ref().map(semisync::semisync),
+        headroom: headroom::node(n),
     }
 }
 
@@ -574,7 +529,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
                 })
                 .collect(),
         },
-        nodes: s.nodes.iter().map(node).collect(),
+        nodes: s.nodes.iter().map(|n| node(n, s.taken_at)).collect(),
         alerts: s.alerts.active.iter().map(alert).collect(),
         incidents: s.alerts.incidents.iter().map(incidents::incident).collect(),
         alert_log: s.alerts.log.iter().map(log_entry).collect(),
@@ -585,8 +540,10 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
     }
 }
 
+mod appliers;
 mod catch_up;
 mod exposure;
+mod headroom;
 mod holders;
 mod incidents;
 mod lag_split;

@@ -30,6 +30,7 @@ use crate::store::{NodeView, Role, Snapshot};
 mod appliers;
 mod catch_up;
 mod exposure;
+mod headroom;
 mod incidents;
 mod osc;
 mod replica;
@@ -42,7 +43,7 @@ mod throttle;
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// Every alert kind, so `rwtop_alerts_active` has a series per kind even at 0.
-const ALERT_KINDS: [AlertKind; 19] = [
+const ALERT_KINDS: [AlertKind; 20] = [
     AlertKind::SbmUnderstatesLag,
     AlertKind::SbmOverstatesLag,
     AlertKind::IoThreadStopped,
@@ -62,6 +63,7 @@ const ALERT_KINDS: [AlertKind; 19] = [
     AlertKind::SemisyncFellBack,
     AlertKind::SemisyncAcksShort,
     AlertKind::SemisyncUnackedCommits,
+    AlertKind::DiskFilling,
 ];
 
 const WRITER_STATES: [&str; 5] = ["starting", "writing", "observing", "refused", "failing"];
@@ -132,6 +134,7 @@ impl Collector for SnapshotCollector {
         appliers::appliers(&mut e, s)?;
         catch_up::catch_up(&mut e, s)?;
         exposure::exposure(&mut e, s)?;
+        headroom::headroom(&mut e, s)?;
         osc::osc(&mut e, s)?;
         semisync::semisync(&mut e, s)?;
         alerts(&mut e, s)?;

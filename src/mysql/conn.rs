@@ -299,12 +299,16 @@ impl NodeConn {
         rows_if_table(self.query_rows(sql).await)
     }
 
-    async fn one_row(&mut self, sql: &str) -> Result<RawRow, SqlError> {
+    pub(super) async fn one_row(&mut self, sql: &str) -> Result<RawRow, SqlError> {
         let rows = self.query_rows(sql).await?;
         first_row(&self.addr, sql, rows)
     }
 
-    fn parse<T>(&self, sql: &str, parsed: Result<T, StatusError>) -> Result<T, SqlError> {
+    pub(super) fn parse<T>(
+        &self,
+        sql: &str,
+        parsed: Result<T, StatusError>,
+    ) -> Result<T, SqlError> {
         parse_answer(&self.addr, sql, parsed)
     }
 

@@ -129,6 +129,15 @@ pub struct PtRead {
     pub ts: Option<chrono::NaiveDateTime>,
 }
 
+/// One read of a node's disks.
+#[derive(Debug, Clone)]
+pub struct DiskSample {
+    pub read: crate::mysql::DisksRead,
+    /// When the read was sent, and how long it took (the cost the docs state).
+    pub at: Instant,
+    pub took: Duration,
+}
+
 /// What the heartbeat writer is doing.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -202,6 +211,11 @@ pub enum PollEvent {
     Settings {
         node: String,
         settings: Box<SafetySettings>,
+    },
+    /// The node's disks and directories (`mysql/disks.rs`), where the operator opted in.
+    Disks {
+        node: String,
+        sample: Box<DiskSample>,
     },
     Heartbeat {
         node: String,

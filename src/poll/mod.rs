@@ -15,9 +15,9 @@ pub mod pt_heartbeat;
 mod session;
 
 pub use events::{
-    AppliedRead, BeatRow, ConnState, HeartbeatRead, NodeSample, PollEvent, PtRead, ReportedReplica,
-    WriterState,
+    AppliedRead, BeatRow, ConnState, DiskSample, HeartbeatRead, NodeSample, PollEvent, PtRead,
+    ReportedReplica, WriterState,
 };
 pub use feeds::Feeds;
-pub use node_poller::SETTINGS_EVERY;
+pub use node_poller::{DISKS_EVERY, SETTINGS_EVERY};
 pub use pace::{READ_BUDGET, ReadPace};

@@ -37,6 +37,9 @@ pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
 /// How soon they are read again while the node holds a copy of rwtop's tables that is not
 /// rwtop's: a root above writes nothing until it is fixed, and the fix should be seen at once.
 pub const SETTINGS_WHILE_MISMATCHED: Duration = Duration::from_secs(5);
+/// How often an opted-in node's disks are read (`mysql/disks.rs`): free space moves slowly, and
+/// a rate of minutes to a full disk needs no finer grain (docs/benchmarks.md, "Disk reads").
+pub const DISKS_EVERY: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
 pub struct PollerSpec {
@@ -56,6 +59,9 @@ pub struct PollerSpec {
     pub feeds: std::sync::Arc<Feeds>,
     /// Notified to poll now instead of at the next interval (the operator's force-probe).
     pub nudge: std::sync::Arc<tokio::sync::Notify>,
+    /// How often the node's disks are read, beside the status poll; `None` (the default): never
+    /// (`[headroom] read_disks` reads them every [`DISKS_EVERY`]).
+    pub disks_every: Option<Duration>,
 }
 
 /// Where lag comes from.
@@ -196,6 +202,7 @@ async fn tick(
     if status_due {
         read_due &= !session.status_poll(read_due, failures).await?;
         session.settings_when_due().await?;
+        session.disks_when_due().await?;
     }
     if read_due && session.reads() {
         session.heartbeat_reading().await?;

@@ -52,6 +52,10 @@ pub(super) struct Session<'a> {
     /// The configured applier workers the last status poll showed: a change has the settings
     /// read again right after the poll that saw it, not at their next turn.
     workers_seen: Option<u64>,
+    /// When the disks are read next, where the operator opted in.
+    disks_due: Option<tokio::time::Instant>,
+    /// A connection of the disks' own, opened after a `GRANT FILE` this one predates.
+    disks_conn: Option<NodeConn>,
     is_replica: bool,
     /// Whether the last sample's applied position told which heartbeats it has applied.
     by_position: bool,
@@ -91,6 +95,8 @@ impl<'a> Session<'a> {
             polls: 0,
             settings_due: None,
             workers_seen: None,
+            disks_due: None,
+            disks_conn: None,
             is_replica: false,
             by_position: false,
             resolved: HashMap::new(),
@@ -314,6 +320,59 @@ impl<'a> Session<'a> {
             Err(SqlError::Server { .. } | SqlError::Parse { .. }) => Ok(()),
             Err(other) => Err(other.into()),
         }
+    }
+
+    /// The node's disks, when opted in and due: beside the status poll, every
+    /// [`super::node_poller::PollerSpec::disks_every`]. A missing plugin or grant is the read's own answer;
+    /// a statement the server refuses otherwise leaves them unread this time.
+    ///
+    /// A server keeps a connection's global privileges from when it connected, so a `GRANT
+    /// FILE` given since never reaches the poll's connection: where that one reads no disk, the
+    /// read is made again on a new connection, kept for the disks once it reads them.
+    pub async fn disks_when_due(&mut self) -> Result<(), Ended> {
+        let Some(every) = self.spec.disks_every else {
+            return Ok(());
+        };
+        let now = tokio::time::Instant::now();
+        if self.disks_due.is_some_and(|t| now < t) {
+            return Ok(());
+        }
+        self.disks_due = Some(now + every);
+        let sent = Instant::now();
+        let user = self.spec.endpoint.user.clone();
+        let conn = self.disks_conn.as_mut().unwrap_or(&mut self.conn);
+        let mut read = match conn.disks(&user).await {
+            Ok(read) => read,
+            Err(SqlError::Server { .. } | SqlError::Parse { .. }) => return Ok(()),
+            Err(_) if self.disks_conn.is_some() => {
+                // Only the disks' own connection failed: opened again at the next read.
+                self.disks_conn = None;
+                return Ok(());
+            }
+            Err(other) => return Err(other.into()),
+        };
+        if matches!(
+            read.disks,
+            Err(crate::mysql::DisksUnavailable::NoGrant { .. })
+        ) {
+            self.disks_conn = None;
+            let fresh = NodeConn::connect(&self.spec.endpoint, self.spec.timeouts).await;
+            if let Ok(mut fresh) = fresh
+                && let Ok(again) = fresh.disks(&user).await
+            {
+                if again.disks.is_ok() {
+                    self.disks_conn = Some(fresh);
+                }
+                read = again;
+            }
+        }
+        let node = self.spec.name.clone();
+        let sample = Box::new(super::events::DiskSample {
+            read,
+            at: sent,
+            took: sent.elapsed(),
+        });
+        self.send(PollEvent::Disks { node, sample }).await
     }
 
     /// A heartbeat reading between status polls: the applied position where it tells (one

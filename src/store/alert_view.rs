@@ -31,6 +31,7 @@ pub enum AlertKind {
     SemisyncAcksShort,
     /// Commits went out without an ACK since the last poll.
     SemisyncUnackedCommits,
+    DiskFilling,
 }
 
 impl AlertKind {
@@ -57,6 +58,7 @@ impl AlertKind {
             Self::SemisyncFellBack => "semisync_fell_back",
             Self::SemisyncAcksShort => "semisync_acks_short",
             Self::SemisyncUnackedCommits => "semisync_unacked_commits",
+            Self::DiskFilling => "disk_filling",
         }
     }
 
@@ -87,7 +89,8 @@ impl AlertKind {
             | Self::WritableReplica
             | Self::DdlInFlight
             | Self::ReplicaNotRecovering
-            | Self::SemisyncUnackedCommits => Severity::Warning,
+            | Self::SemisyncUnackedCommits
+            | Self::DiskFilling => Severity::Warning,
         }
     }
 }

@@ -8,12 +8,15 @@ pub mod apply_rate;
 pub mod backlog;
 pub mod delay;
 mod discovery;
+pub mod disks;
 pub mod exposure;
 mod failover;
+pub mod headroom;
 pub mod histogram;
 pub mod lag;
 pub mod lag_split;
 mod node;
+pub mod protection;
 mod pt_lag;
 mod readings;
 mod roots;
@@ -218,6 +221,7 @@ impl Store {
                     return self.discover(&hosts);
                 }
             }
+            PollEvent::Disks { node, sample } => self.apply_disks(&node, *sample),
             PollEvent::Settings { node, settings } => {
                 if let Some(entry) = self.nodes.get_mut(&node) {
                     entry.settings = Some(*settings);
@@ -275,6 +279,15 @@ impl Store {
             }
         }
         Vec::new()
+    }
+
+    fn apply_disks(&mut self, node: &str, sample: crate::poll::DiskSample) {
+        let at_ms = self.since_start(sample.at);
+        if let Some(entry) = self.nodes.get_mut(node) {
+            entry
+                .disks
+                .record(sample.at, at_ms, sample.read, sample.took);
+        }
     }
 
     /// pt-heartbeat lag of one node (read-only mode, [`pt_lag`]).

@@ -33,6 +33,10 @@ pub struct NodeEntry {
     pub writes: WriteHistory,
     /// The newest binlog list: samples carry one only every few polls.
     pub binlog_files: Vec<BinlogFile>,
+    /// The bytes that list says were written, over the last minutes.
+    binlog_rate: super::headroom::BinlogHistory,
+    /// The opted-in reads of the node's disks.
+    pub disks: super::disks::DiskTrack,
     /// The newest processlist scan: samples carry one only every few polls.
     pub processes: Option<Processlist>,
     /// The lint's settings, read at connect and every few minutes.
@@ -70,6 +74,8 @@ pub struct ChannelEntry {
     /// One point per poll over the last [`CHART_SPAN_MS`]; views share its blocks.
     chart: ChartRing,
     applier: super::applier::ApplierTrack,
+    /// `Relay_Log_Space` over the last polls.
+    relay: super::headroom::RelayHistory,
 }
 
 impl ChannelEntry {
@@ -84,6 +90,7 @@ impl ChannelEntry {
             rate: ApplyHistory::default(),
             chart: ChartRing::default(),
             applier: super::applier::ApplierTrack::default(),
+            relay: super::headroom::RelayHistory::default(),
         }
     }
 
@@ -93,6 +100,7 @@ impl ChannelEntry {
         }
         let lag = self.lag_at(at);
         self.rate.record(at_ms, status, state, lag.exact());
+        self.relay.record(at_ms, status.relay_log_space);
         let lag_ms = lag
             .value()
             .map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
@@ -181,6 +189,8 @@ impl NodeEntry {
             as_source: SourceHistory::default(),
             writes: WriteHistory::default(),
             binlog_files: Vec::new(),
+            binlog_rate: super::headroom::BinlogHistory::default(),
+            disks: super::disks::DiskTrack::default(),
             processes: None,
             settings: None,
             processes_at: 0,
@@ -213,6 +223,7 @@ impl NodeEntry {
             Some(_) => {}
             None => self.binlog_files.clear(),
         }
+        self.binlog_rate.record(at_ms, &self.binlog_files);
         self.samples += 1;
         let scanned = sample.reported.processes.is_some();
         if let Some(processes) = sample.reported.processes.take() {
@@ -388,7 +399,30 @@ impl NodeEntry {
                 Vec::new()
             },
             semisync: self.semisync.view(now).filter(|_| self.is_up()),
+            binlog_rate: self.binlog_rate.view().filter(|_| self.is_up()),
+            disks: self.disks_view(now).filter(|_| self.is_up()),
         }
+    }
+
+    /// The disks with what rwtop measures writing to them: the relay logs' growth, the binlog
+    /// rate, a running schema change.
+    fn disks_view(&self, now: Instant) -> Option<super::disks::DisksView> {
+        let mut growth: Vec<(&str, f64)> = self
+            .channels
+            .iter()
+            .filter_map(|c| c.relay.view().bytes_per_s)
+            .map(|g| ("relay log", g))
+            .collect();
+        if let Some(rate) = self.binlog_rate.view().and_then(|b| b.bytes_per_s) {
+            growth.push(("binlog", rate));
+        }
+        let ddl = self
+            .processes
+            .as_ref()
+            .and_then(|p| p.ddl.first())
+            .map(|d| crate::units::excerpt(&d.statement));
+        let replicates = !self.channels.is_empty();
+        self.disks.view(now, replicates, &growth, ddl.as_deref())
     }
 
     fn channel_view(
@@ -427,7 +461,6 @@ impl NodeEntry {
             sql_state: status.sql_state.clone(),
             seconds_behind_source: status.seconds_behind_source,
             lag_split: LagSplit::default(),
-            heartbeat_lag,
             windows: Window::ALL
                 .iter()
                 .map(|w| (*w, channel.windows.stats(now, *w)))
@@ -453,6 +486,15 @@ impl NodeEntry {
             lag_histogram: channel.histogram.clone(),
             beyond_delay: channel.beyond_delay.as_ref().map(|b| b.view(now)),
             appliers: super::ApplierView::default(),
+            relay_growth: channel.relay.view(),
+            protection: super::protection::Protection::of(
+                status.sql_delay,
+                status.sql_remaining_delay,
+                status.io_running,
+                status.sql_running,
+                &heartbeat_lag,
+            ),
+            heartbeat_lag,
             catch_up,
             link: status.link.clone(),
         }

@@ -141,6 +141,13 @@ pub struct NodeView {
     /// the replica side's on a replica; `None` where neither plugin is loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub semisync: Option<super::semisync::SemiSyncView>,
+    /// How fast the node writes its binlog, where its list is read (`store/headroom.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binlog_rate: Option<super::headroom::BinlogRate>,
+    /// The disks holding the node's directories, where the operator opted in to reading them
+    /// (`store/disks.rs`); `None` when not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disks: Option<super::disks::DisksView>,
 }
 
 impl NodeView {
@@ -276,6 +283,12 @@ pub struct ReplicaView {
     /// status poll (the health lint judges them); unknown while the node does not answer.
     #[serde(default)]
     pub link: crate::mysql::LinkHygiene,
+    /// The relay log's size and growth (`store/headroom.rs`).
+    #[serde(default)]
+    pub relay_growth: super::headroom::RelayGrowth,
+    /// A delayed channel's protection window (`store/protection.rs`); `None` without a delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<super::protection::Protection>,
 }
 
 impl ReplicaView {
@@ -315,6 +328,8 @@ impl ReplicaView {
             appliers: super::ApplierView::default(),
             catch_up: super::apply_rate::CatchUp::default(),
             link: crate::mysql::LinkHygiene::default(),
+            relay_growth: super::headroom::RelayGrowth::default(),
+            protection: None,
         }
     }
 }

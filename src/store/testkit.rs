@@ -161,6 +161,8 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         binlog_head: None,
         binlog_files: Vec::new(),
         semisync: None,
+        binlog_rate: None,
+        disks: None,
     }
 }
 
@@ -218,6 +220,8 @@ fn healthy_replica(source: &str) -> ReplicaView {
         series: crate::store::series::Chart::default(),
         lag_histogram: crate::store::histogram::LagHistogram::default(),
         beyond_delay: None,
+        relay_growth: crate::store::headroom::RelayGrowth::default(),
+        protection: None,
         appliers: super::ApplierView::default(),
         catch_up: CatchUp {
             state: CatchUpState::CaughtUp,

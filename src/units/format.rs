@@ -184,6 +184,22 @@ pub fn byte_rate(per_s: f64) -> String {
     format!("{}/s", bytes(whole))
 }
 
+/// Bytes per hour in [`bytes`]' units, from a rate per second: `512 B/h`, `1.5 GiB/h`.
+/// Magnitude only.
+#[must_use]
+pub fn byte_rate_per_hour(per_s: f64) -> String {
+    if !per_s.is_finite() {
+        return "? B/h".to_owned();
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a magnitude, cut to whole bytes; saturates at u64::MAX"
+    )]
+    let whole = (per_s.abs() * 3600.0) as u64;
+    format!("{}/h", bytes(whole))
+}
+
 /// `n` tenths of `unit`, the decimal left out when it is zero: `1.2s`, `3s`.
 fn tenths(n: u128, unit: &str) -> String {
     if n.is_multiple_of(10) {
@@ -337,6 +353,10 @@ mod tests {
         assert_eq!(
             [512.9, 1_572_864.0].map(byte_rate),
             ["512 B/s", "1.5 MiB/s"]
+        );
+        assert_eq!(
+            [0.1, -1_000.0, 1_000_000.0, f64::NAN].map(byte_rate_per_hour),
+            ["360 B/h", "3.4 MiB/h", "3.3 GiB/h", "? B/h"]
         );
     }
 

@@ -10,8 +10,8 @@ pub mod parse;
 mod quote;
 
 pub use format::{
-    approx_percent, axis_seconds, byte_rate, bytes, count, duration, eta, lag, lag_rate, offset_ms,
-    per_second, secs, trx_rate,
+    approx_percent, axis_seconds, byte_rate, byte_rate_per_hour, bytes, count, duration, eta, lag,
+    lag_rate, offset_ms, per_second, secs, trx_rate,
 };
 pub use parse::{parse_duration, parse_interval, short_duration};
 pub use quote::{excerpt, quoted};

@@ -491,6 +491,7 @@ pub fn engine_spec(
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
         test_reads: rwtop::engine::TestReads::Task,
+        disks_every: None,
     }
 }
 

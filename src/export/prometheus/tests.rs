@@ -353,7 +353,8 @@ fn every_alert_kind_is_listed() {
         | AlertKind::ReplicaNotRecovering
         | AlertKind::SemisyncFellBack
         | AlertKind::SemisyncAcksShort
-        | AlertKind::SemisyncUnackedCommits => ALERT_KINDS.contains(&kind),
+        | AlertKind::SemisyncUnackedCommits
+        | AlertKind::DiskFilling => ALERT_KINDS.contains(&kind),
     };
     assert!(ALERT_KINDS.iter().all(|k| listed(*k)));
     let unique: BTreeSet<_> = ALERT_KINDS.iter().collect();

@@ -12,6 +12,7 @@
 mod appliers;
 mod blockers;
 pub(super) mod catch_up;
+mod headroom;
 #[cfg(test)]
 mod tests;
 mod text;

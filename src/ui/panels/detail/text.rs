@@ -67,7 +67,14 @@ pub(super) fn lines(
     let sql = r.bytes_behind.sql;
     lines.push(position_line("appl ", &r.applied, "sql", sql, t, width));
     lines.push(backlog_line(r, t));
+    let source = row.source();
+    let snapshot = ctx.snapshot;
+    lines.extend(super::headroom::relay_lines(
+        r, source, snapshot, t, width, brief,
+    ));
+    lines.extend(super::headroom::disk_lines(node, t, width, brief));
     lines.extend(delay_line(r, t));
+    lines.extend(super::headroom::protection_lines(r, snapshot, t, width));
     lines.extend(super::appliers::lines(&r.appliers, t, width));
     match &node.gtid {
         Some(gtid) => lines.extend(gtid_lines(gtid, ctx.state.panes.expand_gtid, t, width)),
