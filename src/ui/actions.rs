@@ -60,6 +60,7 @@ fn toggle(panes: &mut super::state::Panes, action: Command) {
         Command::ToggleTestReads => cover(Cover::TestReads),
         Command::ToggleWhatif => cover(Cover::Whatif),
         Command::ToggleLint => cover(Cover::Lint),
+        Command::ToggleExposure => cover(Cover::Exposure),
         Command::ExpandGtid => panes.expand_gtid = !panes.expand_gtid,
         Command::ExpandIncidents => panes.expand_incidents = !panes.expand_incidents,
         Command::ToggleTopology => panes.topology = !panes.topology,
@@ -97,7 +98,8 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
         | Command::ToggleAlerts
         | Command::ToggleTestReads
         | Command::ToggleWhatif
-        | Command::ToggleLint => toggle(&mut state.panes, action),
+        | Command::ToggleLint
+        | Command::ToggleExposure => toggle(&mut state.panes, action),
         Command::PrevStrategy | Command::NextStrategy => {
             state.probe.step(action == Command::NextStrategy);
             state.status = Some(format!(

@@ -20,6 +20,8 @@ pub enum Command {
     ToggleTestReads,
     ToggleWhatif,
     ToggleLint,
+    /// The failover exposure, in place of the detail pane.
+    ToggleExposure,
     TestRead,
     Bakeoff,
     PrevStrategy,
@@ -161,6 +163,12 @@ pub const BINDINGS: &[Binding] = &[
         help: "show or hide the health lint (in place of the detail pane)",
     },
     Binding {
+        key: KeyCode::Char('E'),
+        action: Command::ToggleExposure,
+        short: "",
+        help: "show or hide the failover exposure (over the detail pane)",
+    },
+    Binding {
         key: KeyCode::Char('t'),
         action: Command::TestRead,
         short: "test read",
@@ -287,6 +295,7 @@ impl Command {
         ("toggle_test_reads", Command::ToggleTestReads),
         ("toggle_whatif", Command::ToggleWhatif),
         ("toggle_lint", Command::ToggleLint),
+        ("toggle_exposure", Command::ToggleExposure),
         ("test_read", Command::TestRead),
         ("bakeoff", Command::Bakeoff),
         ("prev_strategy", Command::PrevStrategy),

@@ -54,6 +54,7 @@ pub fn render(frame: &mut Frame, ctx: &RenderCtx<'_>) {
         Some(Cover::Whatif) => Some(panels::whatif::render),
         Some(Cover::TestReads) => Some(panels::probes::render),
         Some(Cover::Lint) => Some(panels::lint::render),
+        Some(Cover::Exposure) => Some(panels::exposure::render),
         None if panes.detail => Some(panels::detail::render),
         None => None,
     };

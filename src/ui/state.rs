@@ -51,6 +51,7 @@ pub enum Cover {
     TestReads,
     Whatif,
     Lint,
+    Exposure,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

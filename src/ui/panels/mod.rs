@@ -5,6 +5,7 @@ pub mod alerts;
 pub mod chart;
 pub mod confirm;
 pub mod detail;
+pub mod exposure;
 pub mod footer;
 pub mod header;
 pub mod help;
