@@ -43,7 +43,7 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         disk.path,
         disk.holds.join(", "),
         units::eta(eta),
-        disk.why
+        disk.filled_by()
     );
     Verdict::bad(evidence, cause)
 }

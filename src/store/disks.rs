@@ -151,6 +151,7 @@ impl DiskTrack {
                     available: d.available,
                     holds,
                     fill_bytes_per_s: rate,
+                    logs_bytes_per_s: from_logs,
                     rate_from_disk: measured.is_some(),
                     full_in,
                     why: reason.join("; "),
@@ -190,6 +191,10 @@ pub struct DiskView {
     pub holds: Vec<String>,
     /// Bytes it loses per second (negative: gains); `None` before it can be told.
     pub fill_bytes_per_s: Option<f64>,
+    /// What the node's relay logs and binlogs on it grow by, per second; `None` when they do
+    /// not grow.
+    #[serde(default)]
+    pub logs_bytes_per_s: Option<f64>,
     /// Whether that rate is the disk's own (free space over the reads) rather than the logs'.
     pub rate_from_disk: bool,
     /// When it would be full at that rate, while something writes steadily (see
@@ -201,6 +206,22 @@ pub struct DiskView {
 }
 
 impl DiskView {
+    /// What fills the disk, in words: what writes steadily on the node, and, where the disk's
+    /// own fall is the faster, how much of it the node's logs are (the rest is other writers: an
+    /// `ALTER`'s files, or programs that share the disk).
+    #[must_use]
+    pub fn filled_by(&self) -> String {
+        match (self.rate_from_disk, self.fill_bytes_per_s) {
+            (true, Some(rate)) => format!(
+                "{}; the disk's free space falls {}, of which the node's logs grow {}",
+                self.why,
+                crate::units::byte_rate(rate),
+                crate::units::byte_rate(self.logs_bytes_per_s.unwrap_or(0.0))
+            ),
+            _ => self.why.clone(),
+        }
+    }
+
     /// The pane's and the alert's words for when it fills.
     #[must_use]
     pub fn outlook(&self) -> String {

@@ -154,6 +154,8 @@ pub struct JsonDisk {
     pub full_in_s: Option<f64>,
     /// What writes steadily now; empty when nothing does.
     pub why: String,
+    /// What the node's relay logs and binlogs on it grow by; null when they do not grow.
+    pub logs_bytes_per_s: Option<f64>,
     /// As the pane says it: `full in ~12m at 3.0 MiB/s`, `cannot tell when full: …`.
     pub outlook: String,
 }
@@ -183,6 +185,7 @@ pub fn disks(d: &DisksView) -> JsonDisks {
                 rate_from_disk: k.rate_from_disk,
                 full_in_s: rounded(k.full_in.map(|e| e.as_secs_f64())),
                 why: k.why.clone(),
+                logs_bytes_per_s: rounded(k.logs_bytes_per_s),
                 outlook: k.outlook(),
             })
             .collect(),

@@ -48,6 +48,8 @@ pub(super) fn lines(
         lines.push(window_line(r, ctx.state.window, t));
         return lines;
     }
+    // A delayed replica's window comes first: when it matters, it matters at once.
+    lines.extend(super::headroom::protection_lines(r, ctx.snapshot, t, width));
     lines.extend(split_lines(r, t, width));
     let errors = [("IO", &r.last_io_error), ("SQL", &r.last_sql_error)];
     for (thread, error) in errors {
@@ -74,7 +76,6 @@ pub(super) fn lines(
     ));
     lines.extend(super::headroom::disk_lines(node, t, width, brief));
     lines.extend(delay_line(r, t));
-    lines.extend(super::headroom::protection_lines(r, snapshot, t, width));
     lines.extend(super::appliers::lines(&r.appliers, t, width));
     match &node.gtid {
         Some(gtid) => lines.extend(gtid_lines(gtid, ctx.state.panes.expand_gtid, t, width)),
