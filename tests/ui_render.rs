@@ -30,6 +30,8 @@ mod appliers;
 /// Multi-source replicas: a row, an edge and a detail line per channel.
 #[path = "ui_render/channels.rs"]
 mod channels;
+#[path = "ui_render/exposure.rs"]
+mod exposure;
 #[path = "ui_render/lint.rs"]
 mod lint;
 
