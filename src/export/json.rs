@@ -551,4 +551,6 @@ mod osc;
 mod row_events;
 mod semisync;
 #[cfg(test)]
+pub(crate) use semisync::example as semisync_example;
+#[cfg(test)]
 mod tests;

@@ -90,7 +90,7 @@ pub fn semisync(s: &SemiSyncView) -> JsonSemiSync {
 
 /// A primary's semi-sync with every figure known, one interval and one window.
 #[cfg(test)]
-pub(super) fn example() -> crate::store::semisync::SemiSyncView {
+pub(crate) fn example() -> crate::store::semisync::SemiSyncView {
     use crate::store::semisync::{AckWaitStats, SemiSyncInterval, SemiSyncState, SemiSyncView};
     use crate::store::windows::Window;
     let ms = std::time::Duration::from_millis;

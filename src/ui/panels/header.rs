@@ -1,10 +1,13 @@
 //! The header: two lines and a rule, read at a glance.
 //!
-//! The first line says who the primary is, how many replicas answer, and whether the heartbeat
+//! The first line says who the primary is (and its semi-sync: `semisync.rs`), how many replicas
+//! answer, and whether the heartbeat
 //! that every lag figure depends on is healthy (a stale writer makes "caught up" unknowable, so
 //! it is shouted). The second line is the DDL banner while a schema change runs anywhere — the
 //! usual reason replicas fall behind in a maintenance window — and otherwise a calm summary of
 //! alerts and snapshot time.
+
+pub(super) mod semisync;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -60,6 +63,12 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
     if more > 0 {
         spans.push(Span::styled(format!(" +{more} primaries"), theme.warning));
     }
+    spans.extend(semisync::markers(
+        snap,
+        ctx.state.window,
+        theme,
+        detail == 2,
+    ));
 
     let total = role(Role::Replica).count();
     let up = role(Role::Replica)
@@ -111,8 +120,18 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
     if hb.stale {
         spans.push(Span::styled(" STALE", theme.critical));
     }
-    // The other roots' writers, when one is not writing: its reason is in the lint pane and in
-    // each channel's lag below it.
+    spans.extend(other_writers(hb, theme));
+    spans.push(match hb.last_ack_age {
+        Some(age) => Span::styled(format!(" · ack {} ago", units::duration(age)), theme.muted),
+        None => Span::styled(" · no ack yet", theme.unknown),
+    });
+    Line::from(spans)
+}
+
+/// The other roots' writers, when one is not writing: its reason is in the lint pane and in
+/// each channel's lag below it.
+fn other_writers(hb: &crate::store::HeartbeatView, theme: &Theme) -> Vec<Span<'static>> {
+    let mut spans = Vec::new();
     for root in hb.roots.iter().skip(1) {
         let node = root.node.as_deref().unwrap_or("?");
         match &root.writer {
@@ -130,11 +149,7 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
             WriterState::Starting | WriterState::Writing | WriterState::Observing => {}
         }
     }
-    spans.push(match hb.last_ack_age {
-        Some(age) => Span::styled(format!(" · ack {} ago", units::duration(age)), theme.muted),
-        None => Span::styled(" · no ack yet", theme.unknown),
-    });
-    Line::from(spans)
+    spans
 }
 
 /// `DDL <statement> — db1 running 7s · r1 applying 2s (92 %)`, one group per distinct

@@ -2,7 +2,7 @@
 //! it is a named one). A chart of that channel's heartbeat lag against SBM over the chosen window,
 //! then the numbers an operator acts on: window percentiles, the catch-up (rate and ETA), binlog
 //! positions and bytes behind, GTID backlog, delay, parallel appliers, GTID state, and the
-//! threads' last errors. A multi-source replica's other channels get a line each (source,
+//! threads' last errors, and semi-sync (this replica's ACKs, its source's state and ACK wait). A multi-source replica's other channels get a line each (source,
 //! threads, lag), so none is out of sight.
 //!
 //! The text has priority over the chart: at 80×24 the pane is 48 columns by about ten rows and
@@ -13,6 +13,7 @@ mod appliers;
 mod blockers;
 pub(super) mod catch_up;
 mod headroom;
+mod semisync;
 #[cfg(test)]
 mod tests;
 mod text;

@@ -60,6 +60,7 @@ pub(super) fn lines(
     lines.extend(super::blockers::lines(node, t, width, INDENT));
     lines.extend(others(row, r, t, width));
     lines.push(window_line(r, ctx.state.window, t));
+    lines.extend(super::semisync::lines(row, r, ctx, width, INDENT));
     if !(brief && r.catch_up.state == crate::store::apply_rate::CatchUpState::CaughtUp) {
         lines.extend(super::catch_up::lines(r, t, width, INDENT));
     }
