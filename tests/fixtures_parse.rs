@@ -401,6 +401,14 @@ fn check_semisync(f: &Fixture) -> bool {
             "{name}"
         );
         assert!(semi.source_timeout_ms.is_some_and(|t| t > 0), "{name}");
+        // The counters the ACK wait is built from, in either generation's names; one ACK
+        // where the server has no count to wait for (MariaDB).
+        let c = semi.counters;
+        assert!(
+            c.tx_wait_time_us.is_some() && c.tx_waits.is_some() && c.no_tx.is_some(),
+            "{name}: {c:?}"
+        );
+        assert!(semi.required_acks().is_some_and(|n| n >= 1), "{name}");
     }
     true
 }
