@@ -6,10 +6,10 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::TestSandbox;
+use common::lint::{finding, lint};
 use rwtop::engine::Engine;
 use serde_json::Value;
 
@@ -17,38 +17,13 @@ const DEADLINE: Duration = Duration::from_secs(30);
 /// 1 MiB: a few hundred kilobytes of writes with the applier stopped fill it.
 const RELAY_LIMIT: &str = "relay_log_space_limit=1048576";
 
-/// One `rwtop lint --json` over the sandbox: its exit code and document.
-fn lint(t: &TestSandbox) -> (i32, Value) {
-    let config = t.sandbox().dir().join("rwtop.toml");
-    let out = Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args(["lint", "--json", "--wait", "20s", "--config"])
-        .arg(&config)
-        .output()
-        .expect("running rwtop lint");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "rwtop lint --json printed no JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), doc)
-}
-
-fn find<'a>(doc: &'a Value, id: &str, node: &str) -> Option<&'a Value> {
-    doc["lint"]
-        .as_array()?
-        .iter()
-        .find(|f| f["id"] == id && f["node"] == node)
-}
-
 /// Lints until `id` is on r1 (`present`) or gone from it; returns the finding and the exit code
 /// of the run that showed it.
 fn until_r1(t: &TestSandbox, id: &str, present: bool) -> (Value, i32) {
     let start = Instant::now();
     loop {
         let (code, doc) = lint(t);
-        match find(&doc, id, "r1") {
+        match finding(&doc, id, "r1") {
             Some(f) if present => return (f.clone(), code),
             None if !present => return (Value::Null, code),
             _ => {}
@@ -117,12 +92,12 @@ fn live_link_hygiene_findings_rise_where_they_hold_and_errors_exit_1() {
         "mixed_versions",
     ] {
         assert!(
-            find(&doc, id, "r1").is_none(),
+            finding(&doc, id, "r1").is_none(),
             "{id} on a fresh r1: {doc:#}"
         );
     }
     assert!(
-        find(&doc, "channel_tls", "primary").is_none(),
+        finding(&doc, "channel_tls", "primary").is_none(),
         "no channel on the primary"
     );
 
@@ -144,7 +119,7 @@ fn live_link_hygiene_findings_rise_where_they_hold_and_errors_exit_1() {
     tls(1);
     assert_eq!(status(&t, "Master_SSL_Allowed"), "Yes");
     until_r1(&t, "channel_tls", false);
-    assert!(find(&lint(&t).1, "channel_tls_unverified", "r1").is_none());
+    assert!(finding(&lint(&t).1, "channel_tls_unverified", "r1").is_none());
     tls(0);
     let (f, _) = until_r1(&t, "channel_tls_unverified", true);
     assert!(
@@ -226,7 +201,7 @@ fn live_link_hygiene_findings_rise_where_they_hold_and_errors_exit_1() {
     t.admin("r1", "START SLAVE UNTIL master_gtid_pos = '0-1-999999'");
     let (f, _) = until_r1(&t, "until_condition", true);
     assert!(text(&f, "summary").contains("Gtid"), "{f:#}");
-    assert!(find(&lint(&t).1, "skip_counter", "r1").is_none());
+    assert!(finding(&lint(&t).1, "skip_counter", "r1").is_none());
     t.admin("r1", "STOP SLAVE");
     t.admin("r1", "START SLAVE");
     until_r1(&t, "until_condition", false);

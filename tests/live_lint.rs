@@ -3,38 +3,13 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::TestSandbox;
+use common::lint::{finding, lint};
 use serde_json::Value;
 
 const DEADLINE: Duration = Duration::from_secs(60);
-
-/// One `rwtop lint --json` over the sandbox: its exit code and document.
-fn lint(t: &TestSandbox) -> (i32, Value) {
-    let config = t.sandbox().dir().join("rwtop.toml");
-    let out = Command::new(env!("CARGO_BIN_EXE_rwtop"))
-        .args(["lint", "--json", "--wait", "20s", "--config"])
-        .arg(&config)
-        .output()
-        .expect("running rwtop lint");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "rwtop lint --json printed no JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), doc)
-}
-
-fn finding<'a>(doc: &'a Value, id: &str, node: &str) -> Option<&'a Value> {
-    doc["lint"]
-        .as_array()?
-        .iter()
-        .find(|f| f["id"] == id && f["node"] == node)
-}
 
 /// Runs the lint until `check` holds, or fails at the deadline with the last document.
 fn lint_until<T>(

@@ -15,6 +15,9 @@ use rwtop::sandbox::{Ports, Relay, Sandbox, SandboxSpec};
 
 pub mod chromium;
 pub mod http;
+/// Integration tests only: it runs the binary cargo built for them.
+#[cfg(test)]
+pub mod lint;
 pub mod probe_rig;
 pub mod pt_heartbeat;
 pub mod signals;
