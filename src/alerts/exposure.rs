@@ -83,7 +83,31 @@ fn cluster(
         root_sample_age: root.sample_age,
         replicas,
         candidate,
+        commit_path: commit_path(root),
     })
+}
+
+/// What the root's semi-sync state says of what a crash loses: while it is active a client is
+/// told of a commit only once a replica acknowledged receiving it, so what no replica received
+/// is at most the commits still waiting for that; once it fell back, commits go out unprotected.
+fn commit_path(root: &NodeView) -> Option<String> {
+    use crate::store::semisync::SemiSyncState;
+    let semisync = root.semisync.as_ref()?;
+    match semisync.state? {
+        SemiSyncState::Active => Some(format!(
+            "semi-sync active: a commit returns to its client only once a replica received it, \
+             so what no replica received is at most the {} commit(s) waiting for an ACK",
+            semisync
+                .wait_sessions
+                .map_or_else(|| "?".to_owned(), |n| n.to_string())
+        )),
+        SemiSyncState::FellBack => Some(
+            "semi-sync FELL BACK to async: commits since then returned to their clients before \
+             any replica had them, and are lost with the primary until one receives them"
+                .to_owned(),
+        ),
+        SemiSyncState::Off | SemiSyncState::Unknown => None,
+    }
 }
 
 /// Whether following `from`'s first channel upward reaches `root` (a cascade), stopping at a

@@ -286,3 +286,37 @@ fn mysql_sets_count_the_transactions_missing() {
     let (chosen, _) = candidate(&topo);
     assert_eq!(chosen.as_deref(), Some("r1"));
 }
+
+/// The root's semi-sync state says what the figures mean: active, what no replica has is at most
+/// the commits waiting for an ACK; fallen back, commits go out unprotected; without semi-sync,
+/// nothing is added.
+#[test]
+fn the_commit_path_says_what_semi_sync_protects() {
+    use crate::store::semisync::SemiSyncState;
+    let mut topo = Topo::new();
+    assert_eq!(one(&topo.at(1)).commit_path, None);
+    let with = |state: SemiSyncState, waiting: u64| crate::store::semisync::SemiSyncView {
+        state: Some(state),
+        clients: Some(1),
+        required_acks: Some(1),
+        timeout: Some(Duration::from_secs(10)),
+        wait_point: Some("AFTER_COMMIT".to_owned()),
+        wait_sessions: Some(waiting),
+        interval: None,
+        ack_wait: Vec::new(),
+        totals: crate::mysql::semisync::Counters::default(),
+        replica_enabled: None,
+        replica_active: None,
+    };
+    topo.node_mut("db1", |n| n.semisync = Some(with(SemiSyncState::Active, 2)));
+    let path = one(&topo.at(1)).commit_path.unwrap_or_default();
+    assert!(path.starts_with("semi-sync active"), "{path}");
+    assert!(path.contains("at most the 2 commit(s) waiting"), "{path}");
+    topo.node_mut("db1", |n| {
+        n.semisync = Some(with(SemiSyncState::FellBack, 0));
+    });
+    let path = one(&topo.at(1)).commit_path.unwrap_or_default();
+    assert!(path.starts_with("semi-sync FELL BACK"), "{path}");
+    topo.node_mut("db1", |n| n.semisync = Some(with(SemiSyncState::Off, 0)));
+    assert_eq!(one(&topo.at(1)).commit_path, None);
+}

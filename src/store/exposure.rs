@@ -102,6 +102,10 @@ pub struct ClusterExposure {
     pub replicas: Vec<ReplicaExposure>,
     /// The replica to promote if the root died now; `None` when none qualifies.
     pub candidate: Option<Candidate>,
+    /// What the root's semi-sync state means for the figures above; `None` where semi-sync is
+    /// not loaded, off, or not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_path: Option<String>,
 }
 
 /// What one replica (its channel from the root) stands to lose and to apply.

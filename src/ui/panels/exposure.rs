@@ -52,6 +52,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
             }
         }
         lines.push(candidate(c, t));
+        if let Some(path) = &c.commit_path {
+            let style = if path.contains("FELL BACK") {
+                t.critical
+            } else {
+                t.muted
+            };
+            lines.push(Line::styled(path.clone(), style));
+        }
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
