@@ -15,6 +15,9 @@ pub struct JsonExposure {
     pub root_sample_age_seconds: Option<f64>,
     pub replicas: Vec<JsonReplicaExposure>,
     pub candidate: Option<JsonCandidate>,
+    /// What the root's semi-sync state means for the figures; absent without semi-sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_path: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,6 +62,7 @@ pub fn exposure(c: &ClusterExposure) -> JsonExposure {
             loses: c.loses,
             reason: c.reason.clone(),
         }),
+        commit_path: c.commit_path.clone(),
     }
 }
 
