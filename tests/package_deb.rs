@@ -106,10 +106,11 @@ fn the_package_installs_rwtop_with_its_man_pages_and_completions() {
         .output()
         .expect("man (man-db) is installed");
     assert!(page.status.success(), "{page:?}");
+    // man justifies its lines, so words are compared with single spaces between them.
     let page = String::from_utf8_lossy(&page.stdout);
-    assert!(page.contains("NAME"), "{page}");
-    assert!(page.contains("rwtop - Replication monitor"), "{page}");
-    assert!(page.contains("rwtop-demo(1)"), "{page}");
+    let words = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("NAME rwtop - Replication monitor"), "{page}");
+    assert!(words.contains("SUBCOMMANDS rwtop-demo(1)"), "{page}");
 
     // The bash completion completes commands and a command's own subcommands.
     let complete = |line: &str| {
