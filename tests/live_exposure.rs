@@ -123,7 +123,8 @@ async fn drain_estimate(t: &TestSandbox, engine: &Engine) {
     let (stopped, _) = until(engine, "r2's relay log of 3,000 trx", DEADLINE, |s| {
         let r2 = row(s, "r2");
         let r2 = r2?;
-        (r2.relay_trx == Some(BACKLOG)).then(|| r2.clone())
+        // Once the primary's own state is in too (a first poll may come before it).
+        (r2.relay_trx == Some(BACKLOG) && r2.not_received.is_some()).then(|| r2.clone())
     })
     .await;
     eprintln!("SQL thread stopped: {stopped:?}");
