@@ -291,11 +291,7 @@ mod tests {
     use crate::store::lag::Lag;
     use std::time::{Duration, Instant};
 
-    fn exact(ms: u64) -> Lag {
-        Lag::Exact {
-            lag: Duration::from_millis(ms),
-        }
-    }
+    use crate::store::testkit::exact_ms as exact;
 
     #[test]
     fn the_parts_add_up_to_the_whole() {

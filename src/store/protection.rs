@@ -126,11 +126,7 @@ impl Protection {
 mod tests {
     use super::*;
 
-    fn exact(ms: u64) -> Lag {
-        Lag::Exact {
-            lag: Duration::from_millis(ms),
-        }
-    }
+    use crate::store::testkit::exact_ms as exact;
 
     #[test]
     fn the_window_is_the_lag_and_never_less_than_the_delay_less_a_second() {

@@ -49,6 +49,14 @@ pub fn store_settings() -> StoreSettings {
     }
 }
 
+/// An exact lag of `ms` milliseconds.
+#[must_use]
+pub fn exact_ms(ms: u64) -> Lag {
+    Lag::Exact {
+        lag: Duration::from_millis(ms),
+    }
+}
+
 #[must_use]
 pub fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)

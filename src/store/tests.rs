@@ -98,7 +98,7 @@ fn channel_lag(store: &Store) -> lag::Lag {
 #[test]
 fn a_position_reads_as_the_row_of_the_newest_heartbeat_it_passed() {
     use crate::gtid::{DomainGtid, GtidList};
-    use crate::poll::{AppliedRead, BeatRow, HeartbeatRead};
+    use crate::poll::AppliedRead;
     let mut store = store(true);
     let t0 = Instant::now();
     // Heartbeats 1..=8 every 250 ms, written as 0-1-11, 0-1-13, ... (other writes between).
@@ -112,17 +112,7 @@ fn a_position_reads_as_the_row_of_the_newest_heartbeat_it_passed() {
     }
     let sent_at = t0 + Duration::from_secs(3);
     for (position, seq) in [("0-1-14", 2), ("0-1-15", 3), ("0-1-25", 8), ("0-1-11", 1)] {
-        store.apply(PollEvent::Heartbeat {
-            node: "r1".to_owned(),
-            read: HeartbeatRead {
-                sent_at,
-                rtt: Duration::from_millis(1),
-                rows: vec![BeatRow {
-                    seq: Some(seq),
-                    row_age_ms: None,
-                }],
-            },
-        });
+        holds(&mut store, "r1", seq, sent_at);
         let by_row = channel_lag(&store);
         store.apply(PollEvent::Applied {
             node: "r1".to_owned(),

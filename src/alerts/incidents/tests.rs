@@ -23,6 +23,13 @@ fn judged(topo: &Topo) -> AlertsView {
     engine.evaluate(&topo.at(2))
 }
 
+fn critical_incidents(view: &AlertsView) -> usize {
+    view.incidents
+        .iter()
+        .filter(|i| i.severity == Severity::Critical)
+        .count()
+}
+
 fn minute(p50: f64, p99: f64) -> Option<WindowStats> {
     let stats = WindowStats {
         p50: secs(p50),
@@ -218,11 +225,7 @@ fn a_replica_catching_up_after_its_source_restarted_stays_inherited() {
         "{:#?}",
         view.incidents
     );
-    let critical = view
-        .incidents
-        .iter()
-        .filter(|i| i.severity == Severity::Critical)
-        .count();
+    let critical = critical_incidents(&view);
     assert_eq!(critical, 1, "{:#?}", view.incidents);
 
     // 40 s behind: c1 was behind long before r1 stopped.
@@ -305,11 +308,7 @@ fn a_source_that_does_not_answer_heads_its_replicas_connection_errors() {
         "{}",
         io.cause
     );
-    let critical = view
-        .incidents
-        .iter()
-        .filter(|i| i.severity == Severity::Critical)
-        .count();
+    let critical = critical_incidents(&view);
     assert_eq!(critical, 1, "{:#?}", view.incidents);
 }
 
