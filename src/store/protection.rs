@@ -2,21 +2,23 @@
 //! and how long an operator has to stop its applier before a statement committed on the primary
 //! now reaches it (docs/headroom.md, "The protection window").
 //!
-//! The server holds each event until its binlog timestamp plus `SQL_Delay` has passed, both in
-//! whole seconds. A statement committed now is received at once (where the IO thread runs) and
-//! applied between a second before the delay is up and a second after it (the timestamp's
-//! fraction is dropped, and the server's clock difference to its source is counted in whole
-//! seconds); where the applier has fallen behind its delay, later still, by about as much as it
-//! is behind. The channel's heartbeat lag is exactly that span for the newest heartbeat it
-//! applied, so the window is the lag, and never less than the delay less that second: the
-//! earliest a statement can be applied (and all a window can be just after the delay was set,
-//! before the lag has grown to it).
+//! The server holds each event until its binlog timestamp, plus its measure of how far its clock
+//! is ahead of its source's, plus `SQL_Delay`, has passed on its own clock: all in whole seconds.
+//! The timestamp's dropped fraction lets a statement through up to a second before the delay is
+//! up, and the clock difference, taken as the difference of two whole-second readings, can be a
+//! second short of the true one (a replica whose clock is a few milliseconds behind its source's
+//! counts a whole second), so up to a second sooner again. The soonest a statement committed
+//! now can be applied is therefore the delay less two seconds; that is the window, and it holds
+//! whatever the applier does. An applier behind its delay applies the statement later still,
+//! but by how much depends on how fast it works through what it holds, which no reading tells
+//! in advance: a lag a second beyond the delay is often gone before the statement's own delay
+//! is up. So the lag says where the data stands and how far the applier is behind its delay,
+//! never that there is more time.
 //!
 //! `SQL_Remaining_Delay` says the same from the other side: a number while the applier waits
 //! out an event's delay (so it is on time, and the event it waits for was committed about
 //! `SQL_Delay − SQL_Remaining_Delay` seconds ago), NULL while it applies or has nothing to
-//! apply. It is shown beside the window; the window itself comes from the lag, which also
-//! covers an applier that is behind.
+//! apply. It is shown beside the window.
 
 use std::time::Duration;
 
@@ -25,11 +27,16 @@ use serde::{Deserialize, Serialize};
 use super::lag::Lag;
 use crate::mysql::IoRunning;
 
+/// How long before its delay is up the server may apply a statement: a second for the
+/// timestamp's dropped fraction, a second for the clock difference counted in whole seconds.
+pub const SOONEST_BEFORE_THE_DELAY: Duration = Duration::from_secs(2);
+
 /// Where a delayed channel's protection stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProtectionState {
-    /// The applier runs: a statement committed now is applied in about [`Protection::window`].
+    /// The applier runs: a statement committed now is applied no sooner than
+    /// [`Protection::window`].
     Counting,
     /// The applier is stopped: nothing reaches the data until it starts again, and then no
     /// sooner than the delay.
@@ -63,8 +70,8 @@ pub struct Protection {
     pub behind: Option<Duration>,
     /// Whether [`Self::behind`] is a lower bound.
     pub behind_at_least: bool,
-    /// Seconds left to stop the applier before a statement committed now is applied: the lag,
-    /// at least the delay less a second. `None` unless [`ProtectionState::Counting`].
+    /// Seconds left, at the least, to stop the applier before a statement committed now is
+    /// applied: the delay less two seconds ([`SOONEST_BEFORE_THE_DELAY`]). `None` unless [`ProtectionState::Counting`].
     pub window: Option<Duration>,
     /// `SQL_Remaining_Delay`: while the applier waits out an event's delay, how long it still
     /// waits.
@@ -97,10 +104,8 @@ impl Protection {
         } else {
             ProtectionState::Counting
         };
-        let earliest = delay.saturating_sub(Duration::from_secs(1));
-        let window = behind
-            .filter(|_| state == ProtectionState::Counting)
-            .map(|b| b.max(earliest));
+        let window = (state == ProtectionState::Counting)
+            .then(|| delay.saturating_sub(SOONEST_BEFORE_THE_DELAY));
         Some(Self {
             delay,
             state,
@@ -109,6 +114,15 @@ impl Protection {
             window,
             remaining: remaining_s.map(Duration::from_secs),
         })
+    }
+
+    /// How far the applier is behind its delay, where that is more than the second the
+    /// whole-second timestamps account for: a statement committed now may then be applied later
+    /// than the window, though never sooner.
+    #[must_use]
+    pub fn late(&self) -> Option<Duration> {
+        let beyond = self.behind?.checked_sub(self.delay)?;
+        (beyond > Duration::from_secs(1)).then_some(beyond)
     }
 
     /// The primary time the applied data stands at, for a snapshot taken at `taken_at`.
@@ -129,7 +143,7 @@ mod tests {
     use crate::store::testkit::exact_ms as exact;
 
     #[test]
-    fn the_window_is_the_lag_and_never_less_than_the_delay_less_a_second() {
+    fn the_window_is_the_delay_less_two_seconds_whatever_the_lag() {
         let s = Duration::from_millis;
         // No delay, or none reported: no window.
         assert_eq!(
@@ -140,18 +154,21 @@ mod tests {
             Protection::of(None, None, IoRunning::Yes, true, &exact(0)),
             None
         );
-        // On time: the lag is the delay and a little; the window is the lag.
+        // On time: the lag is the delay and a little; the window is the earliest apply.
         let p = Protection::of(Some(10), Some(4), IoRunning::Yes, true, &exact(10_400)).unwrap();
         assert_eq!(p.state, ProtectionState::Counting);
-        assert_eq!(p.window, Some(s(10_400)));
+        assert_eq!(p.window, Some(s(8_000)));
+        assert_eq!(p.behind, Some(s(10_400)));
         assert_eq!(p.remaining, Some(s(4_000)));
-        // A statement applied a little before the delay is up (whole seconds): the lag.
-        let p = Protection::of(Some(10), None, IoRunning::Yes, true, &exact(9_400)).unwrap();
-        assert_eq!(p.window, Some(s(9_400)));
-        // Just after the delay was set, the lag has not grown to it yet: the earliest a
-        // statement can be applied.
+        assert_eq!(p.late(), None);
+        // Behind its delay: the applier may catch up before the statement's delay is up, so the
+        // lag promises no more time; it is shown as how late the applier runs.
+        let p = Protection::of(Some(10), None, IoRunning::Yes, true, &exact(11_800)).unwrap();
+        assert_eq!(p.window, Some(s(8_000)));
+        assert_eq!(p.late(), Some(s(1_800)));
+        // Just after the delay was set, the lag has not grown to it yet: the same.
         let p = Protection::of(Some(10), None, IoRunning::Yes, true, &exact(300)).unwrap();
-        assert_eq!(p.window, Some(s(9_000)));
+        assert_eq!(p.window, Some(s(8_000)));
         // Stopped threads and unknown lag: no window, and why.
         let p = Protection::of(Some(10), None, IoRunning::Yes, false, &exact(12_000)).unwrap();
         assert_eq!((p.state, p.window), (ProtectionState::ApplierStopped, None));

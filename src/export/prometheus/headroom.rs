@@ -65,8 +65,8 @@ pub(super) fn headroom(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         e,
         "rwtop_replica_protection_window_seconds",
         "A delayed channel (SQL_Delay above 0) whose applier runs: seconds left to stop its SQL \
-         thread before a statement committed on the primary now is applied there (the \
-         heartbeat lag, at least SQL_Delay less one second). Absent without a delay, and while \
+         thread before a statement committed on the primary now can be applied there (SQL_Delay \
+         less two seconds, the soonest the server applies it, whatever the applier's lag). Absent without a delay, and while \
          the window cannot be told (see rwtop_replica_protection_state).",
         MetricType::Gauge,
         |m| {

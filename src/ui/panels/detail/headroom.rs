@@ -3,7 +3,7 @@
 //! window.
 //!
 //! `relay 12.3 MiB growing 1.2 MiB/s · source binlog 3.4 GiB/h`, and on a delayed channel
-//! `protect 10.40s to STOP SLAVE SQL_THREAD · data at 21:03:05 UTC`. A figure rwtop cannot tell
+//! `protect ≥8.00s to STOP SLAVE SQL_THREAD · data at 21:03:05 UTC`. A figure rwtop cannot tell
 //! reads `?`, never 0.
 
 use ratatui::text::Line;
@@ -115,8 +115,14 @@ pub(super) fn protection_lines(
     let mut tokens = vec![Token::new("protect", t.muted)];
     match (p.state, p.window) {
         (ProtectionState::Counting, Some(w)) => {
-            tokens.push(Token::new(units::lag(w), t.ok));
+            tokens.push(Token::new(format!("≥{}", units::lag(w)), t.ok));
             tokens.push(Token::new("to STOP SLAVE SQL_THREAD", t.muted));
+            if let Some(late) = p.late() {
+                tokens.push(
+                    Token::new("· applier", t.muted)
+                        .and(format!(" {} behind its delay", units::lag(late)), t.warning),
+                );
+            }
         }
         (ProtectionState::ApplierStopped, _) => {
             tokens.push(Token::new("held:", t.ok));
