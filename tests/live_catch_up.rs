@@ -36,9 +36,9 @@ const NOT_RECOVERING_S: f64 = 8.0;
 const CAUGHT_UP: Duration = Duration::from_millis(500);
 /// How far the replica's real catch-up may land from the first estimate. The estimate rests
 /// on 5–6 s of polls after the restart, at a 1 s poll and a 250 ms heartbeat (each lag reading
-/// ±0.25 s); measured misses were 0.4–0.7 s (README, "Catch-up"), and this leaves a busy
-/// machine a little more. The lag taken for the ETA is the wrong method nearest to the right
-/// one; the test checks on each run that it would miss by more than this.
+/// ±0.25 s); measured misses were 0.4–0.7 s (docs/guide/watching.md, "Catch-up"), and this
+/// leaves a busy machine a little more. The lag taken for the ETA is the wrong method nearest to
+/// the right one; the test checks on each run that it would miss by more than this.
 const ALLOWED: Duration = Duration::from_millis(1200);
 
 /// The commit instant of each row written, by id (row `i` at index `i - 1`).

@@ -124,7 +124,7 @@ fn live_a_root_named_nowhere_is_found_through_a_channel_polled_and_written() {
     not_watched_says_what_to_add(&rig);
 }
 
-/// The README's way in: one primary and the aggregator. p2 is found through agg's channel.
+/// The way in of docs/guide/watching.md, "Nodes, discovery and `snapshot`": one primary and the aggregator. p2 is found through agg's channel.
 fn found_through_the_channel(rig: &Rig) {
     let (found, stderr) = snapshot(&[
         "--password-file",

@@ -80,8 +80,8 @@ async fn every_ssl_mode_against_servers_that_offer_tls() {
     );
     // verify-ca should skip that name check, but mysql_async 0.37.1 recognises the name error
     // by the text "NotValidForName", which rustls 0.23 now words differently: verify-ca checks
-    // the name too (stricter, never weaker). Documented in the README; when the driver is fixed
-    // this fails and the README's note goes.
+    // the name too (stricter, never weaker). Documented in docs/guide/security.md, "TLS"; when the
+    // driver is fixed this fails and that note goes.
     let err = connect(&endpoint(
         &t,
         "localhost",

@@ -1,5 +1,5 @@
 //! `rwtop report RECORDING`: the DDL-window report of a recording, the same one the live view
-//! writes when a window closes (README, "DDL-window report").
+//! writes when a window closes (docs/guide/ddl.md).
 
 use std::path::PathBuf;
 

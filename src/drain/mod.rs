@@ -1,8 +1,8 @@
 //! Drain and undrain a replica in the load balancer in front of it (`docs/design.md`, "Drains";
-//! README, "Drains"): HAProxy's runtime API, ProxySQL's admin interface, MaxScale's REST API, or
-//! a command. Every action is appended to an audit log; a failure is reported with the backend's
-//! own message. The operator's other action on servers, killing the session that blocks a
-//! waiting DDL (`kill.rs`), goes to the same audit log.
+//! `docs/guide/drains.md`): HAProxy's runtime API, ProxySQL's admin interface, MaxScale's REST
+//! API, or a command. Every action is appended to an audit log; a failure is reported with the
+//! backend's own message. The operator's other action on servers, killing the session that
+//! blocks a waiting DDL (`kill.rs`), goes to the same audit log.
 
 pub mod audit;
 pub mod book;

@@ -1,4 +1,4 @@
-//! DDL-window reports (README, "DDL-window report"): what a schema change did to replication,
+//! DDL-window reports (docs/guide/ddl.md): what a schema change did to replication,
 //! written as Markdown to paste into a ticket or as one self-contained HTML page.
 //!
 //! One path serves the live view and `rwtop report RECORDING`: both hand a sequence of
