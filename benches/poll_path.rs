@@ -82,8 +82,8 @@ enum Mix {
     /// makes).
     AsSource,
     /// [`Self::AsSource`] with the list every 5th poll, with the clock, as the poller read it
-    /// before it followed the rotations (docs/benchmarks.md, "The binlog list read when it
-    /// changes"): that change's before, measured in turns with it.
+    /// before it followed the rotations (docs/benchmarks.md, "Poll path"): that change's before,
+    /// measured in turns with it.
     AsSourceListEvery5th,
     Fast,
     Slow,

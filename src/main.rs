@@ -8,7 +8,7 @@ use clap::Parser;
 use rwtop::config::redact;
 
 /// jemalloc, not glibc's malloc: at 1,000 nodes glibc's allocator was a third of rwtop's CPU
-/// (docs/benchmarks.md, "The allocator trial").
+/// (measured in commit `488a4cb`, docs/benchmarks.md's history).
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -1,7 +1,7 @@
 //! Every exact lag reading during a stop against the time since the stop. The goal is
-//! |reported − truth| ≤ 0.30 s at p95 (`docs/benchmarks.md`, `lag_truth`); here every single
-//! reading must be within 0.2 s: the estimator's own error (half a heartbeat interval either
-//! way) and a busy machine's margin (pt-heartbeat's readings: one interval).
+//! |reported − truth| ≤ 0.30 s at p95 (`docs/benchmarks.md`, "Lag against truth"); here every
+//! single reading must be within 0.2 s: the estimator's own error (half a heartbeat interval
+//! either way) and a busy machine's margin (pt-heartbeat's readings: one interval).
 //!
 //! Truth here is the stop's own clock: a replica stopped between `begin` and `done` lacks what
 //! was committed after that, so a snapshot built at `t` should read `t − done` to `t − begin`.

@@ -1,4 +1,4 @@
-//! Issue 8: a known password never leaks. The real binary runs against a real sandbox whose
+//! A known password never leaks. The real binary runs against a real sandbox whose
 //! monitor account has a known, distinctive password, and every byte it puts anywhere is searched
 //! for that password (also URL-encoded, and its random core alone, which catches a cut-off
 //! copy): the argv of rwtop and of every process it spawns (and their environment, which must

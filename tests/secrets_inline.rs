@@ -1,4 +1,4 @@
-//! Issue 8: a DSN written with an inline password works, but every message that quotes it —
+//! A DSN written with an inline password works, but every message that quotes it —
 //! warnings, bad DSNs, broken config files, misplaced arguments, access denied, unreachable
 //! servers — shows it redacted, and the password itself never appears.
 

@@ -1,4 +1,4 @@
-//! Issue 8: `rwtop sandbox up` puts no password in any program's argv and hands none of its
+//! `rwtop sandbox up` puts no password in any program's argv and hands none of its
 //! programs `RWTOP_PASSWORD`.
 
 mod common;

@@ -220,7 +220,7 @@ fn probe_json_is_documented(config: &Path, documented: &str) {
     );
 }
 
-/// Issue 13: with a wrong password every node is down, and the text output says why (the same
+/// With a wrong password every node is down, and the text output says why (the same
 /// detail as the JSON's `state_detail`); a snapshot in which every node refused rwtop's login
 /// observed nothing, so it exits 1, while the same snapshot with the right password exits 0.
 #[test]

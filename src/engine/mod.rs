@@ -30,7 +30,7 @@ use crate::store::{Discovered, Snapshot, Store};
 
 /// Worker threads of the runtime the binary runs the engine on ([`runtime`]). One: every task
 /// waits on the network or the store's channel, and at 1,000 nodes two workers spent a sixth of
-/// rwtop's CPU waking each other (docs/benchmarks.md, "Heartbeat and clock in the status batch").
+/// rwtop's CPU waking each other (measured in commit `32d364d`, docs/benchmarks.md's history).
 /// The TUI runs on the thread that blocks on the runtime, not on the worker.
 pub const WORKERS: usize = 1;
 

@@ -21,9 +21,9 @@ const PUBLISH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
 /// A snapshot rebuilds every node's view, so past 250 nodes the store publishes about a
 /// thousand node views a second rather than four snapshots: every 250 ms up to 250 nodes, then
-/// 1 ms per node up to once a second at 1,000 nodes (docs/benchmarks.md, "Allocator, processlist,
-/// publication, chart"). A thousand nodes are polled once a second and their heartbeats read
-/// about as often (the read budget), so a faster snapshot would mostly repeat the last one.
+/// 1 ms per node up to once a second at 1,000 nodes (measured in commit `488a4cb`,
+/// docs/benchmarks.md's history). A thousand nodes are polled once a second and their heartbeats
+/// read about as often (the read budget), so a faster snapshot would mostly repeat the last one.
 #[must_use]
 pub fn publish_every(nodes: usize) -> Duration {
     let per_node = Duration::from_millis(u64::try_from(nodes).unwrap_or(u64::MAX));

@@ -32,7 +32,7 @@ const MARKER: &str = "/* rwtop osc */";
 
 /// Every tool's table, by name alone: `information_schema.TABLES` read for its two name columns
 /// only, which the server answers from its table list without opening a table
-/// (docs/benchmarks.md, "Online schema change detection"). The same text on every flavor.
+/// (docs/benchmarks.md, "Statements measured by hand"). The same text on every flavor.
 pub const DETECT_SQL: &str = "SELECT /* rwtop osc */ TABLE_SCHEMA, TABLE_NAME \
      FROM information_schema.TABLES \
      WHERE TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') \

@@ -2,11 +2,11 @@
 //! status poll on the server's side: parsing, resolving and optimizing a one-row `SELECT` from
 //! `rwtop.heartbeat` costs MariaDB 10.11 about as much as the rest of the poll's statements
 //! together, and `EXECUTE` of the same statement prepared once per connection a fifth less
-//! (docs/benchmarks.md). So once a plain read has found the table, the connection prepares the
-//! read (one round trip, after that poll's batch or that read, outside any timed window) and
-//! later batches and reads send `EXECUTE`. A server that refuses to prepare it for any reason
-//! but a missing table (its `max_prepared_stmt_count` reached, say) keeps the plain read on that
-//! connection; a new connection starts over with a plain read.
+//! (docs/benchmarks.md, "Statements measured by hand"). So once a plain read has found the table,
+//! the connection prepares the read (one round trip, after that poll's batch or that read, outside
+//! any timed window) and later batches and reads send `EXECUTE`. A server that refuses to prepare
+//! it for any reason but a missing table (its `max_prepared_stmt_count` reached, say) keeps the
+//! plain read on that connection; a new connection starts over with a plain read.
 
 use std::time::Instant;
 

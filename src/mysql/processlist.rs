@@ -2,9 +2,9 @@
 //! in flight — on a primary from clients, on a replica from the replication SQL thread.
 //!
 //! The scan answers a row per thread (MySQL's query also costs the server several times a status
-//! read; MariaDB's `SHOW PROCESSLIST` about one, docs/benchmarks.md), so pollers take it only
-//! every few polls (fewer on a replica whose appliers are idle), and every poll while a DDL
-//! runs (`poll/cadence.rs`).
+//! read; MariaDB's `SHOW PROCESSLIST` about one, docs/benchmarks.md, "Statements measured by
+//! hand"), so pollers take it only every few polls (fewer on a replica whose appliers are idle),
+//! and every poll while a DDL runs (`poll/cadence.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -64,7 +64,8 @@ const MARKER: &str = "/* rwtop processlist */";
 /// On `MariaDB`, `SHOW PROCESSLIST` (not `information_schema.PROCESSLIST`): the same threads and
 /// columns (`Progress` included) for 7 to 12 times less server CPU at 100 connections, because the
 /// server sends the rows as it walks its threads instead of filling a temporary table first
-/// (docs/benchmarks.md); its `Info` is cut at 100 characters, enough to tell a DDL and show it.
+/// (docs/benchmarks.md, "Statements measured by hand"); its `Info` is cut at 100 characters,
+/// enough to tell a DDL and show it.
 /// `MySQL` reports ALTER progress as `InnoDB` stage events
 /// (`stage/innodb/alter%`, work completed and estimated) in `performance_schema`, joined to the
 /// thread here (needs the `SELECT ON performance_schema.*` grant README lists, and the stage

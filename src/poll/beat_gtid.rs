@@ -1,7 +1,6 @@
 //! Heartbeats known by their GTIDs, so that a replica's applied position tells which it has
-//! applied without reading the heartbeat table (docs/benchmarks.md, "The soak of the ack fix, the
-//! prepared heartbeat read, polls measured cold": the table read is the largest part of a
-//! replica's poll on the server, 100–170 µs of ~300 µs when polled cold).
+//! applied without reading the heartbeat table (docs/benchmarks.md, "Poll path": the table read
+//! is the largest part of a replica's poll on the server, ~300 µs of ~500 µs when polled cold).
 //!
 //! On `MariaDB` the writer reads `@@last_gtid` with each heartbeat write, in the same round
 //! trip, and each acknowledgement carries that GTID. Within a replication domain transactions

@@ -17,17 +17,17 @@ pub const DDL_SCAN_LINGER: u64 = 5;
 /// are read only where a watched replica needs them (`feeds.rs`). Discovery and the clock change
 /// rarely (every 5th poll, moved a poll on where it would meet the scan, so that the costliest
 /// parts never make one poll together). The list costs the server a file opened per binlog kept
-/// (~2 µs each hot on `MariaDB` 10.11, ~1.35 ms more a cold poll at 500 files: docs/benchmarks.md),
-/// and changes only at a rotation or a purge: it is read when none is held
+/// (~2 µs each hot on `MariaDB` 10.11, ~1.35 ms more a cold poll at 500 files: docs/benchmarks.md,
+/// "Poll path"), and changes only at a rotation or a purge: it is read when none is held
 /// ([`PollParts::list_held`]), at once after a rotation (`node_poller::poll_status`), and every
 /// [`LIST_EVERY`]th poll for a `PURGE`. The processlist scan answers a row per thread (on MySQL its
-/// query also costs the server more than the rest of a poll, docs/benchmarks.md), but it is how a
-/// DDL in flight is seen: every 3rd poll, so a short ALTER is not missed, and every poll while one
-/// runs and for [`DDL_SCAN_LINGER`] polls after ([`PollParts::after_ddl`]). On a replica whose
-/// appliers apply nothing ([`Applying`]) the scan comes every [`QUIET_SCAN_EVERY`]th poll instead
-/// ([`PollParts::when_idle`]). Each node keeps these cadences at its own [`phase`], so a large
-/// topology's scans and lists are spread over the seconds rather than all falling on the same poll
-/// of every node.
+/// query also costs the server more than the rest of a poll, docs/benchmarks.md, "Statements
+/// measured by hand"), but it is how a DDL in flight is seen: every 3rd poll, so a short ALTER is
+/// not missed, and every poll while one runs and for [`DDL_SCAN_LINGER`] polls after
+/// ([`PollParts::after_ddl`]). On a replica whose appliers apply nothing ([`Applying`]) the scan
+/// comes every [`QUIET_SCAN_EVERY`]th poll instead ([`PollParts::when_idle`]). Each node keeps
+/// these cadences at its own [`phase`], so a large topology's scans and lists are spread over the
+/// seconds rather than all falling on the same poll of every node.
 impl PollParts {
     /// The cadence of the `n`th status poll (0-based) of a connection, at `phase` ([`phase`]):
     /// the first poll reads the list, discovery and the clock, the first scan comes within the

@@ -4,7 +4,7 @@
 //! headroom they still need. So a status poll asks for them only on a node that some watched
 //! channel replicates from, or while that is not known yet (a node has not answered, so its
 //! channels are unknown): at 1,000 nodes most are leaves, and their polls send a statement
-//! fewer (docs/benchmarks.md, "A node's binlog coordinate only where a replica needs it").
+//! fewer (docs/benchmarks.md, "Poll path").
 //!
 //! The engine sets it from each snapshot it publishes ([`Feeds::set`], from
 //! `Topology::sources`); each poller asks it before every status poll ([`Feeds::feeds`]). A node

@@ -38,7 +38,8 @@ pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
 /// rwtop's: a root above writes nothing until it is fixed, and the fix should be seen at once.
 pub const SETTINGS_WHILE_MISMATCHED: Duration = Duration::from_secs(5);
 /// How often an opted-in node's disks are read (`mysql/disks.rs`): free space moves slowly, and
-/// a rate of minutes to a full disk needs no finer grain (docs/benchmarks.md, "Disk reads").
+/// a rate of minutes to a full disk needs no finer grain (docs/benchmarks.md, "Statements measured
+/// by hand").
 pub const DISKS_EVERY: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
@@ -282,8 +283,8 @@ fn due(last: Option<tokio::time::Instant>, now: tokio::time::Instant, every: Dur
 /// ~100 whose ticks fall in one step wake the runtime once between them rather than once each
 /// (every poller shares the period, so ticks that start on one grid point stay together). At
 /// 1,000 nodes 100 ms cost 11–16 % less CPU than 10 ms; 50 ms read the same, 250 ms no lower
-/// (docs/benchmarks.md, "Two ways that did not pay, and a coarser tick grid not landed" and "The
-/// tick grid at 100 ms, landed"); a poller's first poll waits at most one step.
+/// (the `scale` runs recorded in commits `42808c5` and `c6e92a4`, docs/benchmarks.md's history);
+/// a poller's first poll waits at most one step.
 const TICK_SLOT: Duration = Duration::from_millis(100);
 
 /// The first point of the [`TICK_SLOT`] grid at or after `at`.

@@ -15,7 +15,7 @@ use crate::mysql::{OscPhase, OscRun, OscTool};
 
 /// Detection's cadence on a writable root with no run seen. The statement lists every schema's
 /// tables: ~0.13 ms of server CPU on a server with a few tables, ~3.1 ms with 5,000
-/// (docs/benchmarks.md, "Online schema change detection"), so every 15th poll keeps its average
+/// (docs/benchmarks.md, "Statements measured by hand"), so every 15th poll keeps its average
 /// under 0.21 ms a poll even there. A run is seen within 15 s at the shipped 1 s poll, and its
 /// window still starts when the tool created its first table.
 pub const OSC_EVERY: u64 = 15;

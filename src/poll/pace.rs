@@ -1,10 +1,9 @@
 //! How often each node's heartbeat row is read. The configured `read_interval` is the pace; left
 //! unset, reads are spread so that the whole topology costs at most [`READ_BUDGET`] reads a
-//! second: every 250 ms up to 250 nodes, every 1 s at 1,000. Each reading stays exact to the
-//! write interval; a slower pace only takes fewer of them (docs/benchmarks.md, "Heartbeat and
-//! clock in the status batch": at 1,000 nodes, reads every 250 ms cost rwtop 18–19 % of one core
-//! and every 1 s ~13 %). A replica with a `SQL_Delay` is read five times as often as the pace
-//! ([`read_every`]).
+//! second: every 250 ms up to 250 nodes, every 1 s at 1,000. Each reading stays exact to the write
+//! interval; a slower pace only takes fewer of them (docs/benchmarks.md, "Scale": at 1,000 nodes,
+//! reads every 250 ms cost rwtop ~17 % of one core and the budget's one a second 8–10 %). A replica
+//! with a `SQL_Delay` is read five times as often as the pace ([`read_every`]).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -25,7 +24,7 @@ pub const DELAYED_READS: u32 = 5;
 /// forward to the instant a snapshot is published (`store/node.rs`): a snapshot published after
 /// that drop but built on a reading taken before it reads a second high (`lag_truth`'s
 /// `master_delay_5` at 3 nodes: P95 of |reported − truth| 1.0 s with a reading every 250 ms,
-/// 0.22–0.26 s with one every 50 ms; docs/benchmarks.md, "Delayed replicas against truth"). The
+/// 0.06–0.47 s with one every 50 ms; docs/benchmarks.md, "Lag against truth"). The
 /// chance that a snapshot falls in that window is the reading's age over the second, so a
 /// reading five times as often makes it five times smaller. A read by position is one variable,
 /// a table read one row; only delayed replicas pay for it.

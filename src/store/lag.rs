@@ -100,8 +100,8 @@ struct GtidRun {
 impl Acks {
     /// The whole history is allocated and written at once (an hour at 250 ms: 14,400 acks,
     /// 450 KiB per writer), so that memory does not creep for the hour it takes to fill, nor
-    /// step as a growing ring doubles (docs/benchmarks.md, the Memory section of "Heartbeat and
-    /// clock in the status batch, one worker, the ack history").
+    /// step as a growing ring doubles (a heap profile of the demo's soak found it growing:
+    /// commit `32d364d`, docs/benchmarks.md's history).
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
         let capacity = capacity.max(2);
