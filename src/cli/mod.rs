@@ -32,20 +32,31 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("RWTOP_C
 #[command(
     name = "rwtop",
     version = VERSION,
-    about = "Replication monitor for MySQL and MariaDB: true lag, GTID backlog, read-after-write strategies tested live"
+    max_term_width = 100,
+    about = "Replication monitor for MySQL and MariaDB: true lag, backlog, read-after-write tested live",
+    long_about = "Replication monitor for MySQL and MariaDB: true lag, GTID backlog, read-after-write \
+                  strategies tested live.\n\nWithout a command, rwtop opens the live view of the \
+                  topology named by the config file or by --primary/--replica. `rwtop demo` \
+                  starts a local topology to try it on; `rwtop <command> --help` tells more \
+                  about each command."
 )]
 pub struct Cli {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Colour theme: dark, light, high-contrast, colorblind, or a .toml file (NO_COLOR is honoured).
+    /// Colour theme: dark, light, high-contrast, colorblind or a .toml file.
+    ///
+    /// NO_COLOR is honoured.
     #[arg(long, global = true)]
     pub theme: Option<String>,
-    /// Serve Prometheus metrics at http://ADDR/metrics (ADDR is IP:PORT, e.g. 127.0.0.1:9899),
-    /// beside the live view or the demo, or with `rwtop serve`.
+    /// Serve Prometheus metrics at http://ADDR/metrics (ADDR: IP:PORT).
+    ///
+    /// For example 127.0.0.1:9899; beside the live view or the demo, or with `rwtop serve`.
     #[arg(long, global = true, value_name = "ADDR", value_parser = serve_cmd::listen_arg)]
     pub metrics_listen: Option<std::net::SocketAddr>,
-    /// Record what the live view (or `rwtop demo`, `rwtop serve`) sees to FILE, one snapshot a
-    /// second as JSON Lines (about 20 MiB an hour for 3 replicas); play it with `rwtop replay FILE`.
+    /// Record what rwtop sees to FILE (play it with `rwtop replay`).
+    ///
+    /// The live view, `rwtop demo` or `rwtop serve` write one snapshot a second as JSON Lines
+    /// (about 20 MiB an hour for 3 replicas).
     #[arg(long, global = true, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Without a command, rwtop opens the live view of the configured topology.
@@ -73,21 +84,36 @@ fn server_option_arg(text: &str) -> Result<(String, String), String> {
 /// Which servers to watch and how; shared by every command that talks to a topology.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TargetArgs {
-    /// Config file [default: ./rwtop.toml, then $XDG_CONFIG_HOME/rwtop/rwtop.toml].
-    #[arg(long, global = true)]
+    /// Config file [default: ./rwtop.toml, else one under $XDG_CONFIG_HOME].
+    ///
+    /// Without --config, rwtop reads ./rwtop.toml, else $XDG_CONFIG_HOME/rwtop/rwtop.toml.
+    #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// A primary (a root of the topology), as [NAME=]mysql://USER@HOST[:PORT]; repeat for
-    /// several roots; replaces the config file's nodes.
-    #[arg(long = "primary", id = "primary_dsns", global = true)]
+    /// A primary: [NAME=]mysql://USER@HOST[:PORT]; repeatable.
+    ///
+    /// A root of the topology; repeat for several roots. Replaces the config file's nodes.
+    #[arg(
+        long = "primary",
+        id = "primary_dsns",
+        global = true,
+        value_name = "DSN"
+    )]
     pub primaries: Vec<String>,
-    /// A replica, as [NAME=]mysql://USER@HOST[:PORT]; repeat for more.
-    #[arg(long = "replica", id = "replica_dsns", global = true)]
+    /// A replica: [NAME=]mysql://USER@HOST[:PORT]; repeatable.
+    #[arg(
+        long = "replica",
+        id = "replica_dsns",
+        global = true,
+        value_name = "DSN"
+    )]
     pub replicas: Vec<String>,
     /// Poll interval, e.g. 1s or 500ms.
     #[arg(long, global = true)]
     pub interval: Option<String>,
-    /// File holding the monitor user's password (else RWTOP_PASSWORD, else a prompt).
-    #[arg(long, global = true)]
+    /// File holding the monitor user's password.
+    ///
+    /// Without it, RWTOP_PASSWORD, else a prompt.
+    #[arg(long, global = true, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
     /// Write nothing to any server (no heartbeat writer).
     #[arg(long, global = true)]
@@ -95,15 +121,19 @@ pub struct TargetArgs {
     /// Do not follow the replicas that nodes report.
     #[arg(long, global = true)]
     pub no_discovery: bool,
-    /// TLS to the servers: disabled, preferred (the default), required, verify-ca,
-    /// verify-identity.
-    #[arg(long, global = true)]
+    /// TLS: disabled, preferred, required, verify-ca or verify-identity.
+    ///
+    /// Without it, the config file's, else preferred.
+    #[arg(long, global = true, value_name = "MODE")]
     pub ssl_mode: Option<String>,
-    /// PEM file of the CA(s) that signed the servers' certificates (verify-ca, verify-identity).
-    #[arg(long, global = true)]
+    /// PEM file of the CAs that signed the servers' certificates.
+    ///
+    /// Used by verify-ca and verify-identity.
+    #[arg(long, global = true, value_name = "FILE")]
     pub ssl_ca: Option<PathBuf>,
-    /// Read each node's free disk space from information_schema.DISKS (MariaDB's disks
-    /// plugin; rwtop's user needs FILE). Off unless asked.
+    /// Read each node's free disk space (information_schema.DISKS).
+    ///
+    /// MariaDB's disks plugin; rwtop's user needs FILE. Off unless asked.
     #[arg(long, global = true)]
     pub read_disks: bool,
 }
@@ -149,6 +179,8 @@ fn duration_arg(text: &str) -> Result<Duration, String> {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Try rwtop on a local topology of real servers with scripted incidents.
+    ///
     /// A real primary, two replicas and a cascaded one, and a second primary with an aggregator
     /// of both, on 127.0.0.1, a light write load and scripted incidents (a rebuilding ALTER, a
     /// stalled source link, a stopped IO thread, a delayed replica, one channel of the
@@ -159,7 +191,9 @@ pub enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
-    /// Poll the topology for a while, then print one snapshot (a table, or JSON with --json).
+    /// Poll the topology for a while, then print one snapshot.
+    ///
+    /// A table, or the documented JSON document with --json.
     Snapshot {
         /// Print the documented JSON document (docs/json-schema.md).
         #[arg(long)]
@@ -168,6 +202,8 @@ pub enum Command {
         #[arg(long, default_value = "3s", value_parser = duration_arg)]
         duration: Duration,
     },
+    /// Check every node's replication-safety settings; exit 1 on an error.
+    ///
     /// Health lint: read every node's replication-safety settings and binlog retention, print
     /// each finding with why it matters and the exact fix; exit 1 on an error-severity finding.
     Lint {
@@ -178,10 +214,13 @@ pub enum Command {
         #[arg(long, default_value = "10s", value_parser = duration_arg)]
         wait: Duration,
     },
-    /// No screen: watch the topology and serve Prometheus metrics at --metrics-listen ADDR
-    /// (/metrics) until Ctrl-C or SIGTERM.
+    /// No screen: watch the topology and serve Prometheus metrics.
+    ///
+    /// Serves /metrics at --metrics-listen ADDR until Ctrl-C or SIGTERM.
     Serve,
-    /// Play a recording (made with --record FILE) in the TUI, read-only: space pauses, ←/→ seek
+    /// Play a recording (made with --record FILE) in the TUI.
+    ///
+    /// Read-only: space pauses, ←/→ seek
     /// 10 s, </> change the speed; the end pauses on the last frame.
     Replay {
         /// The recording.
@@ -190,38 +229,50 @@ pub enum Command {
         #[arg(long, default_value = "1", value_parser = replay_cmd::speed_arg)]
         speed: rwtop::record::Speed,
     },
+    /// Report on the DDL windows of a recording, as Markdown or HTML.
+    ///
     /// DDL-window report of a recording: the statements with per-node run times, each
     /// replica's lag as a chart, threshold crossings, catch-up, alerts, test reads and drains,
     /// as Markdown or one self-contained HTML page. Windows are found where a DDL ran, or given
     /// with --from/--to.
     Report(report_cmd::ReportArgs),
+    /// Test every read-after-write strategy against the topology, N times.
+    ///
     /// Test reads: write a marker on the primary and read it back on the replicas with each
     /// read-after-write strategy, N times; prints fresh/stale/fell-back shares, waits and the
     /// primary's load per strategy.
     Probe(probe_cmd::ProbeArgs),
+    /// Recommend the cheapest read-after-write setting, from lag alone.
+    ///
     /// What-if, no writes: from each replica's lag series (watched live for --duration, or a
     /// --recording), judge every read-after-write setting that needs no probe over a grid of
     /// values for a workload, and recommend the cheapest one that meets --max-stale within
     /// --primary-budget (docs/whatif.md).
     Whatif(whatif_cmd::WhatifArgs),
-    /// Take a replica out of the load balancer's rotation ([drain] in rwtop.toml): HAProxy
-    /// DRAIN, ProxySQL OFFLINE_SOFT, MaxScale drain, or your command. Logged to the audit log.
+    /// Take a replica out of the load balancer's rotation.
+    ///
+    /// As [drain] in rwtop.toml says: HAProxy DRAIN, ProxySQL OFFLINE_SOFT, MaxScale drain, or
+    /// your command. Logged to the audit log.
     Drain {
         /// The replica's name in the configuration.
         replica: String,
     },
-    /// Put a drained replica back into rotation (HAProxy READY, ProxySQL ONLINE, ...).
+    /// Put a drained replica back into rotation.
+    ///
+    /// HAProxy READY, ProxySQL ONLINE, MaxScale clear drain, or your command. Logged to the
+    /// audit log.
     Undrain {
         /// The replica's name in the configuration.
         replica: String,
     },
-    /// Start, inspect or remove a local replication topology of real servers on 127.0.0.1.
+    /// Start, inspect or remove a local topology of real servers on 127.0.0.1.
     Sandbox {
         #[command(subcommand)]
         action: SandboxAction,
     },
-    /// Write the man pages into --out DIR, or print a shell's completions, generated from this
-    /// command line (the Debian package ships them: scripts/package).
+    /// Write the man pages into --out DIR, or print a shell's completions.
+    ///
+    /// Generated from this command line; the Debian package ships them (scripts/package).
     #[command(hide = true)]
     Generate {
         what: generate_cmd::Asset,
@@ -233,7 +284,9 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxAction {
-    /// Start a primary and N GTID replicas (again: harmless; restarts stopped servers).
+    /// Start a primary and N GTID replicas.
+    ///
+    /// Running it again is harmless: it restarts stopped servers.
     Up {
         /// Number of replicas.
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=32))]

@@ -74,6 +74,19 @@ fn toggle(panes: &mut super::state::Panes, action: Command) {
     }
 }
 
+/// `?` opens the help screen at its top and closes it; the arrows move a list too long for the
+/// terminal, and close it like any other key where it all fits.
+fn help(state: &mut UiState, action: Command) {
+    let close = match action {
+        Command::HelpScroll(by) => !state.help.scroll(by),
+        _ => state.mode != Mode::Normal,
+    };
+    state.mode = if close { Mode::Normal } else { Mode::Help };
+    if state.mode == Mode::Help && action == Command::Help {
+        state.help.first = 0;
+    }
+}
+
 /// The chart's windows in turn: 1, 5, 15 minutes.
 fn next_window(window: Window) -> Window {
     match window {
@@ -129,12 +142,7 @@ fn apply_to_view(state: &mut UiState, action: Command, snapshot: &Snapshot) -> E
             state.status = Some(format!("queued {}", describe(&request)));
             return Effect::Request(request);
         }
-        Command::Help => {
-            state.mode = match state.mode {
-                Mode::Normal => Mode::Help,
-                Mode::Help | Mode::Confirm => Mode::Normal,
-            };
-        }
+        Command::Help | Command::HelpScroll(_) => help(state, action),
         Command::Quit => return Effect::Quit,
         Command::Probe => {
             // The node is polled as a whole; the read goes through the row's channel.

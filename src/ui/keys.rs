@@ -33,6 +33,9 @@ pub enum Command {
     /// Open or close a DDL-window report window.
     Mark,
     Help,
+    /// A key that moves the `?` screen's list while it is longer than the terminal; not in the
+    /// key table.
+    HelpScroll(super::state::HelpScroll),
     Quit,
     /// `y` while a confirmation is asked; not in the key table.
     ConfirmYes,
@@ -220,7 +223,7 @@ pub const BINDINGS: &[Binding] = &[
         key: KeyCode::Char('?'),
         action: Command::Help,
         short: "help",
-        help: "this help; any key closes it",
+        help: "this help; ↑ ↓ move a long list, any other key closes it",
     },
     Binding {
         key: KeyCode::Char('q'),
@@ -435,14 +438,17 @@ impl KeyMap {
             .map(|b| key_name(b.key))
     }
 
-    /// What a key means in a mode. In help mode every key closes the help; Ctrl-C always quits.
+    /// What a key means in a mode. In help mode the arrows and page keys move a list too long
+    /// for the terminal and every other key closes the help; Ctrl-C always quits.
     #[must_use]
     pub fn action_for(&self, key: KeyEvent, mode: Mode) -> Option<Command> {
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
             return Some(Command::Quit);
         }
         if mode == Mode::Help {
-            return Some(Command::Help);
+            return Some(
+                super::state::HelpScroll::of(key.code).map_or(Command::Help, Command::HelpScroll),
+            );
         }
         if mode == Mode::Confirm {
             let yes = matches!(key.code, KeyCode::Char('y' | 'Y'));

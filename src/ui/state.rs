@@ -94,6 +94,65 @@ pub struct UiState {
     pub replay: Option<crate::record::ReplayStatus>,
     /// The what-if pane's content, worked out while the pane is shown ([`super::whatif`]).
     pub whatif: Option<super::whatif::WhatifView>,
+    /// The `?` screen's first shown line, and how far it can move on the terminal it was last
+    /// drawn on (0: it all fits, and any key closes it).
+    pub help: HelpView,
+}
+
+/// A key that moves the `?` screen's list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HelpScroll {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+}
+
+impl HelpScroll {
+    #[must_use]
+    pub fn of(code: ratatui::crossterm::event::KeyCode) -> Option<Self> {
+        use ratatui::crossterm::event::KeyCode as K;
+        Some(match code {
+            K::Up => Self::Up,
+            K::Down => Self::Down,
+            K::PageUp => Self::PageUp,
+            K::PageDown => Self::PageDown,
+            K::Home => Self::Home,
+            K::End => Self::End,
+            _ => return None,
+        })
+    }
+}
+
+/// Where the `?` screen's list stands when it is longer than the terminal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HelpView {
+    pub first: usize,
+    /// Set by the screen as it draws: the most `first` can be there, and the lines a page moves.
+    pub room: std::cell::Cell<(usize, usize)>,
+}
+
+impl HelpView {
+    /// Moves the list; `false` when it all fits, so the key closes the screen instead.
+    pub fn scroll(&mut self, by: HelpScroll) -> bool {
+        use HelpScroll as S;
+        let (last, page) = self.room.get();
+        if last == 0 {
+            return false;
+        }
+        self.first = match by {
+            S::Up => self.first.saturating_sub(1),
+            S::Down => self.first + 1,
+            S::PageUp => self.first.saturating_sub(page.max(1)),
+            S::PageDown => self.first + page.max(1),
+            S::Home => 0,
+            S::End => last,
+        }
+        .min(last);
+        true
+    }
 }
 
 impl Default for UiState {
@@ -120,6 +179,7 @@ impl Default for UiState {
             kill_shown: None,
             replay: None,
             whatif: None,
+            help: HelpView::default(),
         }
     }
 }
