@@ -232,6 +232,9 @@ fn check(f: &Fixture) -> bool {
     if statement.contains("RPL_SEMI_SYNC") {
         return check_semisync(f);
     }
+    if statement == "SHOW GRANTS" {
+        return check_grants(f);
+    }
     if f.statement.starts_with("SELECT @@global.gtid_binlog_pos") {
         return check_node_state(f);
     }
@@ -687,4 +690,23 @@ fn mysql_holder_read_names_the_idle_transaction_and_its_kill() {
         holder.last_statement,
         rwtop::mysql::LastStatement::Last("SELECT total FROM orders WHERE id = 7".into())
     );
+}
+
+/// A `SHOW GRANTS` recording: what the full mode needs and the account lacks, by scenario.
+fn check_grants(f: &Fixture) -> bool {
+    use rwtop::mysql::grants::{Held, Mode, missing};
+    let held = Held::from_rows(&f.rows);
+    let lacks: Vec<String> = missing(f.flavor.family, &Mode::Full.uses(""), &held)
+        .iter()
+        .map(|m| format!("{} ON {}", m.privilege, m.on))
+        .collect();
+    let want: &[&str] = match f.scenario.as_str() {
+        "monitor" | "full" => &[],
+        "role_and_no_performance_schema" => &["SELECT ON performance_schema.*"],
+        "wildcard_schema" => &["REPLICATION SLAVE ON *.*"],
+        _ => return false,
+    };
+    assert_eq!(lacks, want, "{}", f.path.display());
+    assert_ne!(held.account(), "<account>", "{}", f.path.display());
+    true
 }

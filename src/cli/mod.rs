@@ -6,6 +6,7 @@
 mod demo_cmd;
 mod drain_cmd;
 mod generate_cmd;
+mod grants_cmd;
 mod lint_cmd;
 mod monitor_cmd;
 mod output;
@@ -265,6 +266,15 @@ pub enum Command {
         /// The replica's name in the configuration.
         replica: String,
     },
+    /// Print the CREATE USER and GRANT statements rwtop needs.
+    ///
+    /// Per flavor and mode, each privilege with a comment saying what it is for. Pipe them to
+    /// the client after putting the password in place of <password>. Modes: full (the default:
+    /// the monitor, the heartbeat writer on every root, test reads) and read-only (rwtop
+    /// --read-only, which writes nothing and reads pt-heartbeat's table). --disks, --kill and
+    /// --osc-schema add the optional features' privileges. On connect rwtop reads the account's
+    /// grants and says what is off for want of which (docs/grants.md).
+    Grants(grants_cmd::GrantsArgs),
     /// Start, inspect or remove a local topology of real servers on 127.0.0.1.
     Sandbox {
         #[command(subcommand)]
@@ -355,6 +365,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             replay_cmd::run(&file, speed, cli.theme.as_deref())
         }
         Some(Command::Sandbox { action }) => sandbox_cmd::run(action),
+        Some(Command::Grants(args)) => grants_cmd::run(&args),
         Some(Command::Generate { what, out }) => generate_cmd::run(what, out.as_deref()),
         Some(Command::Snapshot { json, duration }) => {
             snapshot_cmd::run(&cli.target, json, duration)

@@ -31,7 +31,7 @@ pub fn run(target: &TargetArgs, as_json: bool, duration: Duration) -> anyhow::Re
         text
     } else {
         let mut text = table(&snapshot);
-        let why = why_not_up(&snapshot) + &why_unknown(&snapshot);
+        let why = why_not_up(&snapshot) + &why_unknown(&snapshot) + &missing_grants(&snapshot);
         if !why.is_empty() {
             text.push('\n');
             text.push_str(&why);
@@ -74,6 +74,17 @@ fn why_unknown(s: &Snapshot) -> String {
                 let place = rwtop::store::alert_view::place(Some(&n.name), channel);
                 let _ = writeln!(out, "{} lag unknown: {reason}", place.unwrap_or_default());
             }
+        }
+    }
+    out
+}
+
+/// What is off for want of a grant, per node, with the statement that grants it.
+fn missing_grants(s: &Snapshot) -> String {
+    let mut out = String::new();
+    for n in &s.nodes {
+        for m in &n.missing_grants {
+            let _ = writeln!(out, "{} missing grant {}; fix: {}", n.name, m.text(), m.fix);
         }
     }
     out

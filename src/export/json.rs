@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.12";
+pub const SCHEMA_VERSION: &str = "1.13";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -35,6 +35,8 @@ pub struct JsonSnapshot {
     /// Since 1.12: per root, what each replica would lose if the root died now, and the
     /// replica to promote (docs/failover-exposure.md).
     pub exposure: Vec<exposure::JsonExposure>,
+    /// Since 1.13: per node, what this run needs that rwtop's account lacks (docs/grants.md).
+    pub missing_grants: Vec<grants::JsonMissingGrant>,
 }
 
 #[derive(Debug, Serialize)]
@@ -537,12 +539,14 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         probes: s.probes.clone(),
         drain: drain(s),
         exposure: s.exposure.iter().map(exposure::exposure).collect(),
+        missing_grants: grants::missing(s),
     }
 }
 
 mod appliers;
 mod catch_up;
 mod exposure;
+mod grants;
 mod headroom;
 mod holders;
 mod incidents;

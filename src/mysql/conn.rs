@@ -134,7 +134,7 @@ fn hint(code: Option<u16>) -> &'static str {
     match code {
         Some(1045) => LOGIN_REFUSED_HINT,
         Some(1044 | 1142 | 1227 | 1370) => {
-            " (missing privilege: grant what README.md lists under 'Grants' to the monitor user)"
+            " (missing privilege: `rwtop grants` prints what the monitor user needs; docs/grants.md)"
         }
         Some(1130) => {
             " (this host may not connect: create the monitor user for this client address)"

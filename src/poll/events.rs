@@ -212,6 +212,12 @@ pub enum PollEvent {
         node: String,
         settings: Box<SafetySettings>,
     },
+    /// The privileges this run needs that the node's account lacks, each with what goes off
+    /// without it (`mysql/grants.rs`): read at connect and every [`super::GRANTS_EVERY`].
+    Grants {
+        node: String,
+        missing: Vec<crate::mysql::grants::MissingGrant>,
+    },
     /// The node's disks and directories (`mysql/disks.rs`), where the operator opted in.
     Disks {
         node: String,

@@ -19,5 +19,5 @@ pub use events::{
     ReportedReplica, WriterState,
 };
 pub use feeds::Feeds;
-pub use node_poller::{DISKS_EVERY, SETTINGS_EVERY};
+pub use node_poller::{DISKS_EVERY, GRANTS_EVERY, SETTINGS_EVERY};
 pub use pace::{READ_BUDGET, ReadPace};

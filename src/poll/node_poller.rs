@@ -37,6 +37,10 @@ pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
 /// How soon they are read again while the node holds a copy of rwtop's tables that is not
 /// rwtop's: a root above writes nothing until it is fixed, and the fix should be seen at once.
 pub const SETTINGS_WHILE_MISMATCHED: Duration = Duration::from_secs(5);
+/// How often the account's grants are read again after the read at connect (`session.rs`,
+/// `grants_when_due`): a `GRANT` or `REVOKE` is seen within this, and the connection reopened
+/// so that it holds what the server now lists. One `SHOW GRANTS` a node, as often as the disks.
+pub const GRANTS_EVERY: Duration = Duration::from_secs(10);
 /// How often an opted-in node's disks are read (`mysql/disks.rs`): free space moves slowly, and
 /// a rate of minutes to a full disk needs no finer grain (docs/benchmarks.md, "Statements measured
 /// by hand").
@@ -98,8 +102,10 @@ pub async fn run(
             Ok(conn) => {
                 let ended = poll_connected(&spec, conn, &events, &mut stop, &mut failures).await;
                 match ended {
-                    None => return,
-                    Some(err) => err.to_string(),
+                    Ended::Stopped => return,
+                    // Not a failure: connect again at once, the node stays up.
+                    Ended::Regranted => continue,
+                    Ended::Failed(err) => err.to_string(),
                 }
             }
             Err(err) => err.to_string(),
@@ -128,8 +134,8 @@ pub async fn run(
     }
 }
 
-/// Polls over one connection until it fails (returns the error) or the engine stops (`None`):
-/// the tick schedule, each tick's steps taken by a [`Session`].
+/// Polls over one connection until it fails, the account's global privileges change, or the
+/// engine stops: the tick schedule, each tick's steps taken by a [`Session`].
 ///
 /// One tick per heartbeat read or status poll, whichever comes more often; the read pace slows
 /// as nodes are added, and the ticker with it (no wake-up without a query). A status poll is due
@@ -142,14 +148,10 @@ async fn poll_connected(
     events: &mpsc::Sender<PollEvent>,
     stop: &mut watch::Receiver<bool>,
     failures: &mut u32,
-) -> Option<SqlError> {
-    let ended = |ended: Ended| match ended {
-        Ended::Stopped => None,
-        Ended::Failed(err) => Some(err),
-    };
+) -> Ended {
     let mut session = match Session::start(spec, conn, events).await {
         Ok(session) => session,
-        Err(e) => return ended(e),
+        Err(e) => return e,
     };
     let period = |s: &Session| s.read_every(spec.pace.every()).min(spec.interval);
     let mut ticker = ticker(on_slot(tokio::time::Instant::now()), period(&session));
@@ -166,7 +168,7 @@ async fn poll_connected(
             }
             _ = stop.changed() => {
                 session.conn.close().await;
-                return None;
+                return Ended::Stopped;
             }
         };
         let now_every = period(&session);
@@ -187,7 +189,10 @@ async fn poll_connected(
             if silence.said {
                 *failures = (*failures).max(DOWN_AFTER - 1);
             }
-            return ended(e);
+            if matches!(e, Ended::Regranted) {
+                session.conn.close().await;
+            }
+            return e;
         }
     }
 }
@@ -203,6 +208,7 @@ async fn tick(
     if status_due {
         read_due &= !session.status_poll(read_due, failures).await?;
         session.settings_when_due().await?;
+        session.grants_when_due().await?;
         session.disks_when_due().await?;
     }
     if read_due && session.reads() {

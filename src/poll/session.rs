@@ -25,6 +25,10 @@ pub(super) enum Ended {
     Stopped,
     /// A statement failed: the connection is dropped and opened again after a back-off.
     Failed(SqlError),
+    /// The account's grants changed since this connection opened: a server gives an open
+    /// connection none of a global privilege granted since (nor takes one revoked), so the
+    /// connection is opened again at once, without a back-off, to hold what the server lists.
+    Regranted,
 }
 
 impl From<SqlError> for Ended {
@@ -79,6 +83,10 @@ pub(super) struct Session<'a> {
     /// more often ([`Self::read_every`]).
     sql_delay: u64,
     osc: super::osc::OscWatch,
+    /// The account's grants as read when this connection opened (`None`: unread), and when
+    /// they are read again.
+    grants: Option<crate::mysql::grants::Held>,
+    grants_due: tokio::time::Instant,
 }
 
 impl<'a> Session<'a> {
@@ -88,7 +96,7 @@ impl<'a> Session<'a> {
         conn: NodeConn,
         events: &'a mpsc::Sender<PollEvent>,
     ) -> Result<Self, Ended> {
-        let session = Self {
+        let mut session = Self {
             spec,
             events,
             statuses: 0,
@@ -109,6 +117,8 @@ impl<'a> Session<'a> {
             writable_root: false,
             sql_delay: 0,
             osc: super::osc::OscWatch::default(),
+            grants: None,
+            grants_due: tokio::time::Instant::now(),
             conn,
         };
         let connected = PollEvent::Connected {
@@ -117,7 +127,55 @@ impl<'a> Session<'a> {
             identity: session.conn.identity().clone(),
         };
         session.send(connected).await?;
+        // Before the first poll, which a missing grant may fail: the note says why.
+        session.grants_when_due().await?;
         Ok(session)
+    }
+
+    /// What this run needs of the node's account: from the heartbeat's mode, discovery and
+    /// the disks' opt-in (a kill and the schemas of online schema changes are not checked).
+    fn uses(&self) -> crate::mysql::grants::Uses {
+        use super::node_poller::HeartbeatTable;
+        let (writes, pt_heartbeat) = match &self.spec.heartbeat {
+            HeartbeatTable::Own { .. } => (true, None),
+            HeartbeatTable::Pt { table } => (false, Some(table.clone())),
+        };
+        crate::mysql::grants::Uses {
+            writes,
+            discovery: self.spec.discovery,
+            pt_heartbeat,
+            disks: self.spec.disks_every.is_some(),
+            ..crate::mysql::grants::Uses::default()
+        }
+    }
+
+    /// The account's grants, at connect and every [`super::GRANTS_EVERY`]: what this run
+    /// needs and the account lacks goes to the store, each with what goes off. Grants that
+    /// differ from those read at connect end the session ([`Ended::Regranted`]). A refused
+    /// `SHOW GRANTS` leaves them unread.
+    pub async fn grants_when_due(&mut self) -> Result<(), Ended> {
+        let now = tokio::time::Instant::now();
+        if now < self.grants_due {
+            return Ok(());
+        }
+        self.grants_due = now + super::GRANTS_EVERY;
+        let held = match self.conn.grants().await {
+            Ok(held) => held,
+            Err(SqlError::Server { .. } | SqlError::Parse { .. }) => return Ok(()),
+            Err(other) => return Err(other.into()),
+        };
+        if let Some(before) = &self.grants {
+            return if *before == held {
+                Ok(())
+            } else {
+                Err(Ended::Regranted)
+            };
+        }
+        let family = self.conn.flavor().family;
+        let missing = crate::mysql::grants::missing(family, &self.uses(), &held);
+        self.grants = Some(held);
+        let node = self.spec.name.clone();
+        self.send(PollEvent::Grants { node, missing }).await
     }
 
     async fn send(&self, event: PollEvent) -> Result<(), Ended> {

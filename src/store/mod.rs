@@ -114,6 +114,8 @@ pub struct Store {
     primary: Option<String>,
     probes: crate::probe::ProbeBook,
     drains: crate::drain::DrainBook,
+    /// Per node, what this run needs that its account lacks, as last read.
+    grants: BTreeMap<String, Vec<crate::mysql::grants::MissingGrant>>,
 }
 
 impl Store {
@@ -140,6 +142,7 @@ impl Store {
             routes_dirty: true,
             started: Instant::now(),
             nodes: BTreeMap::new(),
+            grants: BTreeMap::new(),
             order: Vec::new(),
             probes: crate::probe::ProbeBook::default(),
             drains: crate::drain::DrainBook::new(
@@ -226,6 +229,9 @@ impl Store {
                 if let Some(entry) = self.nodes.get_mut(&node) {
                     entry.settings = Some(*settings);
                 }
+            }
+            PollEvent::Grants { node, missing } => {
+                self.grants.insert(node, missing);
             }
             PollEvent::Heartbeat { node, read } => {
                 self.apply_lags(&node, read.sent_at, |store, writer| {
@@ -401,7 +407,9 @@ impl Store {
                         }
                     })
                     .collect();
-                entry.view(now, &sources, self.settings.heartbeat_interval)
+                let mut view = entry.view(now, &sources, self.settings.heartbeat_interval);
+                view.missing_grants = self.grants.get(&entry.name).cloned().unwrap_or_default();
+                view
             })
             .collect();
         let drain = self.drains.view();

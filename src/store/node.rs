@@ -390,6 +390,7 @@ impl NodeEntry {
             lb: None,
             channels,
             settings: self.settings.clone().filter(|_| self.is_up()),
+            missing_grants: Vec::new(),
             binlog_head: sample
                 .and_then(|s| s.reported.binlog.as_ref())
                 .map(|b| b.position.clone()),

@@ -126,6 +126,11 @@ pub struct NodeView {
     /// node answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<crate::mysql::SafetySettings>,
+    /// What this run needs that the node's account lacks, each with what goes off without it
+    /// and the fix, as last read (at connect and every 10 s); kept while the node does
+    /// not answer, since a missing grant may be why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_grants: Vec<crate::mysql::grants::MissingGrant>,
     /// The node's own binlog coordinate (`SHOW BINLOG STATUS`) from the newest sample, while it
     /// answers: read only on a node a watched replica replicates from (or while a node has not
     /// answered yet); `None` on a leaf and where binary logging is off.

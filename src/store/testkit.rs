@@ -166,6 +166,7 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         lb: None,
         channels: Vec::new(),
         settings: None,
+        missing_grants: Vec::new(),
         binlog_head: None,
         binlog_files: Vec::new(),
         semisync: None,

@@ -68,6 +68,7 @@ pub async fn run(
         let snapshot = feed.current();
         state.replay = feed.replay_status();
         super::kill::show_outcome(&mut state, &snapshot);
+        super::grant_note::show(&mut state, &snapshot);
         if state.panes.cover == Some(super::state::Cover::Whatif) {
             super::whatif::refresh(&mut state.whatif, &snapshot);
         }

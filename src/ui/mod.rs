@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod app;
 pub mod feed;
+pub mod grant_note;
 pub mod keys;
 pub mod kill;
 pub mod panels;

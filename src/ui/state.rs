@@ -90,6 +90,8 @@ pub struct UiState {
     pub kill_enabled: bool,
     /// The newest kill whose outcome the footer has shown.
     pub kill_shown: Option<chrono::DateTime<chrono::Utc>>,
+    /// The missing grants the footer last told of ([`super::grant_note`]): told once each.
+    pub grants_told: String,
     /// Where a replay stands (shown in the footer); `None` in the live view.
     pub replay: Option<crate::record::ReplayStatus>,
     /// The what-if pane's content, worked out while the pane is shown ([`super::whatif`]).
@@ -177,6 +179,7 @@ impl Default for UiState {
             pending_kill: None,
             kill_enabled: false,
             kill_shown: None,
+            grants_told: String::new(),
             replay: None,
             whatif: None,
             help: HelpView::default(),

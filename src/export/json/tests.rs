@@ -73,7 +73,7 @@ fn two_channels() -> Topo {
 fn each_channel_is_an_object_of_its_own() {
     let d = doc(&two_channels().snapshot);
     assert_eq!(d["schema_version"], SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, "1.12");
+    assert_eq!(SCHEMA_VERSION, "1.13");
     let channels = node(&d, "r2")["channels"].as_array().cloned();
     let channels = channels.unwrap_or_default();
     let names: Vec<&Value> = channels.iter().map(|c| &c["channel"]).collect();
@@ -373,6 +373,12 @@ fn every_key_is_documented() {
     topo.node_mut("db1", |n| {
         n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
         n.semisync = Some(super::semisync::example());
+        n.missing_grants = vec![crate::mysql::grants::MissingGrant {
+            privilege: "FILE".to_owned(),
+            on: "*.*".to_owned(),
+            off: "free disk space is not read".to_owned(),
+            fix: "GRANT FILE ON *.* TO `rwtop`@`%`".to_owned(),
+        }];
     });
     topo.replica_mut("r1", |r| r.sql_running = false);
     let mut snapshot = topo.snapshot.clone();
