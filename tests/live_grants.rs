@@ -186,6 +186,23 @@ async fn live_printed_grants_are_enough_in_each_mode_and_one_taken_away_is_named
         "what went off"
     );
 
+    // A grant every poll needs: the nodes are down, and the note says why.
+    admin_and_wait(&t, "REVOKE SLAVE MONITOR ON *.* FROM 'g_ro'@'127.0.0.1'");
+    let ro = doc(&t, "g_ro", true);
+    let both =
+        |p: &str, on: &str| ["primary", "r1"].map(|n| (n.to_owned(), p.to_owned(), on.to_owned()));
+    let [p_sm, r_sm] = both("SLAVE MONITOR", "*.*");
+    let [p_pt, r_pt] = both("SELECT", "percona.heartbeat");
+    assert_eq!(
+        missing(&ro),
+        [p_sm, p_pt, r_sm, r_pt],
+        "{:#}",
+        ro["missing_grants"]
+    );
+    for n in ["primary", "r1"] {
+        assert_eq!(node(&ro, n)["state"], "down", "{n}: {:#}", node(&ro, n));
+    }
+
     a_grant_given_while_rwtop_runs_is_seen(&t).await;
 }
 

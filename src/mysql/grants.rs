@@ -159,7 +159,7 @@ fn monitor(family: Family, uses: &Uses, need: &mut impl Add) {
                 "SLAVE MONITOR",
                 &global,
                 "SHOW ALL SLAVES STATUS",
-                Some("every poll of a replica fails (replication status)"),
+                Some("every poll fails (SHOW ALL SLAVES STATUS, asked of every node)"),
             );
             if uses.discovery {
                 need(

@@ -119,13 +119,15 @@ impl Held {
     }
 }
 
-/// The names one privilege goes by: `MariaDB` 10.5 renamed `REPLICATION CLIENT` to `BINLOG
-/// MONITOR` and accepts `REPLICA MONITOR` for `SLAVE MONITOR`; `SUPER` still allows a `KILL`.
+/// The names one privilege goes by, and what else grants it: `MariaDB` 10.5 renamed
+/// `REPLICATION CLIENT` to `BINLOG MONITOR` and accepts `REPLICA MONITOR` for `SLAVE MONITOR`;
+/// `SUPER` allows the status statements (`MariaDB` 10.11 names it beside them in its refusal)
+/// and a `KILL`, though not `SHOW SLAVE HOSTS`.
 fn grants(set: &BTreeSet<String>, privilege: &str) -> bool {
     let aliases: &[&str] = match privilege {
-        "BINLOG MONITOR" => &["REPLICATION CLIENT"],
-        "SLAVE MONITOR" => &["REPLICA MONITOR"],
-        "CONNECTION ADMIN" | "CONNECTION_ADMIN" => &["SUPER"],
+        "BINLOG MONITOR" => &["REPLICATION CLIENT", "SUPER"],
+        "SLAVE MONITOR" => &["REPLICA MONITOR", "SUPER"],
+        "REPLICATION CLIENT" | "CONNECTION ADMIN" | "CONNECTION_ADMIN" => &["SUPER"],
         _ => &[],
     };
     set.contains(privilege)
