@@ -1,7 +1,7 @@
 //! The Debian package as a user gets it: `scripts/package` builds it (a release build, then
 //! cargo-deb); its contents and control fields are read with `dpkg-deb`; it is unpacked into a
 //! throw-away root, where the binary's `--version`, `man -l` on the page and the bash completion
-//! are run.
+//! are run, and every link of the README and the guides shipped beside it is followed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -112,6 +112,8 @@ fn the_package_installs_rwtop_with_its_man_pages_and_completions() {
     assert!(words.contains("NAME rwtop - Replication monitor"), "{page}");
     assert!(words.contains("SUBCOMMANDS rwtop-demo(1)"), "{page}");
 
+    every_link_resolves(&root.path().join("usr/share/doc/rwtop"));
+
     // The bash completion completes commands and a command's own subcommands.
     let complete = |line: &str| {
         let words: Vec<&str> = line.split(' ').collect();
@@ -131,4 +133,74 @@ fn the_package_installs_rwtop_with_its_man_pages_and_completions() {
     assert_eq!(commands.trim(), "demo", "{commands}");
     let actions = complete("rwtop sandbox u");
     assert_eq!(actions.trim(), "up", "{actions}");
+}
+
+/// The README and the guides installed under `doc`, with every page and picture they link.
+fn every_link_resolves(doc: &Path) {
+    let mut pages = vec![doc.join("README.md")];
+    for dir in ["docs", "docs/guide"] {
+        let listed = std::fs::read_dir(doc.join(dir)).unwrap();
+        pages.extend(
+            listed
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "md")),
+        );
+    }
+    assert!(pages.len() > 20, "{pages:?}");
+    for page in &pages {
+        for target in relative_links(&std::fs::read_to_string(page).unwrap()) {
+            let at = page.parent().unwrap().join(&target);
+            // The development guide's links into the source tree (test fixtures, scripts) are
+            // for a clone; the package ships no source.
+            if source_tree(doc, &at) {
+                continue;
+            }
+            assert!(
+                at.exists(),
+                "{} links {target}, not in the package",
+                page.display()
+            );
+        }
+    }
+}
+
+/// Whether `at`, a path under `doc`, names a place in the source tree rather than the docs.
+fn source_tree(doc: &Path, at: &Path) -> bool {
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for part in at.strip_prefix(doc).unwrap_or(at).components() {
+        match part {
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::Normal(name) => parts.push(name),
+            _ => {}
+        }
+    }
+    parts.first().is_some_and(|top| {
+        ["src", "tests", "scripts", "benches", ".ci"]
+            .iter()
+            .any(|t| top == t)
+    })
+}
+
+/// The targets of a page's relative Markdown links (`](target)` or `](target#anchor)`), outside
+/// code blocks.
+fn relative_links(page: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut links = Vec::new();
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced {
+            continue;
+        }
+        for (_, rest) in line.match_indices("](").map(|(i, _)| line.split_at(i + 2)) {
+            let target = rest.split([')', '#', ' ']).next().unwrap_or("");
+            if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
+                links.push(target.to_owned());
+            }
+        }
+    }
+    links
 }
