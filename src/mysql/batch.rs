@@ -53,6 +53,10 @@ pub struct PollParts {
     /// The online schema change tools' tables, by name ([`super::osc::DETECT_SQL`]); a refusal
     /// leaves them unread, never fails the poll.
     pub osc: bool,
+    /// Semi-sync's settings and counters (two statements); a refusal leaves them unread, never
+    /// fails the poll. Every poll where semi-sync is on, every 5th where it is off (the poller
+    /// carries the last reading between: `poll/session.rs`).
+    pub semisync: bool,
 }
 
 impl PollParts {
@@ -63,6 +67,7 @@ impl PollParts {
         processes: true,
         clock: true,
         osc: true,
+        semisync: true,
     };
 }
 
@@ -95,8 +100,9 @@ pub struct Reported {
     /// Online schema change runs, when the tools' tables were looked for (`Some(empty)`: none
     /// found); `None` when not looked for this time.
     pub osc: Option<Vec<super::OscRun>>,
-    /// Semi-sync switches and counters (both sides), read every poll; `None` when refused or
-    /// unreadable. A server without the plugins reports [`SemiSync::default`].
+    /// Semi-sync switches and counters (both sides), when asked ([`PollParts::semisync`]);
+    /// `None` when not asked, refused or unreadable. A server without the plugins reports
+    /// [`SemiSync::default`].
     pub semisync: Option<SemiSync>,
 }
 
@@ -281,8 +287,8 @@ impl NodeConn {
             (Part::Workers, ask.parts.processes && workers_sql.is_some()),
             (Part::Queued, queued_sql.is_some()),
             (Part::Osc, ask.parts.osc),
-            (Part::SemiSyncVariables, true),
-            (Part::SemiSyncStatus, true),
+            (Part::SemiSyncVariables, ask.parts.semisync),
+            (Part::SemiSyncStatus, ask.parts.semisync),
         ]
         .into_iter()
         .filter_map(|(part, asked)| asked.then_some(part))

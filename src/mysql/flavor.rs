@@ -269,10 +269,20 @@ impl Flavor {
     }
 
     /// Semi-sync settings: absent rows mean the plugin is not loaded (`MySQL`); the names moved
-    /// from master/slave to source/replica with `MySQL` 8.0.26's new plugins.
+    /// from master/slave to source/replica with `MySQL` 8.0.26's new plugins. `MariaDB` has them
+    /// built in, so the four it needs are read by name, in one row (a fifth of the server's
+    /// time for the `SHOW`'s scan of every variable: docs/semisync.md).
     #[must_use]
     pub fn semisync_variables_sql(&self) -> &'static str {
-        "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%'"
+        match self.family {
+            Family::Mariadb => {
+                "SELECT @@global.rpl_semi_sync_master_enabled AS rpl_semi_sync_master_enabled, \
+                 @@global.rpl_semi_sync_slave_enabled AS rpl_semi_sync_slave_enabled, \
+                 @@global.rpl_semi_sync_master_timeout AS rpl_semi_sync_master_timeout, \
+                 @@global.rpl_semi_sync_master_wait_point AS rpl_semi_sync_master_wait_point"
+            }
+            Family::Mysql => "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%'",
+        }
     }
 
     #[must_use]

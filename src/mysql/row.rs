@@ -71,7 +71,8 @@ impl RawRow {
         self.names.iter().map(String::as_str)
     }
 
-    fn cells(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+    /// Each column's name and value, in order.
+    pub fn cells(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
         self.names
             .iter()
             .map(String::as_str)

@@ -58,15 +58,26 @@ fn normalize(name: &str) -> String {
 }
 
 impl SemiSync {
-    /// From the rows of `SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%'` and
-    /// `SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'`. A switch or setting that does not read as
-    /// one is an error naming it; a counter that does not read as a number (NULL, empty) is
-    /// unknown.
+    /// From the rows of `SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%'` (or one row whose
+    /// columns are the variables, `MariaDB`'s read by name) and `SHOW GLOBAL STATUS LIKE
+    /// 'Rpl_semi_sync%'`. A switch or setting that does not read as one is an error naming it;
+    /// a counter that does not read as a number (NULL, empty) is unknown.
     pub fn from_rows(variables: &[RawRow], status: &[RawRow]) -> Result<Self, StatusError> {
-        let mut out = Self::default();
+        let mut pairs: Vec<(String, Option<String>)> = Vec::new();
         for row in variables.iter().chain(status) {
-            let name = normalize(&row.string(&["Variable_name"])?);
-            let value = row.text(&["Value"])?.map(str::to_owned);
+            if row.has(&["Variable_name"]) {
+                let name = row.string(&["Variable_name"])?;
+                pairs.push((name, row.text(&["Value"])?.map(str::to_owned)));
+            } else {
+                let cells = row
+                    .cells()
+                    .map(|(n, v)| (n.to_owned(), v.map(str::to_owned)));
+                pairs.extend(cells);
+            }
+        }
+        let mut out = Self::default();
+        for (name, value) in pairs {
+            let name = normalize(&name);
             let flag = || {
                 value
                     .as_deref()
@@ -113,6 +124,19 @@ impl SemiSync {
             }
         }
         Ok(out)
+    }
+
+    /// Whether either side is switched on or says it is semi-sync now: its state and counters
+    /// can change from poll to poll.
+    #[must_use]
+    pub fn in_use(&self) -> bool {
+        [
+            self.source_enabled,
+            self.replica_enabled,
+            self.source_active,
+            self.replica_active,
+        ]
+        .contains(&Some(true))
     }
 
     /// ACKs a commit needs: the server's setting, or one where it has none (`MariaDB`, whose
@@ -165,6 +189,42 @@ mod tests {
         assert_eq!(s.source_clients, None, "garbled");
         assert_eq!(s.counters.no_tx, Some(12));
         assert_eq!(s.required_acks(), Some(1), "MariaDB waits for one ACK");
+    }
+
+    #[test]
+    fn mariadbs_row_of_variables_reads_as_the_show_does() {
+        let show = rows(&[
+            ("rpl_semi_sync_master_enabled", Some("ON")),
+            ("rpl_semi_sync_slave_enabled", Some("OFF")),
+            ("rpl_semi_sync_master_timeout", Some("10000")),
+            ("rpl_semi_sync_master_wait_point", Some("AFTER_SYNC")),
+        ]);
+        let by_name = [RawRow::of(&[
+            ("rpl_semi_sync_master_enabled", Some("1")),
+            ("rpl_semi_sync_slave_enabled", Some("0")),
+            ("rpl_semi_sync_master_timeout", Some("10000")),
+            ("rpl_semi_sync_master_wait_point", Some("AFTER_SYNC")),
+        ])];
+        let status = rows(&[("Rpl_semi_sync_master_status", Some("ON"))]);
+        let a = SemiSync::from_rows(&show, &status).unwrap();
+        assert_eq!(SemiSync::from_rows(&by_name, &status).unwrap(), a);
+        assert_eq!(a.source_timeout_ms, Some(10_000));
+        assert_eq!(a.source_enabled, Some(true));
+    }
+
+    #[test]
+    fn in_use_where_either_side_is_on_or_active() {
+        let off = rows(&[
+            ("rpl_semi_sync_master_enabled", Some("OFF")),
+            ("rpl_semi_sync_slave_enabled", Some("OFF")),
+        ]);
+        let quiet = rows(&[("Rpl_semi_sync_master_status", Some("OFF"))]);
+        assert!(!SemiSync::from_rows(&off, &quiet).unwrap().in_use());
+        assert!(!SemiSync::default().in_use(), "no plugin");
+        let replica = rows(&[("rpl_semi_sync_slave_enabled", Some("ON"))]);
+        assert!(SemiSync::from_rows(&replica, &[]).unwrap().in_use());
+        let active = rows(&[("Rpl_semi_sync_master_status", Some("ON"))]);
+        assert!(SemiSync::from_rows(&off, &active).unwrap().in_use());
     }
 
     #[test]

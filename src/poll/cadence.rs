@@ -49,7 +49,17 @@ impl PollParts {
             clock: every_fifth,
             // At its own cadence, on writable roots only (`poll/osc.rs`).
             osc: false,
+            semisync: every_fifth,
         }
+    }
+
+    /// Adds semi-sync's reads to every poll while the node's last reading had it `on` (either
+    /// side enabled or active, or nothing read yet): a fall-back is news at once there. Where
+    /// it is off, its counters stand still, and the every-5th reading notices it switched on.
+    #[must_use]
+    pub fn semisync_on(mut self, on: bool) -> Self {
+        self.semisync |= on;
+        self
     }
 
     /// Adds the binlog list unless this connection `held` one from the polls before (it reads
@@ -180,6 +190,14 @@ mod tests {
             "first scan on the second poll"
         );
         assert!(!PollParts::for_poll(0, 0, false).replica_hosts);
+        // Semi-sync: with the clock where it is off, every poll where it is on.
+        let off: Vec<bool> = polls
+            .iter()
+            .map(|p| p.semisync_on(false).semisync)
+            .collect();
+        assert_eq!(off, polls.iter().map(|p| p.clock).collect::<Vec<_>>());
+        assert!(off[0], "the first poll reads it");
+        assert!(polls.iter().all(|p| p.semisync_on(true).semisync));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use super::cadence::{Applying, PollParts, phase};
 use super::events::{AppliedRead, ConnState, PollEvent};
 use super::node_poller::{PollerSpec, SETTINGS_EVERY, SETTINGS_WHILE_MISMATCHED, poll_status};
 use super::pt_heartbeat;
+use crate::mysql::semisync::SemiSync;
 use crate::mysql::{NodeConn, SqlError, lock_holders};
 
 /// Why a connection's polling ended.
@@ -83,6 +84,9 @@ pub(super) struct Session<'a> {
     /// more often ([`Self::read_every`]).
     sql_delay: u64,
     osc: super::osc::OscWatch,
+    /// Semi-sync as last read: carried into the polls that leave it out
+    /// ([`PollParts::semisync_on`]); `None` before the first reading, or when it was refused.
+    semisync: Option<SemiSync>,
     /// The account's grants as read when this connection opened (`None`: unread), and when
     /// they are read again.
     grants: Option<crate::mysql::grants::Held>,
@@ -117,6 +121,7 @@ impl<'a> Session<'a> {
             writable_root: false,
             sql_delay: 0,
             osc: super::osc::OscWatch::default(),
+            semisync: None,
             grants: None,
             grants_due: tokio::time::Instant::now(),
             conn,
@@ -202,7 +207,8 @@ impl<'a> Session<'a> {
             .when_idle(poll, self.phase, self.applying)
             .after_ddl(self.ddl_seen.map(|seen| poll - seen))
             .list_held(self.list.is_some())
-            .as_source(self.spec.feeds.feeds(&self.spec.name));
+            .as_source(self.spec.feeds.feeds(&self.spec.name))
+            .semisync_on(self.semisync.as_ref().is_none_or(SemiSync::in_use));
         let parts = self.osc.parts(parts, poll, self.phase, self.writable_root);
         if !parts.binlog {
             self.list = None;
@@ -225,6 +231,13 @@ impl<'a> Session<'a> {
         let sent_utc = chrono::Utc::now();
         let (mut sample, ahead) = poll_status(&mut self.conn, parts, lead, tail).await?;
         let lead_asked = lead.is_some();
+        // A poll that left semi-sync out reports the last reading, which stands still while
+        // semi-sync is off.
+        if parts.semisync {
+            self.semisync.clone_from(&sample.reported.semisync);
+        } else {
+            sample.reported.semisync.clone_from(&self.semisync);
+        }
         if let Some(list) = sample.reported.processes.as_mut() {
             if !list.ddl.is_empty() {
                 self.ddl_seen = Some(poll);
