@@ -222,22 +222,29 @@ struct Link {
     target: String,
 }
 
-/// Relative links of a Markdown text, with their line numbers.
-fn links(text: &str) -> Vec<Link> {
-    let mut out = Vec::new();
+/// The lines of a Markdown text outside fenced code blocks, with their 0-based numbers.
+fn prose_lines(text: &str) -> Vec<(usize, &str)> {
     let mut fence: Option<&str> = None;
+    let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim_start();
         if let Some(open) = fence {
             if trimmed.starts_with(open) {
                 fence = None;
             }
-            continue;
-        }
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+        } else if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             fence = Some(&trimmed[..3]);
-            continue;
+        } else {
+            out.push((i, line));
         }
+    }
+    out
+}
+
+/// Relative links of a Markdown text, with their line numbers.
+fn links(text: &str) -> Vec<Link> {
+    let mut out = Vec::new();
+    for (i, line) in prose_lines(text) {
         let prose = without_code_spans(line);
         let mut targets = inline_targets(&prose);
         if let Some(t) = reference_target(&prose) {
@@ -312,19 +319,7 @@ fn is_relative(target: &str) -> bool {
 fn anchors(text: &str) -> BTreeSet<String> {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut out = BTreeSet::new();
-    let mut fence: Option<&str> = None;
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        if let Some(open) = fence {
-            if trimmed.starts_with(open) {
-                fence = None;
-            }
-            continue;
-        }
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            fence = Some(&trimmed[..3]);
-            continue;
-        }
+    for (_, line) in prose_lines(text) {
         let hashes = line.chars().take_while(|&c| c == '#').count();
         if !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
             continue;

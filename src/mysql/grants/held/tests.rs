@@ -110,10 +110,7 @@ fn mariadb_lines_with_passwords_roles_and_options_parse() {
         "the current role's grants are listed"
     );
     assert!(missing(Family::Mariadb, &Mode::Full.uses(""), &held).is_empty());
-    let disks = Uses {
-        disks: true,
-        ..Mode::Full.uses("")
-    };
+    let disks = full_with_disks();
     assert_eq!(
         missing_names(Family::Mariadb, &disks, &held),
         ["FILE ON *.*"]
@@ -188,12 +185,17 @@ fn schema_patterns_follow_the_servers_wildcards() {
 fn mariadb_10_11_as_captured_holds_the_full_mode() {
     let held = held("mariadb-10.11/show_grants__monitor.txt");
     assert_eq!(held.account(), "`rwtop`@`127.0.0.1`");
-    let disks = Uses {
-        disks: true,
-        ..Mode::Full.uses("")
-    };
+    let disks = full_with_disks();
     assert_eq!(
         missing_names(Family::Mariadb, &disks, &held),
         ["FILE ON *.*"]
     );
+}
+
+/// What a full run that also reads the disks needs.
+fn full_with_disks() -> Uses {
+    Uses {
+        disks: true,
+        ..Mode::Full.uses("")
+    }
 }
