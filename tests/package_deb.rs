@@ -3,6 +3,9 @@
 //! throw-away root, where the binary's `--version`, `man -l` on the page and the bash completion
 //! are run, and every link of the README and the guides shipped beside it is followed.
 
+#[path = "common/markdown.rs"]
+mod markdown;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -137,70 +140,23 @@ fn the_package_installs_rwtop_with_its_man_pages_and_completions() {
 
 /// The README and the guides installed under `doc`, with every page and picture they link.
 fn every_link_resolves(doc: &Path) {
-    let mut pages = vec![doc.join("README.md")];
-    for dir in ["docs", "docs/guide"] {
-        let listed = std::fs::read_dir(doc.join(dir)).unwrap();
-        pages.extend(
-            listed
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.extension().is_some_and(|x| x == "md")),
-        );
-    }
+    let pages = markdown::pages(doc);
     assert!(pages.len() > 20, "{pages:?}");
-    for page in &pages {
-        for target in relative_links(&std::fs::read_to_string(page).unwrap()) {
-            let at = page.parent().unwrap().join(&target);
-            // The development guide's links into the source tree (test fixtures, scripts) are
-            // for a clone; the package ships no source.
-            if source_tree(doc, &at) {
-                continue;
-            }
-            assert!(
-                at.exists(),
-                "{} links {target}, not in the package",
-                page.display()
-            );
-        }
-    }
+    let broken = markdown::broken_links(doc, &pages, &source_tree);
+    assert!(
+        broken.is_empty(),
+        "not in the package:\n{}",
+        broken.join("\n")
+    );
 }
 
-/// Whether `at`, a path under `doc`, names a place in the source tree rather than the docs.
-fn source_tree(doc: &Path, at: &Path) -> bool {
-    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
-    for part in at.strip_prefix(doc).unwrap_or(at).components() {
-        match part {
-            std::path::Component::ParentDir => {
-                parts.pop();
-            }
-            std::path::Component::Normal(name) => parts.push(name),
-            _ => {}
-        }
-    }
-    parts.first().is_some_and(|top| {
+/// Whether a link's target (relative to the doc folder) is in the source tree rather than the
+/// docs: the development guide's links to test fixtures and scripts are for a clone, and the
+/// package ships no source.
+fn source_tree(target: &Path) -> bool {
+    target.components().next().is_some_and(|top| {
         ["src", "tests", "scripts", "benches", ".ci"]
             .iter()
-            .any(|t| top == t)
+            .any(|t| top.as_os_str() == *t)
     })
-}
-
-/// The targets of a page's relative Markdown links (`](target)` or `](target#anchor)`), outside
-/// code blocks.
-fn relative_links(page: &str) -> Vec<String> {
-    let mut fenced = false;
-    let mut links = Vec::new();
-    for line in page.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-        }
-        if fenced {
-            continue;
-        }
-        for (_, rest) in line.match_indices("](").map(|(i, _)| line.split_at(i + 2)) {
-            let target = rest.split([')', '#', ' ']).next().unwrap_or("");
-            if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
-                links.push(target.to_owned());
-            }
-        }
-    }
-    links
 }
