@@ -143,14 +143,8 @@ fn slow_replica() -> TestSandbox {
         "CREATE TABLE rwtop.cu (id BIGINT PRIMARY KEY, v BIGINT NOT NULL, KEY (v))",
     );
     t.sandbox().wait_replicating(DEADLINE).unwrap();
-    t.admin(
-        "r1",
-        "STOP SLAVE SQL_THREAD; SET GLOBAL slave_run_triggers_for_rbr = YES; \
-         SET SESSION sql_log_bin = 0; \
-         CREATE TRIGGER rwtop.cu_slow BEFORE INSERT ON rwtop.cu FOR EACH ROW \
-         SET @slow = SLEEP(0.004); \
-         START SLAVE SQL_THREAD",
-    );
+    t.slow_applier("r1", "rwtop.cu");
+    t.admin("r1", "START SLAVE SQL_THREAD");
     t
 }
 

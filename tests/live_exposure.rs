@@ -105,13 +105,7 @@ fn sandbox() -> TestSandbox {
         &format!("GRANT SELECT ON percona.* TO '{monitor}'@'127.0.0.1'"),
     );
     t.sandbox().wait_replicating(DEADLINE).unwrap();
-    t.admin(
-        "r2",
-        "STOP SLAVE SQL_THREAD; SET GLOBAL slave_run_triggers_for_rbr = YES; \
-         SET SESSION sql_log_bin = 0; \
-         CREATE TRIGGER rwtop.slow_apply BEFORE INSERT ON rwtop.slow FOR EACH ROW \
-         SET @slow = SLEEP(0.004)",
-    );
+    t.slow_applier("r2", "rwtop.slow");
     t
 }
 

@@ -290,6 +290,23 @@ impl TestSandbox {
             .unwrap_or_else(|e| panic!("admin SQL on {node} failed: {e}"))
     }
 
+    /// Makes `node` apply rows of `table` at most ~250 a second, whatever the machine does: it
+    /// runs triggers for row events and a trigger of its own (not on the primary, not logged)
+    /// sleeps 4 ms per row. Its SQL thread is left stopped (a trigger is created with the
+    /// applier idle).
+    pub fn slow_applier(&self, node: &str, table: &str) {
+        let trigger = format!("slow_apply_{}", table.rsplit('.').next().unwrap_or(table));
+        self.admin(
+            node,
+            &format!(
+                "STOP SLAVE SQL_THREAD; SET GLOBAL slave_run_triggers_for_rbr = YES; \
+                 SET SESSION sql_log_bin = 0; \
+                 CREATE TRIGGER rwtop.{trigger} BEFORE INSERT ON {table} FOR EACH ROW \
+                 SET @slow = SLEEP(0.004)"
+            ),
+        );
+    }
+
     pub async fn connect(&self, node: &str) -> NodeConn {
         let endpoint = self.sandbox().endpoint(node).expect("endpoint");
         NodeConn::connect(&endpoint, Timeouts::default())
