@@ -20,12 +20,14 @@
 //! and either heads the commits without an ACK.
 //!
 //! A folded alert keeps its kind and evidence but is shown as a warning: the incident carries
-//! the highest severity of its members, so one fault pages once. A folded lag symptom's cause is
+//! the highest severity of its members that are not recovering, so one fault pages once. A folded lag symptom's cause is
 //! rewritten to name the root ("c1: behind because r1 stopped receiving"): the rule that raised
 //! it judged the replica alone, and its text would blame the wrong thing.
 //!
-//! A `lag_p99_high` whose replica is back under the threshold now is an after-effect: marked
-//! recovering, and an incident made only of such alerts is a recovering one.
+//! A lag symptom whose replica is back under its rule's limit now is an after-effect: a
+//! `lag_p99_high` that the minute's spike keeps up, or an alert waiting out its clean polls
+//! before it clears. It is marked recovering, and an incident made only of such alerts is a
+//! recovering one.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -94,7 +96,7 @@ struct Folder<'a> {
 /// a warning, rewriting a folded lag symptom's cause), and returns the incidents, active before
 /// recovering, critical first, then oldest first.
 pub fn fold(snapshot: &Snapshot, settings: &AlertSettings, alerts: &mut [Alert]) -> Vec<Incident> {
-    let recovering: Vec<bool> = alerts
+    let recovering: Vec<Option<Duration>> = alerts
         .iter()
         .map(|a| recovered(snapshot, settings, a))
         .collect();
@@ -121,8 +123,14 @@ pub fn fold(snapshot: &Snapshot, settings: &AlertSettings, alerts: &mut [Alert])
             incident: keys[root].clone(),
             caused_by: (root != i).then(|| keys[root].clone()),
             inherited,
-            recovering: recovering[i],
+            recovering: recovering[i].is_some(),
         };
+        if let Some(now) = recovering[i] {
+            alert.severity = Severity::Warning;
+            if root == i {
+                clearing(alert, now, settings);
+            }
+        }
         if root == i {
             continue;
         }
@@ -321,20 +329,43 @@ fn root_of(links: &[Option<Link>], i: usize) -> (usize, bool) {
     (at, inherited)
 }
 
-/// A `lag_p99_high` whose replica is back within the threshold now (beyond its delay).
-fn recovered(snapshot: &Snapshot, settings: &AlertSettings, a: &Alert) -> bool {
-    if a.kind != AlertKind::LagP99High {
-        return false;
-    }
-    let Some(r) = a
-        .node
-        .as_deref()
-        .and_then(|n| snapshot.node(n))
-        .and_then(|n| n.channel(a.channel.as_deref().unwrap_or("")))
-    else {
-        return false;
+/// The lag now of a lag symptom that is only an after-effect: its replica is back within the
+/// rule's limit (`lag_p99_high`, `replica_not_recovering` beyond the delay,
+/// `sbm_understates_lag` within its margin), and the alert stays only for the minute's memory
+/// of the spike or the clean polls it waits for before clearing.
+fn recovered(snapshot: &Snapshot, settings: &AlertSettings, a: &Alert) -> Option<Duration> {
+    let r = snapshot
+        .node(a.node.as_deref()?)?
+        .channel(a.channel.as_deref().unwrap_or(""))?;
+    // Each rule's own limit, judged as that rule judges the lag: under it the rule reads clean
+    // now, and only the minute or the clean polls before clearing keep the alert up.
+    let (now, limit) = match a.kind {
+        AlertKind::LagP99High => (now_beyond_delay(r), settings.lag_p99_seconds),
+        AlertKind::ReplicaNotRecovering => (now_beyond_delay(r), settings.routing_max_lag_seconds),
+        AlertKind::SbmUnderstatesLag => (
+            r.heartbeat_lag.value(),
+            super::sbm::understate_margin(settings),
+        ),
+        _ => return None,
     };
-    now_beyond_delay(r).is_some_and(|now| now.as_secs_f64() <= settings.lag_p99_seconds)
+    now.filter(|now| now.as_secs_f64() <= limit)
+}
+
+/// Says of a recovering alert at its own place that it is clearing: the rule's text was true
+/// when it was raised, and the lag now tells why it is no longer. (A recovering alert pages no
+/// more: it is a warning, wherever it is.) `lag_p99_high`'s rule says
+/// it itself, the minute being what keeps it.
+fn clearing(alert: &mut Alert, now: Duration, settings: &AlertSettings) {
+    if alert.kind == AlertKind::LagP99High {
+        return;
+    }
+    let polls = settings.clean_samples_to_clear(alert.kind);
+    alert.cause = format!(
+        "{}; caught up again at {} now: this clears after {polls} clean polls (recovering)",
+        alert.cause,
+        units::lag(now)
+    );
+    alert.evidence.push(("lag_now".to_owned(), units::lag(now)));
 }
 
 /// The channel's lag now, less its configured delay.
@@ -442,10 +473,9 @@ fn incidents(alerts: &[Alert], roots: &[(usize, bool)], texts: &[String]) -> Vec
         let members: Vec<usize> = std::iter::once(root)
             .chain((0..alerts.len()).filter(|&i| i != root && roots[i].0 == root))
             .collect();
-        let severity = if members
-            .iter()
-            .any(|&i| alerts[i].kind.severity() == Severity::Critical)
-        {
+        let severity = if members.iter().any(|&i| {
+            alerts[i].kind.severity() == Severity::Critical && !alerts[i].membership.recovering
+        }) {
             Severity::Critical
         } else {
             Severity::Warning

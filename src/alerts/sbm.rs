@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use super::AlertSettings;
 use super::format;
 use super::verdict::{RuleInputs, Verdict, fact};
 use crate::mysql::IoRunning;
@@ -19,10 +20,10 @@ use crate::units;
 
 /// The smallest disagreement worth a word: two heartbeat intervals (the heartbeat's
 /// resolution) and one second (SBM's). A configured threshold can only widen it.
-fn understate_margin(inputs: &RuleInputs<'_>) -> f64 {
-    (2.0 * inputs.settings.heartbeat_interval.as_secs_f64())
+pub(super) fn understate_margin(settings: &AlertSettings) -> f64 {
+    (2.0 * settings.heartbeat_interval.as_secs_f64())
         .max(1.0)
-        .max(inputs.settings.sbm_disagree_seconds)
+        .max(settings.sbm_disagree_seconds)
 }
 
 pub fn understates(inputs: &RuleInputs<'_>, r: &ReplicaView) -> Verdict {
@@ -33,7 +34,7 @@ pub fn understates(inputs: &RuleInputs<'_>, r: &ReplicaView) -> Verdict {
     let Some(lag) = r.heartbeat_lag.value() else {
         return Verdict::Unknown;
     };
-    let margin = understate_margin(inputs);
+    let margin = understate_margin(inputs.settings);
     let lag_s = lag.as_secs_f64();
     #[expect(clippy::cast_precision_loss, reason = "SBM seconds far below 2^52")]
     let sbm_s = sbm as f64;

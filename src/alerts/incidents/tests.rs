@@ -235,6 +235,73 @@ fn a_replica_catching_up_after_its_source_restarted_stays_inherited() {
     assert_eq!(sbm.membership.caused_by, None, "{:#?}", view.incidents);
 }
 
+/// r1's IO thread ran again and both caught up: r1's alert cleared, its minute still holds the
+/// spike, and c1's SBM alert waits out its clean polls. Nothing is wrong now, and the incident
+/// says so: every alert in it is an after-effect.
+#[test]
+fn an_sbm_alert_waiting_out_its_clean_polls_is_an_after_effect() {
+    let mut topo = io_stopped_on_r1();
+    let mut engine = AlertEngine::new(AlertSettings::default());
+    engine.evaluate(&topo.at(1));
+    engine.evaluate(&topo.at(2));
+    // r1 receives again and is caught up; c1 still works through what r1 passes on.
+    topo.replica_mut("r1", |r| {
+        r.io_running = IoRunning::Yes;
+        r.seconds_behind_source = Some(0);
+        r.heartbeat_lag = Lag::Exact { lag: secs(0.05) };
+    });
+    topo.replica_mut("c1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(6.1) });
+    let mut view = engine.evaluate(&topo.at(3));
+    for step in 4..=5 {
+        view = engine.evaluate(&topo.at(step));
+    }
+    assert!(find(&view, AlertKind::IoThreadStopped, Some("r1")).is_none());
+    let sbm = find(&view, AlertKind::SbmUnderstatesLag, Some("c1")).expect("c1 still behind");
+    assert!(!sbm.membership.recovering, "{sbm:#?}");
+
+    topo.replica_mut("c1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(0.1) });
+    let view = engine.evaluate(&topo.at(6));
+    let sbm = find(&view, AlertKind::SbmUnderstatesLag, Some("c1")).expect("not cleared yet");
+    assert!(sbm.membership.recovering, "{sbm:#?}");
+    assert!(
+        sbm.cause.starts_with("c1: caught up again"),
+        "{}",
+        sbm.cause
+    );
+    assert!(view.incidents.iter().all(|i| i.recovering), "{view:#?}");
+    assert_eq!(critical_incidents(&view), 0);
+
+    // Alone at its place, the rule's text stays and says why it no longer holds.
+    let mut alone = AlertEngine::new(AlertSettings::default());
+    let mut topo = io_stopped_on_r1();
+    topo.replica_mut("r1", |r| {
+        r.io_running = IoRunning::Yes;
+        r.seconds_behind_source = Some(12);
+        r.windows[0] = (Window::OneMinute, minute(0.1, 0.2));
+    });
+    alone.evaluate(&topo.at(1));
+    alone.evaluate(&topo.at(2));
+    topo.replica_mut("c1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(0.1) });
+    topo.replica_mut("r1", |r| r.seconds_behind_source = Some(0));
+    let view = alone.evaluate(&topo.at(3));
+    let sbm = find(&view, AlertKind::SbmUnderstatesLag, Some("c1")).expect("not cleared yet");
+    assert_eq!(sbm.membership.caused_by, None, "{view:#?}");
+    assert!(sbm.membership.recovering);
+    assert_eq!(
+        sbm.severity,
+        Severity::Warning,
+        "a clearing alert pages no more"
+    );
+    assert!(sbm.cause.contains("event timestamps"), "{}", sbm.cause);
+    assert!(
+        sbm.cause.ends_with(
+            "caught up again at 0.10s now: this clears after 3 clean polls (recovering)"
+        ),
+        "{}",
+        sbm.cause
+    );
+}
+
 /// After a schema change the replicas read 0.00 s, but the minute still holds the spike.
 #[test]
 fn a_p99_after_the_replica_caught_up_is_recovering_never_cannot_keep_up() {
