@@ -449,6 +449,8 @@ struct Errors {
     at_publish: Vec<f64>,
     /// Just before the next snapshot replaced it.
     before_next: Vec<f64>,
+    /// How far outside the truth's range (`Truth::range`) it was at publication: 0 within.
+    outside: Vec<f64>,
     truth: Vec<f64>,
     reported: Vec<f64>,
     not_exact: usize,
@@ -458,6 +460,7 @@ impl Errors {
     fn extend(&mut self, other: Self) {
         self.at_publish.extend(other.at_publish);
         self.before_next.extend(other.before_next);
+        self.outside.extend(other.outside);
         self.truth.extend(other.truth);
         self.reported.extend(other.reported);
         self.not_exact += other.not_exact;
@@ -511,6 +514,7 @@ fn report(rounds: &[(Vec<Phase>, Vec<Seen>)], truths: &[truth::Truth]) {
             for (what, value) in [
                 ("err_median", quantile(&e.at_publish, 0.5)),
                 ("abs_err_p95", quantile(&abs, 0.95)),
+                ("outside_truth_range_p95", quantile(&e.outside, 0.95)),
             ] {
                 if let Some(v) = value {
                     row(
@@ -561,6 +565,12 @@ fn compare(phases: &[Phase], seen: &[Seen], truths: &[truth::Truth], by: &mut [E
                 continue;
             };
             errors.at_publish.push(reported - truth.as_secs_f64());
+            if let Some((low, high)) = truths[r].range(snap.at) {
+                let (low, high) = (low.as_secs_f64(), high.as_secs_f64());
+                errors
+                    .outside
+                    .push((low - reported).max(reported - high).max(0.0));
+            }
             errors.truth.push(truth.as_secs_f64());
             errors.reported.push(reported);
             if let Some(later) = next_at
@@ -582,14 +592,15 @@ fn print_table(by: &[Errors], stops: &Errors) {
     println!();
     println!(
         "| scenario | n | not exact | median truth | median reported − truth | p95 reported − truth \
-         | **p95 \\|reported − truth\\|** | max \\|…\\| | p95 \\|…\\| just before the next snapshot |"
+         | **p95 \\|reported − truth\\|** | max \\|…\\| | p95 \\|…\\| just before the next snapshot \
+         | p95 outside the truth's range |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (name, e) in &rows {
         let abs: Vec<f64> = e.at_publish.iter().map(|x| x.abs()).collect();
         let abs_next: Vec<f64> = e.before_next.iter().map(|x| x.abs()).collect();
         println!(
-            "| {name} | {} | {} | {} | {} | {} | **{}** | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | **{}** | {} | {} | {} |",
             e.at_publish.len(),
             e.not_exact,
             quantile(&e.truth, 0.5).map_or_else(|| "–".to_owned(), |v| format!("{v:.3} s")),
@@ -598,6 +609,7 @@ fn print_table(by: &[Errors], stops: &Errors) {
             secs(quantile(&abs, 0.95)),
             secs(quantile(&abs, 1.0)),
             secs(quantile(&abs_next, 0.95)),
+            secs(quantile(&e.outside, 0.95)),
         );
     }
     println!();
@@ -615,6 +627,7 @@ fn print_table(by: &[Errors], stops: &Errors) {
             ("err_median", ms(quantile(&e.at_publish, 0.5))),
             ("err_p95", ms(quantile(&e.at_publish, 0.95))),
             ("abs_err_p95", ms(quantile(&abs, 0.95))),
+            ("outside_truth_range_p95", ms(quantile(&e.outside, 0.95))),
             ("reported_max", ms(quantile(&e.reported, 1.0))),
         ] {
             if let Some(v) = value {

@@ -185,6 +185,26 @@ impl Truth {
     }
 }
 
+impl Truth {
+    /// The truth at `t` as far as the reads around it can tell: from what the replica had at the
+    /// read after `t` (the least it can be) to what it had at the read before (the most). Rows
+    /// that arrive in a batch (a delayed replica's) make the two far apart for the read interval
+    /// around the batch, where [`Self::at`]'s even arrival is a guess.
+    pub fn range(&self, t: Instant) -> Option<(Duration, Duration)> {
+        let after = self.seen.partition_point(|s| s.at <= t);
+        let before = self.seen.get(after.checked_sub(1)?)?;
+        let next = self.seen.get(after)?;
+        let lacking = |newest: u64| -> Option<Duration> {
+            let newest = usize::try_from(newest).ok()?;
+            Some(match self.acks.get(newest) {
+                Some(ack) if *ack < t => t - *ack,
+                _ => Duration::ZERO,
+            })
+        };
+        Some((lacking(next.newest)?, lacking(before.newest)?))
+    }
+}
+
 /// The newest row at `t` between two reads: rows are taken to have arrived evenly over the span.
 fn interpolate(before: Seen, next: Seen, t: Instant) -> u64 {
     if next.newest <= before.newest {

@@ -146,67 +146,6 @@ impl LagSplit {
     }
 }
 
-/// A lag reading and whether the channel stands still: when two readings in a row find the same
-/// work missing, the lag grows with the clock until a reading says otherwise (`store/node.rs`).
-#[derive(Debug, Clone)]
-pub struct Carried {
-    pub lag: Lag,
-    /// When the oldest work the newest exact reading found missing was committed (the reading's
-    /// instant less its lag).
-    missing_since: Option<Instant>,
-    stalled: bool,
-}
-
-/// How far two readings' "missing since" instants may differ and still be the same work: own
-/// heartbeats give the same instant to the nanosecond; pt-heartbeat's `NOW(6) − ts` moves by a
-/// query's jitter, far less than the second between its updates.
-pub const STALL_JITTER: Duration = Duration::from_millis(20);
-
-impl Carried {
-    #[must_use]
-    pub fn new(reason: &str) -> Self {
-        Self {
-            lag: Lag::Unknown {
-                reason: reason.to_owned(),
-            },
-            missing_since: None,
-            stalled: false,
-        }
-    }
-
-    /// When the oldest work the newest exact reading found missing was committed; `None` when
-    /// it found none missing or was no exact reading.
-    #[must_use]
-    pub fn missing_since(&self) -> Option<Instant> {
-        self.missing_since
-    }
-
-    /// Records a reading sent at `at`.
-    pub fn record(&mut self, at: Instant, lag: Lag) {
-        let since = match lag {
-            Lag::Exact { lag } if !lag.is_zero() => at.checked_sub(lag),
-            _ => None,
-        };
-        self.stalled = matches!((since, self.missing_since), (Some(now), Some(before))
-            if now.max(before) - now.min(before) <= STALL_JITTER);
-        self.missing_since = since;
-        self.lag = lag;
-    }
-
-    /// The lag at `now`: a stalled reading carried forward to `now`, so a stop is shown as long
-    /// as it is and not as it was one read (and one publication) ago; any other reading as it
-    /// was read, since the channel was still moving then.
-    #[must_use]
-    pub fn at(&self, now: Instant) -> Lag {
-        match (&self.lag, self.missing_since) {
-            (Lag::Exact { lag }, Some(since)) if self.stalled => Lag::Exact {
-                lag: now.saturating_duration_since(since).max(*lag),
-            },
-            (lag, _) => lag.clone(),
-        }
-    }
-}
-
 /// The lag of the newest heartbeat a channel with `status` has received, behind the roots
 /// `writers` (by index into `beats`) upstream of it, read by a status poll sent at `at`;
 /// `stale(beat)` tells whether a root's writer had stopped advancing by then, and
@@ -287,9 +226,9 @@ pub fn received(
 
 #[cfg(test)]
 mod tests {
-    use super::{Carried, LagSplit};
+    use super::LagSplit;
     use crate::store::lag::Lag;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use crate::store::testkit::exact_ms as exact;
 
@@ -351,19 +290,6 @@ mod tests {
         let split = LagSplit::of(&bound(3_000), &bound(3_000));
         assert_eq!(split.transport, bound(3_000));
         assert!(matches!(split.apply, Lag::Unknown { .. }));
-    }
-
-    #[test]
-    fn a_stalled_reading_grows_with_the_clock() {
-        let ms = Duration::from_millis;
-        let t0 = Instant::now();
-        let mut carried = Carried::new("none yet");
-        carried.record(t0 + ms(1000), exact(1000));
-        assert_eq!(carried.at(t0 + ms(1300)), exact(1000));
-        carried.record(t0 + ms(1250), exact(1250));
-        assert_eq!(carried.at(t0 + ms(1400)), exact(1400));
-        carried.record(t0 + ms(1500), exact(0));
-        assert_eq!(carried.at(t0 + ms(1700)), exact(0));
     }
 }
 

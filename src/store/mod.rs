@@ -6,6 +6,7 @@ pub mod alert_view;
 pub mod applier;
 pub mod apply_rate;
 pub mod backlog;
+mod carried;
 pub mod delay;
 mod discovery;
 pub mod disks;

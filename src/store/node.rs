@@ -4,12 +4,12 @@ use std::time::{Duration, Instant};
 
 use super::apply_rate::{self, ApplyHistory, SourceInput, WriteHistory};
 use super::backlog::{SourceHistory, bytes_behind, gtid_backlog};
+use super::carried::Carried;
 use super::delay::BeyondDelay;
-use super::lag::Lag;
-use super::lag_split::{Carried, LagSplit};
 use super::series::{ChartRing, Point};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
+use super::{lag::Lag, lag_split::LagSplit};
 use crate::mysql::{
     BinlogFile, Flavor, Identity, NodeState, Processlist, ReplicaStatus, SafetySettings,
 };
@@ -124,11 +124,11 @@ impl ChannelEntry {
             self.histogram.observe(lag);
             BeyondDelay::track(&mut self.beyond_delay, at, lag, delay);
         }
-        self.lag.record(at, lag);
+        self.lag.record(at, lag, delay > 0);
     }
 
     fn apply_received(&mut self, at: Instant, lag: Lag) {
-        self.received.record(at, lag);
+        self.received.record(at, lag, false);
     }
 
     /// The lag as last read, not carried forward.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::node::{ChannelEntry, NodeEntry};
 use super::roots::{self, Beat};
-use super::{Store, lag, lag_split};
+use super::{Store, carried, lag, lag_split};
 use crate::poll::WriterState;
 
 impl Store {
@@ -181,5 +181,5 @@ pub(super) fn has_all_of(replica: &NodeEntry, channel: &str, source: &NodeEntry)
         .filter_map(ChannelEntry::missing_since)
         .min();
     mine.zip(theirs)
-        .is_some_and(|(mine, theirs)| mine + lag_split::STALL_JITTER >= theirs)
+        .is_some_and(|(mine, theirs)| mine + carried::STALL_JITTER >= theirs)
 }
