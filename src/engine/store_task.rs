@@ -46,12 +46,49 @@ pub struct Outbox {
     pub feeds: Arc<Feeds>,
 }
 
-/// Applies events as they come, publishes on a timer when something changed (with the alerts
-/// judged on that very snapshot, so every output shows the same alerts), tells the pollers
-/// which nodes feed a watched replica, and hands discovered nodes to whoever spawns pollers.
+/// Publication: the snapshot with its alerts judged, out to every watcher and the pollers.
+struct Publisher {
+    alerts: AlertEngine,
+    snapshots: watch::Sender<Arc<Snapshot>>,
+    feeds: Arc<Feeds>,
+    /// Something changed since the last snapshot.
+    dirty: bool,
+    published: tokio::time::Instant,
+    /// News that came too soon after a publication: published as soon as the gap allows.
+    news_due: Option<tokio::time::Instant>,
+}
+
+impl Publisher {
+    fn publish(&mut self, store: &Store) {
+        let mut snapshot = store.snapshot(Instant::now());
+        snapshot.alerts = self.alerts.evaluate(&snapshot);
+        snapshot.exposure = crate::alerts::exposure::judge(&snapshot);
+        self.feeds.set(snapshot.sources());
+        self.snapshots.send_replace(Arc::new(snapshot));
+        self.published = tokio::time::Instant::now();
+        self.news_due = None;
+        self.dirty = false;
+    }
+
+    /// A stated fault is shown at once, however slow the cadence, but no more often than a
+    /// small topology's: a server behind many names sends its news from each of them.
+    fn news(&mut self, store: &Store) {
+        let gap_ends = self.published + PUBLISH_EVERY;
+        if tokio::time::Instant::now() >= gap_ends {
+            self.publish(store);
+        } else {
+            self.news_due = Some(gap_ends);
+        }
+    }
+}
+
+/// Applies events as they come; publishes on a timer when something changed, and at once for
+/// news (`store/news.rs`), with the alerts judged on that very snapshot so every output shows
+/// the same alerts; tells the pollers which nodes feed a watched replica; and hands discovered
+/// nodes to whoever spawns pollers.
 pub async fn run(
     mut store: Store,
-    mut alerts: AlertEngine,
+    alerts: AlertEngine,
     mut inbox: Inbox,
     outbox: Outbox,
     mut stop: watch::Receiver<bool>,
@@ -64,20 +101,22 @@ pub async fn run(
     let mut every = publish_every(store.node_count());
     let mut publish = tokio::time::interval(every);
     publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut dirty = true;
+    let mut out = Publisher {
+        alerts,
+        snapshots,
+        feeds,
+        dirty: true,
+        published: tokio::time::Instant::now(),
+        news_due: None,
+    };
     loop {
         let event: Event = tokio::select! {
             biased;
             _ = stop.changed() => return,
             // Before events, so a flood of events cannot starve publication.
             _ = publish.tick() => {
-                if dirty {
-                    let mut snapshot = store.snapshot(Instant::now());
-                    snapshot.alerts = alerts.evaluate(&snapshot);
-                    snapshot.exposure = crate::alerts::exposure::judge(&snapshot);
-                    feeds.set(snapshot.sources());
-                    snapshots.send_replace(Arc::new(snapshot));
-                    dirty = false;
+                if out.dirty {
+                    out.publish(&store);
                 }
                 // Discovery adds nodes as it goes: the cadence follows the count.
                 let now_every = publish_every(store.node_count());
@@ -88,6 +127,11 @@ pub async fn run(
                 }
                 continue;
             }
+            () = tokio::time::sleep_until(out.news_due.unwrap_or(out.published)),
+                if out.news_due.is_some() => {
+                out.publish(&store);
+                continue;
+            }
             Some(event) = inbox.probe.recv() => event.into(),
             Some(event) = inbox.drain.recv() => event.into(),
             event = inbox.poll.recv() => match event {
@@ -96,17 +140,102 @@ pub async fn run(
                 None => return,
             },
         };
+        let news = store.is_news(&event);
         for node in store.apply(event) {
             let _ = discovered.send(node);
         }
-        dirty = true;
+        out.dirty = true;
+        if news {
+            out.news(&store);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::publish_every;
+    use super::{Inbox, Outbox, publish_every, run};
+    use crate::alerts::{AlertEngine, AlertSettings};
+    use crate::poll::{ConnState, Feeds, PollEvent};
+    use crate::store::testkit::{local_endpoint, replica_sample, running_status, store_settings};
+    use crate::store::{Role, Store};
+    use std::sync::Arc;
     use std::time::Duration;
+    use tokio::sync::{mpsc, watch};
+
+    /// 1,000 nodes publish once a second; a thread that stops is published within the quarter
+    /// second after the last snapshot, not at the next tick.
+    #[tokio::test(start_paused = true)]
+    async fn news_is_published_before_the_next_tick() {
+        let nodes: Vec<_> = (0..1_000_u16)
+            .map(|i| (format!("r{i}"), local_endpoint(20_000 + i), Role::Replica))
+            .collect();
+        let store = Store::new(store_settings(), &nodes);
+        let (poll_tx, poll) = mpsc::channel(16);
+        let (_probe_tx, probe) = mpsc::channel(1);
+        let (_drain_tx, drain) = mpsc::channel(1);
+        let (snapshots, mut published) =
+            watch::channel(Arc::new(store.snapshot(std::time::Instant::now())));
+        let (discovered, _found) = mpsc::unbounded_channel();
+        let (_stop_tx, stop) = watch::channel(false);
+        let inbox = Inbox { poll, probe, drain };
+        let outbox = Outbox {
+            snapshots,
+            discovered,
+            feeds: Feeds::new(),
+        };
+        let task = tokio::spawn(run(
+            store,
+            AlertEngine::new(AlertSettings::default()),
+            inbox,
+            outbox,
+            stop,
+        ));
+        let sample = |sql_running: bool| {
+            let mut status = running_status("", 3306);
+            status.sql_running = sql_running;
+            PollEvent::Sample {
+                node: "r7".to_owned(),
+                sample: Box::new(replica_sample(std::time::Instant::now(), vec![status])),
+            }
+        };
+        let send = |event| {
+            let poll_tx = poll_tx.clone();
+            async move { poll_tx.send(event).await.expect("the store task") }
+        };
+        send(PollEvent::Conn {
+            node: "r7".to_owned(),
+            state: ConnState::Up,
+        })
+        .await;
+        send(sample(true)).await;
+        // The first tick publishes at once; the next is a second later.
+        published.changed().await.expect("first snapshot");
+        let start = tokio::time::Instant::now();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        send(sample(true)).await;
+        send(sample(false)).await;
+        published.changed().await.expect("the news");
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(250) && took < Duration::from_millis(300),
+            "{took:?}"
+        );
+        let shown = published
+            .borrow()
+            .node("r7")
+            .and_then(|n| n.channel(""))
+            .map(|r| r.sql_running);
+        assert_eq!(shown, Some(false));
+        // Nothing new: the next comes at the tick, with nothing to show it waits on.
+        send(sample(false)).await;
+        published.changed().await.expect("the tick");
+        assert!(
+            start.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+        task.abort();
+    }
 
     #[test]
     fn publication_slows_with_the_node_count_between_a_quarter_second_and_a_second() {

@@ -16,6 +16,7 @@ pub mod headroom;
 pub mod histogram;
 pub mod lag;
 pub mod lag_split;
+mod news;
 mod node;
 pub mod protection;
 mod pt_lag;
