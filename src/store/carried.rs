@@ -202,6 +202,24 @@ mod tests {
         }
     }
 
+    /// Readings every 50 ms from `from_ms` to `to_ms` of a replica that stands still, lacking
+    /// what was committed since `since_ms`.
+    fn standing(carried: &mut Carried, t0: Instant, (from_ms, to_ms): (u64, u64), since_ms: u64) {
+        for read in (from_ms..=to_ms).step_by(50) {
+            carried.record(t0 + ms(read), exact(read - since_ms), true);
+        }
+    }
+
+    /// Read up to 6.450 s, then inside the batch at 6.520 (half of it at 6.530), then standing
+    /// until `to_ms`.
+    fn halfway(t0: Instant, to_ms: u64) -> Carried {
+        let mut carried = Carried::new("none yet");
+        delayed(&mut carried, t0, 5_000, 6_450, true);
+        carried.record(t0 + ms(6_530), exact(6_530 - 2_400), true);
+        standing(&mut carried, t0, (6_580, to_ms), 2_900);
+        carried
+    }
+
     #[test]
     fn a_delayed_replicas_next_batch_is_foreseen_between_two_readings() {
         let t0 = Instant::now();
@@ -223,23 +241,11 @@ mod tests {
     #[test]
     fn a_batch_read_halfway_is_one_batch() {
         let t0 = Instant::now();
-        let mut carried = Carried::new("none yet");
-        delayed(&mut carried, t0, 5_000, 6_450, true);
-        // The batch at 6.520 took 40 ms, and the reading at 6.500 + 30 found half of it applied.
-        carried.record(t0 + ms(6_530), exact(6_530 - 2_400), true);
-        carried.record(t0 + ms(6_580), exact(6_580 - 2_900), true);
-        for read in (6_630..=7_530).step_by(50) {
-            carried.record(t0 + ms(read), exact(read - 2_900), true);
-        }
+        // The batch at 6.520 took 40 ms, and the reading at 6.530 found half of it applied.
+        let carried = halfway(t0, 7_530);
         // Due in the middle of 6.450..6.530, a second later: 7.490, before the last reading.
         assert_eq!(carried.at(t0 + ms(7_540)), exact(4_640));
-        let mut carried = Carried::new("none yet");
-        delayed(&mut carried, t0, 5_000, 6_450, true);
-        carried.record(t0 + ms(6_530), exact(6_530 - 2_400), true);
-        carried.record(t0 + ms(6_580), exact(6_580 - 2_900), true);
-        for read in (6_630..=7_480).step_by(50) {
-            carried.record(t0 + ms(read), exact(read - 2_900), true);
-        }
+        let mut carried = halfway(t0, 7_480);
         assert_eq!(carried.at(t0 + ms(7_495)), exact(3_595), "foreseen");
         // Read inside that batch: shown as the batch will leave it, a second on.
         carried.record(t0 + ms(7_500), exact(7_500 - 3_300), true);
@@ -252,17 +258,13 @@ mod tests {
         let mut carried = Carried::new("none yet");
         delayed(&mut carried, t0, 5_000, 6_550, true);
         // The applier stops after the batch at 6.520: the readings stand still at 2.9 s.
-        for read in (6_600..=7_500).step_by(50) {
-            carried.record(t0 + ms(read), exact(read - 2_900), true);
-        }
+        standing(&mut carried, t0, (6_600, 7_500), 2_900);
         // Until a reading passes the batch due at 7.525, it is foreseen.
         assert_eq!(carried.at(t0 + ms(7_540)), exact(3_640));
         carried.record(t0 + ms(7_550), exact(4_650), true);
         assert_eq!(carried.at(t0 + ms(7_560)), exact(4_660));
         // And never again until the replica jumps.
-        for read in (7_600..=8_500).step_by(50) {
-            carried.record(t0 + ms(read), exact(read - 2_900), true);
-        }
+        standing(&mut carried, t0, (7_600, 8_500), 2_900);
         assert_eq!(carried.at(t0 + ms(8_540)), exact(5_640));
     }
 }
