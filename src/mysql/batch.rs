@@ -53,10 +53,14 @@ pub struct PollParts {
     /// The online schema change tools' tables, by name ([`super::osc::DETECT_SQL`]); a refusal
     /// leaves them unread, never fails the poll.
     pub osc: bool,
-    /// Semi-sync's settings and counters (two statements); a refusal leaves them unread, never
-    /// fails the poll. Every poll where semi-sync is on, every 5th where it is off (the poller
-    /// carries the last reading between: `poll/session.rs`).
+    /// Semi-sync's settings (one statement); a refusal leaves semi-sync unread, never fails
+    /// the poll. Every poll where semi-sync is on, every 5th where it is off (the poller carries
+    /// the last reading between: `poll/session.rs`).
     pub semisync: bool,
+    /// Semi-sync's state and counters (`SHOW GLOBAL STATUS`, the costlier statement), with its
+    /// settings: every poll where it is on; where it is off they stand still, and are read at
+    /// the first poll and every 60th (the settings show a switch-on).
+    pub semisync_status: bool,
 }
 
 impl PollParts {
@@ -68,6 +72,7 @@ impl PollParts {
         clock: true,
         osc: true,
         semisync: true,
+        semisync_status: true,
     };
 }
 
@@ -288,13 +293,19 @@ impl NodeConn {
             (Part::Queued, queued_sql.is_some()),
             (Part::Osc, ask.parts.osc),
             (Part::SemiSyncVariables, ask.parts.semisync),
-            (Part::SemiSyncStatus, ask.parts.semisync),
+            (
+                Part::SemiSyncStatus,
+                ask.parts.semisync && ask.parts.semisync_status,
+            ),
         ]
         .into_iter()
         .filter_map(|(part, asked)| asked.then_some(part))
         .collect();
         let sqls: Vec<String> = parts.iter().map(|p| sql(*p).to_owned()).collect();
-        let mut answers = Answers::default();
+        let mut answers = Answers {
+            semisync_status_asked: ask.parts.semisync_status,
+            ..Answers::default()
+        };
         let mut from = 0;
         while from < parts.len() {
             let batch: Vec<&str> = sqls[from..].iter().map(String::as_str).collect();
@@ -352,6 +363,9 @@ struct Answers {
     osc: Option<Vec<RawRow>>,
     semisync_variables: Option<Vec<RawRow>>,
     semisync_status: Option<Vec<RawRow>>,
+    /// Whether the status was asked with the settings: a settings-only read leaves the state
+    /// and counters unread (the poller carries them), an unanswered status leaves all unknown.
+    semisync_status_asked: bool,
 }
 
 impl Answers {
@@ -415,14 +429,20 @@ impl Answers {
             let sql = sql_of(Part::Workers);
             list.workers = parse_answer(addr, sql, super::appliers::workers_from_table(&rows))?;
         }
-        // Both statements or neither: a refused one leaves semi-sync unknown. A switch that
-        // reads as neither ON nor OFF fails the poll naming it, as every other part does;
-        // counters that do not read as numbers are unknown (`semisync.rs`).
+        // Both statements asked or neither: a refused one leaves semi-sync unknown. The
+        // settings alone, where the status was not asked, leave its state and counters unread.
+        // A switch that reads as neither ON nor OFF fails the poll naming it, as every other
+        // part does; counters that do not read as numbers are unknown (`semisync.rs`).
         let semisync = match (self.semisync_variables, self.semisync_status) {
             (Some(variables), Some(status)) => Some(parse_answer(
                 addr,
                 sql_of(Part::SemiSyncStatus),
                 SemiSync::from_rows(&variables, &status),
+            )?),
+            (Some(variables), None) if !self.semisync_status_asked => Some(parse_answer(
+                addr,
+                sql_of(Part::SemiSyncVariables),
+                SemiSync::from_rows(&variables, &[]),
             )?),
             _ => None,
         };

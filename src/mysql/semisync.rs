@@ -139,6 +139,15 @@ impl SemiSync {
         .contains(&Some(true))
     }
 
+    /// Takes the state and counters from `last`, for a reading of the settings alone: they stand
+    /// still while semi-sync is off, and the poller reads them with the settings once it is on.
+    pub fn keep_status_of(&mut self, last: &Self) {
+        self.source_active = last.source_active;
+        self.replica_active = last.replica_active;
+        self.source_clients = last.source_clients;
+        self.counters = last.counters;
+    }
+
     /// ACKs a commit needs: the server's setting, or one where it has none (`MariaDB`, whose
     /// primary waits for the first replica to acknowledge). `None` while the source side is not
     /// loaded.

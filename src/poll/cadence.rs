@@ -50,15 +50,18 @@ impl PollParts {
             // At its own cadence, on writable roots only (`poll/osc.rs`).
             osc: false,
             semisync: every_fifth,
+            semisync_status: n == 0 || tick(n, phase).is_multiple_of(LIST_EVERY),
         }
     }
 
     /// Adds semi-sync's reads to every poll while the node's last reading had it `on` (either
     /// side enabled or active, or nothing read yet): a fall-back is news at once there. Where
-    /// it is off, its counters stand still, and the every-5th reading notices it switched on.
+    /// it is off, its counters stand still: its settings every 5th poll notice it switched on,
+    /// and its status (the costlier `SHOW GLOBAL STATUS`) comes every [`LIST_EVERY`]th.
     #[must_use]
     pub fn semisync_on(mut self, on: bool) -> Self {
         self.semisync |= on;
+        self.semisync_status |= on;
         self
     }
 
@@ -198,6 +201,24 @@ mod tests {
         assert_eq!(off, polls.iter().map(|p| p.clock).collect::<Vec<_>>());
         assert!(off[0], "the first poll reads it");
         assert!(polls.iter().all(|p| p.semisync_on(true).semisync));
+        // Its status, the costlier statement, every 60th poll where it is off.
+        let status: Vec<u64> = (0..180)
+            .filter(|&n| {
+                PollParts::for_poll(n, 7, true)
+                    .semisync_on(false)
+                    .semisync_status
+            })
+            .collect();
+        assert_eq!(status, [0, 53, 113, 173]);
+        assert!((0..180).all(|n| {
+            let parts = PollParts::for_poll(n, 7, true).semisync_on(false);
+            !parts.semisync_status || parts.semisync
+        }));
+        assert!((0..180).all(|n| {
+            PollParts::for_poll(n, 7, true)
+                .semisync_on(true)
+                .semisync_status
+        }));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::beat_read::{applied_of, heartbeat_event, heartbeat_sql, read_applied, reads_heartbeat};
 use super::cadence::{Applying, PollParts, phase};
-use super::events::{AppliedRead, ConnState, PollEvent};
+use super::events::{AppliedRead, ConnState, NodeSample, PollEvent};
 use super::node_poller::{PollerSpec, SETTINGS_EVERY, SETTINGS_WHILE_MISMATCHED, poll_status};
 use super::pt_heartbeat;
 use crate::mysql::semisync::SemiSync;
@@ -199,6 +199,22 @@ impl<'a> Session<'a> {
         super::pace::read_every(pace, self.sql_delay > 0)
     }
 
+    /// A poll that left semi-sync out reports the last reading, and one that read its settings
+    /// alone the last state and counters: they stand still while semi-sync is off.
+    fn carry_semisync(&mut self, parts: PollParts, sample: &mut NodeSample) {
+        if parts.semisync {
+            if !parts.semisync_status
+                && let (Some(now), Some(last)) =
+                    (sample.reported.semisync.as_mut(), self.semisync.as_ref())
+            {
+                now.keep_status_of(last);
+            }
+            self.semisync.clone_from(&sample.reported.semisync);
+        } else {
+            sample.reported.semisync.clone_from(&self.semisync);
+        }
+    }
+
     /// Which occasional statements this status poll adds.
     fn parts(&mut self) -> PollParts {
         let poll = self.polls;
@@ -231,13 +247,7 @@ impl<'a> Session<'a> {
         let sent_utc = chrono::Utc::now();
         let (mut sample, ahead) = poll_status(&mut self.conn, parts, lead, tail).await?;
         let lead_asked = lead.is_some();
-        // A poll that left semi-sync out reports the last reading, which stands still while
-        // semi-sync is off.
-        if parts.semisync {
-            self.semisync.clone_from(&sample.reported.semisync);
-        } else {
-            sample.reported.semisync.clone_from(&self.semisync);
-        }
+        self.carry_semisync(parts, &mut sample);
         if let Some(list) = sample.reported.processes.as_mut() {
             if !list.ddl.is_empty() {
                 self.ddl_seen = Some(poll);
