@@ -20,9 +20,10 @@
 //! and either heads the commits without an ACK.
 //!
 //! A folded alert keeps its kind and evidence but is shown as a warning: the incident carries
-//! the highest severity of its members that are not recovering, so one fault pages once. A folded lag symptom's cause is
-//! rewritten to name the root ("c1: behind because r1 stopped receiving"): the rule that raised
-//! it judged the replica alone, and its text would blame the wrong thing.
+//! the highest severity of its members that are not recovering, so one fault pages once. A
+//! folded lag symptom's cause is rewritten to name the root ("c1: behind because r1 stopped
+//! receiving"): the rule that raised it judged the replica alone, and its text would blame the
+//! wrong thing.
 //!
 //! A lag symptom whose replica is back under its rule's limit now is an after-effect: a
 //! `lag_p99_high` that the minute's spike keeps up, or an alert waiting out its clean polls
@@ -352,9 +353,9 @@ fn recovered(snapshot: &Snapshot, settings: &AlertSettings, a: &Alert) -> Option
 }
 
 /// Says of a recovering alert at its own place that it is clearing: the rule's text was true
-/// when it was raised, and the lag now tells why it is no longer. (A recovering alert pages no
-/// more: it is a warning, wherever it is.) `lag_p99_high`'s rule says
-/// it itself, the minute being what keeps it.
+/// when it was raised, and the lag now tells why it is no longer (a recovering alert pages no
+/// more: it is a warning, wherever it is). `lag_p99_high`'s rule says it itself, the minute
+/// being what keeps it.
 fn clearing(alert: &mut Alert, now: Duration, settings: &AlertSettings) {
     if alert.kind == AlertKind::LagP99High {
         return;

@@ -101,7 +101,9 @@ impl Carried {
         self.stalled = matches!((since, self.missing_since), (Some(now), Some(before))
             if now.max(before) - now.min(before) <= STALL_JITTER);
         let moved = match (since, self.missing_since, self.read_at) {
-            (Some(now), Some(before), Some(read_before)) if delayed && now > before => {
+            (Some(now), Some(before), Some(read_before))
+                if delayed && now > before + STALL_JITTER =>
+            {
                 Some(Batch {
                     before: read_before,
                     by: at,
