@@ -23,7 +23,8 @@ use crate::units;
 
 pub fn verdict(settings: &AlertSettings, uptime: Duration, r: &ReplicaView) -> Verdict {
     let delay = Duration::from_secs(r.sql_delay.unwrap_or(0));
-    let Some(now) = r.heartbeat_lag.value().map(|l| l.saturating_sub(delay)) else {
+    // The same lag now that the incidents' after-effects judge it by.
+    let Some(now) = super::incidents::now_beyond_delay(r) else {
         return Verdict::Unknown;
     };
     let threshold =

@@ -280,6 +280,8 @@ impl NodeConn {
                 Part::SemiSyncStatus => flavor.semisync_status_sql(),
             }
         };
+        // The status only ever with the settings.
+        let semisync_status = ask.parts.semisync && ask.parts.semisync_status;
         let parts: Vec<Part> = [
             (Part::Clock, ask.parts.clock),
             (Part::Lead, ask.lead.is_some()),
@@ -293,17 +295,14 @@ impl NodeConn {
             (Part::Queued, queued_sql.is_some()),
             (Part::Osc, ask.parts.osc),
             (Part::SemiSyncVariables, ask.parts.semisync),
-            (
-                Part::SemiSyncStatus,
-                ask.parts.semisync && ask.parts.semisync_status,
-            ),
+            (Part::SemiSyncStatus, semisync_status),
         ]
         .into_iter()
         .filter_map(|(part, asked)| asked.then_some(part))
         .collect();
         let sqls: Vec<String> = parts.iter().map(|p| sql(*p).to_owned()).collect();
         let mut answers = Answers {
-            semisync_status_asked: ask.parts.semisync_status,
+            semisync_status_asked: semisync_status,
             ..Answers::default()
         };
         let mut from = 0;

@@ -41,16 +41,18 @@ impl PollParts {
         // than 10): a poll never carries the scan and the list together.
         let before = (k + PHASES - 1) % PHASES;
         let every_fifth = n == 0 || (fifth(k) && !scans(k)) || (fifth(before) && scans(before));
+        // The first poll and every 60th: the binlog list's, and where semi-sync is off its status.
+        let every_sixtieth = n == 0 || tick(n, phase).is_multiple_of(LIST_EVERY);
         Self {
             binlog: true,
-            binlog_files: n == 0 || tick(n, phase).is_multiple_of(LIST_EVERY),
+            binlog_files: every_sixtieth,
             replica_hosts: every_fifth && discovery,
             processes: n > 0 && scans(k),
             clock: every_fifth,
             // At its own cadence, on writable roots only (`poll/osc.rs`).
             osc: false,
             semisync: every_fifth,
-            semisync_status: n == 0 || tick(n, phase).is_multiple_of(LIST_EVERY),
+            semisync_status: every_sixtieth,
         }
     }
 
