@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
-use crate::alerts::AlertEngine;
+use crate::alerts::{AlertEngine, AlertKind};
 use crate::drain::DrainEvent;
 use crate::poll::{Feeds, PollEvent};
 use crate::probe::ProbeEvent;
@@ -68,6 +68,16 @@ impl Publisher {
         self.published = tokio::time::Instant::now();
         self.news_due = None;
         self.dirty = false;
+    }
+
+    /// Whether the last snapshot already carries a stalled-link alert on `node`.
+    fn stall_raised(&self, node: &str) -> bool {
+        let snapshot = self.snapshots.borrow();
+        snapshot
+            .alerts
+            .active
+            .iter()
+            .any(|a| a.kind == AlertKind::SbmUnderstatesLag && a.node.as_deref() == Some(node))
     }
 
     /// A stated fault is shown at once, however slow the cadence, but no more often than a
@@ -145,7 +155,9 @@ pub async fn run(
             let _ = discovered.send(node);
         }
         out.dirty = true;
-        if news {
+        // A stalling link is news until its alert is out (`store/news.rs`).
+        let stalling = store.take_stalling();
+        if news || stalling.is_some_and(|node| !out.stall_raised(&node)) {
             out.news(&store);
         }
     }

@@ -16,6 +16,7 @@
 //! first heartbeat of the writer's current run, whose row's age is still the only upper bound.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use crate::gtid::{DomainGtid, GtidList};
 
@@ -40,10 +41,13 @@ pub fn reached(applied: &GtidList, run: &DomainGtid) -> Option<u64> {
 }
 
 /// The first heartbeat of each writer's current run, by writer index, shared by the writers
-/// (which set them) and the pollers (which decide from them whether to read the table).
+/// (which set them) and the pollers (which decide from them whether to read the table); and
+/// each writer's newest heartbeat, with when its write was acknowledged (which tells a poller
+/// that its replica lacks one it should have: [`Marks::lacks`]).
 #[derive(Debug, Default)]
 pub struct Marks {
     marks: Mutex<Vec<Option<DomainGtid>>>,
+    newest: Mutex<Vec<Option<(DomainGtid, Instant)>>>,
 }
 
 impl Marks {
@@ -51,6 +55,40 @@ impl Marks {
     pub fn new(writers: usize) -> Arc<Self> {
         Arc::new(Self {
             marks: Mutex::new(vec![None; writers]),
+            newest: Mutex::new(vec![None; writers]),
+        })
+    }
+
+    /// Writer `writer`'s heartbeat was acknowledged: its run's `mark` when that changed, and
+    /// its GTID with the instant of the acknowledgement when it got one.
+    pub fn acknowledged(
+        &self,
+        writer: usize,
+        mark: Option<Option<DomainGtid>>,
+        wrote: Option<(DomainGtid, Instant)>,
+    ) {
+        if let Some(mark) = mark {
+            self.set(writer, mark);
+        }
+        if wrote.is_some() {
+            let mut newest = self.newest.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(slot) = newest.get_mut(writer) {
+                *slot = wrote;
+            }
+        }
+    }
+
+    /// Whether a channel that had received up to `received` (its `Gtid_IO_Pos`) when asked at
+    /// `asked` lacked a heartbeat acknowledged before then: in a domain it receives, from the
+    /// server it receives that domain from ([`reached`]), a `seq` it had not reached. A replica
+    /// receives a heartbeat as its writer is acknowledged, so only a link that is not passing
+    /// events on (or one of a few hundred microseconds in flight) lacks one.
+    /// Asked on every status poll of every replica: one lock, no allocation.
+    #[must_use]
+    pub fn lacks(&self, received: &GtidList, asked: Instant) -> bool {
+        let newest = self.newest.lock().unwrap_or_else(PoisonError::into_inner);
+        newest.iter().flatten().any(|(gtid, at)| {
+            *at < asked && reached(received, gtid).is_some_and(|seq| seq < gtid.seq)
         })
     }
 
@@ -141,6 +179,28 @@ mod tests {
 
     fn list(text: &str) -> GtidList {
         GtidList::parse(text).unwrap()
+    }
+
+    #[test]
+    fn a_channel_lacks_a_heartbeat_acknowledged_before_it_was_asked() {
+        let marks = Marks::new(2);
+        let t0 = Instant::now();
+        let later = t0 + std::time::Duration::from_millis(1);
+        assert!(!marks.lacks(&list("0-1-9"), later), "nothing written yet");
+        marks.acknowledged(0, None, Some((gtid("0-1-10"), t0)));
+        assert!(marks.lacks(&list("0-1-9"), later));
+        assert!(!marks.lacks(&list("0-1-10"), later), "received");
+        assert!(!marks.lacks(&list("0-1-12"), later), "and more since");
+        assert!(
+            !marks.lacks(&list("0-1-9"), t0),
+            "asked before the ack: in flight"
+        );
+        // A domain it does not receive, or one it receives from another server: not this one's.
+        assert!(!marks.lacks(&list("5-1-3"), later));
+        assert!(!marks.lacks(&list("0-2-9"), later));
+        // Any writer's heartbeat it lacks.
+        marks.acknowledged(1, None, Some((gtid("7-3-4"), t0)));
+        assert!(marks.lacks(&list("0-1-10,7-3-2"), later));
     }
 
     #[test]

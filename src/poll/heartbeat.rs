@@ -365,9 +365,8 @@ async fn serve<T: Topology>(
             }
             // Published after the ack is queued: a poller that reads by it sends its reading
             // after the store has the ack.
-            if let Some(mark) = mark {
-                spec.marks.set(writer, mark);
-            }
+            spec.marks
+                .acknowledged(writer, mark, gtid.map(|gtid| (gtid, at)));
         }
     }
 }

@@ -63,6 +63,12 @@ impl ReadPace {
         self.recompute();
     }
 
+    /// The configured pace, which a small topology reads at.
+    #[must_use]
+    pub fn base(&self) -> Duration {
+        self.base
+    }
+
     /// How long a node waits between two heartbeat reads now.
     #[must_use]
     pub fn every(&self) -> Duration {

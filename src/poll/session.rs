@@ -18,7 +18,7 @@ use super::events::{AppliedRead, ConnState, NodeSample, PollEvent};
 use super::node_poller::{PollerSpec, SETTINGS_EVERY, SETTINGS_WHILE_MISMATCHED, poll_status};
 use super::pt_heartbeat;
 use crate::mysql::semisync::SemiSync;
-use crate::mysql::{NodeConn, SqlError, lock_holders};
+use crate::mysql::{IoRunning, NodeConn, ReplicaGtid, SqlError, lock_holders};
 
 /// Why a connection's polling ended.
 pub(super) enum Ended {
@@ -91,7 +91,16 @@ pub(super) struct Session<'a> {
     /// they are read again.
     grants: Option<crate::mysql::grants::Held>,
     grants_due: tokio::time::Instant,
+    /// Since when the status polls have found a running channel lacking a heartbeat written
+    /// before they asked ([`super::beat_gtid::Marks::lacks`]): a link that may be stalling.
+    lacking_since: Option<tokio::time::Instant>,
 }
+
+/// How long, in poll intervals, a node whose link may be stalling is polled at the read pace's
+/// base ([`Session::every`]): long enough for its lag to pass the stalled-link alert's threshold
+/// (a second) and be published; bounded, so that a heartbeat that never arrives (a filter, a
+/// link that stays down) costs a few polls, not a faster pace for good.
+const CLOSE_WATCH_INTERVALS: u32 = 2;
 
 impl<'a> Session<'a> {
     /// Says the node is connected (its flavor and identity) and starts the session.
@@ -124,6 +133,7 @@ impl<'a> Session<'a> {
             semisync: None,
             grants: None,
             grants_due: tokio::time::Instant::now(),
+            lacking_since: None,
             conn,
         };
         let connected = PollEvent::Connected {
@@ -195,8 +205,41 @@ impl<'a> Session<'a> {
 
     /// How long this node waits between two heartbeat readings at `pace`: more often while a
     /// channel has a `SQL_Delay` ([`super::pace::read_every`]).
-    pub fn read_every(&self, pace: Duration) -> Duration {
+    fn read_every(&self, pace: Duration) -> Duration {
         super::pace::read_every(pace, self.sql_delay > 0)
+    }
+
+    /// How often the status is polled and the heartbeat read now: every poll interval and at
+    /// the read pace (more often while delayed); both at the pace's base, a small topology's
+    /// pace, for [`CLOSE_WATCH_INTERVALS`] after a poll found a running link lacking a heartbeat.
+    /// In a large topology a node is polled and read once a second, so a stalled link's lag
+    /// would pass its alert's threshold up to a second before a poll saw it; watched closely,
+    /// within a quarter of one.
+    pub fn every(&self, pace: &super::ReadPace) -> (Duration, Duration) {
+        let (status, read) = (self.spec.interval, self.read_every(pace.every()));
+        let close_watch = self.spec.interval * CLOSE_WATCH_INTERVALS;
+        let closely = self
+            .lacking_since
+            .is_some_and(|since| since.elapsed() < close_watch);
+        if closely {
+            (status.min(pace.base()), read.min(pace.base()))
+        } else {
+            (status, read)
+        }
+    }
+
+    /// Whether a running link of `sample` lacked a heartbeat acknowledged before it was sent:
+    /// the close watch of [`Self::every`] starts with the first poll that finds one.
+    fn saw_links(&mut self, sample: &NodeSample) {
+        let lacking = sample.reported.replication.iter().any(|c| {
+            let received = match &c.gtid {
+                ReplicaGtid::Mariadb { io_pos, .. } => io_pos,
+                ReplicaGtid::Mysql { .. } => return false,
+            };
+            c.io_running == IoRunning::Yes && self.spec.marks.lacks(received, sample.at)
+        });
+        self.lacking_since =
+            lacking.then(|| self.lacking_since.unwrap_or_else(tokio::time::Instant::now));
     }
 
     /// A poll that left semi-sync out reports the last reading, and one that read its settings
@@ -286,6 +329,7 @@ impl<'a> Session<'a> {
             &sample.reported.replication,
             sample.reported.processes.as_ref(),
         );
+        self.saw_links(&sample);
         let position = applied_of(&self.spec.marks, &sample).filter(|_| self.is_replica);
         self.by_position = position.is_some();
         // Copied only when it is this poll's reading.

@@ -118,6 +118,8 @@ pub struct Store {
     drains: crate::drain::DrainBook,
     /// Per node, what this run needs that its account lacks, as last read.
     grants: BTreeMap<String, Vec<crate::mysql::grants::MissingGrant>>,
+    /// The node whose sample, the last applied, shows a running link stalling (`news.rs`).
+    stalling: Option<String>,
 }
 
 impl Store {
@@ -153,6 +155,7 @@ impl Store {
             ),
             pt: pt_lag::PtLag::default(),
             primary,
+            stalling: None,
             settings,
         };
         for (name, endpoint, role) in configured {

@@ -3,10 +3,35 @@
 //! The store's task publishes a snapshot for it at once instead of at its next tick
 //! (`engine/store_task.rs`): in a large topology the tick is a second apart, and waiting for it
 //! would add up to that second to the time to alert.
+//!
+//! A stalling link is news of another kind: a lag, not a stated fact, but one the stalled-link
+//! alert is raised on at its first sample once the source's state and the split say so
+//! (`alerts/sbm.rs`). A sample that shows a running channel's received heartbeats a second old,
+//! and less than [`STALLING_FOR`] past that, is news until that alert is raised.
 
+use std::time::Duration;
+
+use super::lag::Lag;
+use super::lag_split::WORTH_A_WORD;
 use super::{Event, Store};
-use crate::mysql::ReplicaStatus;
+use crate::mysql::{IoRunning, ReplicaStatus};
 use crate::poll::{ConnState, PollEvent};
+
+/// How long past its first second a stalling link's samples stay news: the close watch its
+/// poller keeps (two poll intervals at the defaults: `poll/session.rs`). A cascaded replica's
+/// link stalls with its source's and raises no stalled-link alert of its own, so its samples are
+/// news for this long and no longer.
+const STALLING_FOR: Duration = Duration::from_secs(2);
+
+/// Whether a running channel with `status` that has received heartbeats `received` old is
+/// stalling: a second old at least (the lag split's floor, and the stalled-link alert's
+/// threshold at the defaults), and less than [`STALLING_FOR`] past that.
+pub(super) fn stalling((status, received): (&ReplicaStatus, &Lag)) -> bool {
+    status.io_running == IoRunning::Yes
+        && received
+            .exact()
+            .is_some_and(|lag| lag >= WORTH_A_WORD && lag < WORTH_A_WORD + STALLING_FOR)
+}
 
 impl Store {
     /// Whether `event`, not yet applied, is news (see the module's text). A node's first sample
@@ -26,6 +51,12 @@ impl Store {
             }),
             _ => false,
         }
+    }
+
+    /// The node whose sample, the last applied, shows a running link stalling ([`stalling`]);
+    /// taken once.
+    pub fn take_stalling(&mut self) -> Option<String> {
+        self.stalling.take()
     }
 }
 
@@ -97,5 +128,30 @@ mod tests {
             "db2".clone_into(node);
         }
         assert!(!store.is_news(&first));
+    }
+
+    /// A running link's received heartbeats from a second old to two seconds past that: the
+    /// stretch in which the stalled-link alert is due. Not a bound, not a stopped IO thread (its
+    /// own news), not a link that has stalled for long.
+    #[test]
+    fn a_running_link_stalls_from_its_first_second_for_two() {
+        use crate::store::lag::Lag;
+        let running = running_status("", 3306);
+        let ms = |ms| Lag::Exact {
+            lag: Duration::from_millis(ms),
+        };
+        let stalling = |status, lag: &Lag| super::stalling((status, lag));
+        assert!(!stalling(&running, &ms(990)));
+        assert!(stalling(&running, &ms(1_000)));
+        assert!(stalling(&running, &ms(2_990)));
+        assert!(!stalling(&running, &ms(3_000)));
+        let bound = Lag::AtLeast {
+            lag: Duration::from_millis(1_500),
+            upper: None,
+        };
+        assert!(!stalling(&running, &bound));
+        let mut stopped = running.clone();
+        stopped.io_running = IoRunning::No;
+        assert!(!stalling(&stopped, &ms(1_500)));
     }
 }

@@ -59,8 +59,8 @@ impl Store {
         };
         let interval = self.settings.heartbeat_interval;
         let received_by = |beat: &Beat, commit_us: i64| self.received_by(beat, commit_us);
-        let lags: Vec<lag::Lag> = entry
-            .statuses()
+        let statuses = entry.statuses();
+        let lags: Vec<lag::Lag> = statuses
             .iter()
             .zip(channels)
             .map(|(status, writers)| {
@@ -74,6 +74,9 @@ impl Store {
                 )
             })
             .collect();
+        if statuses.iter().zip(&lags).any(super::news::stalling) {
+            self.stalling = Some(node.to_owned());
+        }
         if let Some(entry) = self.nodes.get_mut(node) {
             for (index, lag) in lags.into_iter().enumerate() {
                 entry.apply_received(index, at, lag);

@@ -149,7 +149,7 @@ fn a_node_that_goes_down_is_raised_on_the_first_snapshot_that_shows_it() {
     topo.node_mut("r2", |n| {
         n.conn = ConnState::Down {
             next: secs(1.0),
-            cause: "no answer within 1s".to_owned(),
+            cause: "no answer for 1s".to_owned(),
         };
     });
     // A quarter of a poll interval after the last sample: the state changed, that is news now.
@@ -159,7 +159,7 @@ fn a_node_that_goes_down_is_raised_on_the_first_snapshot_that_shows_it() {
     let alert = find(&view, AlertKind::NodeDown, Some("r2")).cloned();
     let alert = alert.unwrap_or_else(|| panic!("{view:#?}"));
     assert_eq!(alert.count, 1);
-    assert_eq!(alert.cause, "rwtop cannot poll r2: no answer within 1s");
+    assert_eq!(alert.cause, "rwtop cannot poll r2: no answer for 1s");
     // Up again: the old sample is not judged again; three new samples clear it.
     topo.node_mut("r2", |n| n.conn = ConnState::Up);
     let mut back = topo.at(1);
