@@ -81,13 +81,16 @@ impl Publisher {
     }
 
     /// A stated fault is shown at once, however slow the cadence, but no more often than a
-    /// small topology's: a server behind many names sends its news from each of them.
-    fn news(&mut self, store: &Store) {
+    /// small topology's: a server behind many names sends its news from each of them. True when
+    /// it published now.
+    fn news(&mut self, store: &Store) -> bool {
         let gap_ends = self.published + PUBLISH_EVERY;
         if tokio::time::Instant::now() >= gap_ends {
             self.publish(store);
+            true
         } else {
             self.news_due = Some(gap_ends);
+            false
         }
     }
 }
@@ -140,6 +143,8 @@ pub async fn run(
             () = tokio::time::sleep_until(out.news_due.unwrap_or(out.published)),
                 if out.news_due.is_some() => {
                 out.publish(&store);
+                // The next tick a whole period after this snapshot, not a moment later.
+                publish.reset();
                 continue;
             }
             Some(event) = inbox.probe.recv() => event.into(),
@@ -157,8 +162,8 @@ pub async fn run(
         out.dirty = true;
         // A stalling link is news until its alert is out (`store/news.rs`).
         let stalling = store.take_stalling();
-        if news || stalling.is_some_and(|node| !out.stall_raised(&node)) {
-            out.news(&store);
+        if (news || stalling.is_some_and(|node| !out.stall_raised(&node))) && out.news(&store) {
+            publish.reset();
         }
     }
 }
@@ -238,11 +243,12 @@ mod tests {
             .and_then(|n| n.channel(""))
             .map(|r| r.sql_running);
         assert_eq!(shown, Some(false));
-        // Nothing new: the next comes at the tick, with nothing to show it waits on.
+        // Nothing new: the next comes at the tick, a whole period after the news (the tick
+        // due at 1 s would have published twice within a quarter second of it at 250 nodes).
         send(sample(false)).await;
         published.changed().await.expect("the tick");
         assert!(
-            start.elapsed() >= Duration::from_secs(1),
+            start.elapsed() >= Duration::from_millis(1_250),
             "{:?}",
             start.elapsed()
         );
