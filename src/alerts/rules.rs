@@ -312,7 +312,14 @@ fn clock_skew(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         return Verdict::Unknown;
     };
     let diff = mine.saturating_sub(theirs);
-    if diff.abs() <= inputs.settings.clock_skew_ms {
+    // Each estimate may be off by half the round trip it was read with: a poll answered late on
+    // a busy host (1,000 connections opening at once) reads an offset hundreds of ms out, which
+    // is no skew. Only a difference beyond both errors counts.
+    let error = node
+        .clock_error_ms
+        .unwrap_or(0)
+        .saturating_add(source.clock_error_ms.unwrap_or(0));
+    if diff.abs().saturating_sub(error) <= inputs.settings.clock_skew_ms {
         return Verdict::Clean;
     }
     let size = |ms: i64| units::duration(std::time::Duration::from_millis(ms.unsigned_abs()));
@@ -321,6 +328,7 @@ fn clock_skew(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
         fact("source_clock_offset", units::offset_ms(theirs)),
         fact("difference", size(diff)),
         fact("threshold", size(inputs.settings.clock_skew_ms)),
+        fact("estimate_error", size(error)),
     ];
     let direction = if diff > 0 { "ahead of" } else { "behind" };
     let cause = format!(

@@ -7,6 +7,7 @@ pub mod applier;
 pub mod apply_rate;
 pub mod backlog;
 mod carried;
+mod clock;
 pub mod delay;
 mod discovery;
 pub mod disks;
@@ -319,7 +320,7 @@ impl Store {
             self.nodes
                 .get(name)
                 .and_then(|n| n.clock)
-                .map(|(o, _, _)| o)
+                .map(|c| c.offset_ms)
         };
         match (offset(node), self.primary.as_deref().and_then(offset)) {
             (Some(mine), Some(theirs)) => mine - theirs,

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use super::apply_rate::{self, ApplyHistory, SourceInput, WriteHistory};
 use super::backlog::{SourceHistory, bytes_behind, gtid_backlog};
 use super::carried::Carried;
+use super::clock::ClockEstimate;
 use super::delay::BeyondDelay;
 use super::series::{ChartRing, Point};
 use super::snapshot::{NodeView, ReplicaView, Role};
@@ -51,8 +52,8 @@ pub struct NodeEntry {
     pub samples: u64,
     /// One per replication channel of the newest sample, in its order.
     pub channels: Vec<ChannelEntry>,
-    /// Best clock-offset estimate (server minus this host, ms), its round trip and age.
-    pub clock: Option<(i64, std::time::Duration, Instant)>,
+    /// The best estimate of its clock against this host's (`clock.rs`).
+    pub clock: Option<ClockEstimate>,
     /// Semi-sync state and the differences of its counters between polls.
     semisync: super::semisync::SemiSyncTrack,
 }
@@ -291,15 +292,8 @@ impl NodeEntry {
         }
     }
 
-    /// Keeps the estimate with the shortest round trip (the tightest bound on its error), unless
-    /// it is a minute old: clocks drift and get stepped.
     pub fn apply_clock(&mut self, offset_ms: i64, rtt: std::time::Duration, at: Instant) {
-        let replace = self.clock.is_none_or(|(_, best, when)| {
-            rtt <= best + best / 2 || at.saturating_duration_since(when).as_secs() >= 60
-        });
-        if replace {
-            self.clock = Some((offset_ms, rtt, at));
-        }
+        ClockEstimate::keep(&mut self.clock, offset_ms, rtt, at);
     }
 
     fn is_up(&self) -> bool {
@@ -386,7 +380,8 @@ impl NodeEntry {
             server_uuid: self.identity.as_ref().and_then(|i| i.server_uuid.clone()),
             gtid: sample.map(|s| s.reported.state.gtid.clone()),
             last_gtid: self.sample.as_ref().map(|s| s.reported.state.gtid.clone()),
-            clock_offset_ms: self.clock.map(|(offset, _, _)| offset),
+            clock_offset_ms: self.clock.map(|c| c.offset_ms),
+            clock_error_ms: self.clock.map(|c| c.error_ms()),
             lb: None,
             channels,
             settings: self.settings.clone().filter(|_| self.is_up()),

@@ -91,7 +91,7 @@ impl Store {
     /// clock is not estimated.
     pub(super) fn received_by(&self, beat: &Beat, commit_us: i64) -> Option<Instant> {
         let root = beat.node.as_deref().and_then(|n| self.nodes.get(n))?;
-        let (offset_ms, _, _) = root.clock?;
+        let offset_ms = root.clock?.offset_ms;
         let (now, utc_now) = (Instant::now(), chrono::Utc::now());
         let on_host_us = commit_us.checked_sub(offset_ms.checked_mul(1_000)?)?;
         let ago_us = utc_now.timestamp_micros().saturating_sub(on_host_us).max(0);

@@ -87,6 +87,8 @@ pub struct NodeView {
     pub sample_age: Option<Duration>,
     /// This server's clock minus rwtop's host clock, estimated from query round trips.
     pub clock_offset_ms: Option<i64>,
+    /// How far that estimate may be off: half the round trip it was read with.
+    pub clock_error_ms: Option<i64>,
     /// The newest processlist summary (read every few polls).
     pub processes: Option<crate::mysql::ProcessSummary>,
     /// Schema changes running on this node (from the newest processlist scan).

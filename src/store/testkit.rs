@@ -154,6 +154,7 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         read_only: Some(role == Role::Replica),
         sample_age: Some(Duration::from_millis(100)),
         clock_offset_ms: Some(0),
+        clock_error_ms: Some(0),
         processes: None,
         ddl: Vec::new(),
         processes_fresh: true,

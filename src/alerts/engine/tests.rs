@@ -397,6 +397,22 @@ fn clock_skew_and_writable_replica() {
     let mut topo = Topo::new();
     topo.node_mut("r1", |n| n.clock_offset_ms = Some(480));
     topo.assert_quiet(AlertKind::ClockSkew);
+    // An estimate read over a long round trip may be off by half of it: 620 ms within 200 ms of
+    // error is no skew beyond 500 ms; beyond both errors it is.
+    topo.node_mut("r1", |n| {
+        n.clock_offset_ms = Some(-620);
+        n.clock_error_ms = Some(150);
+    });
+    topo.node_mut("db1", |n| n.clock_error_ms = Some(50));
+    topo.assert_quiet(AlertKind::ClockSkew);
+    topo.node_mut("r1", |n| n.clock_offset_ms = Some(-720));
+    let skew = topo.raise(AlertKind::ClockSkew, Some("r1"));
+    assert!(
+        skew.evidence
+            .contains(&("estimate_error".to_owned(), "200ms".to_owned())),
+        "{:?}",
+        skew.evidence
+    );
 }
 
 #[test]
