@@ -292,7 +292,10 @@ async fn measure(
     let name = |what: &str| format!("n{n}_{what}");
     let ready = wait_ready(engine, n).await?;
     row(&name("ready"), ready.as_secs_f64(), "s");
+    println!("# ready at {}", chrono::Utc::now().format("%H:%M:%S%.3f"));
     tokio::time::sleep(Duration::from_secs(opts.warmup)).await;
+    let window_from = chrono::Utc::now();
+    println!("# window from {}", window_from.format("%H:%M:%S%.3f"));
 
     let first = engine.latest();
     let cpu_before = own_cpu()?;
@@ -334,7 +337,7 @@ async fn measure(
         rss.saturating_sub(rss_before) as f64 / n as f64,
         "KiB",
     );
-    report_state(&last, &name);
+    report_state(&last, window_from, &name);
     time_alerts(&last, spec, &name);
     time_frames(&last, "", &name);
     Ok(last)
@@ -418,8 +421,13 @@ impl Counts {
     }
 }
 
-/// Staleness, connection state, lag as measured and alerts at the end of the window.
-fn report_state(snap: &Snapshot, name: &dyn Fn(&str) -> String) {
+/// Staleness, connection state, lag as measured and alerts at the end of the window, and the
+/// alerts raised since the start.
+fn report_state(
+    snap: &Snapshot,
+    window_from: chrono::DateTime<chrono::Utc>,
+    name: &dyn Fn(&str) -> String,
+) {
     let oldest = snap
         .nodes
         .iter()
@@ -452,6 +460,29 @@ fn report_state(snap: &Snapshot, name: &dyn Fn(&str) -> String) {
         snap.alerts.active.len() as f64,
         "alerts",
     );
+    // Raised at any time since the start (a healthy topology raises none): a node shown silent
+    // for a moment, say, shows here though it is clear again by the end.
+    let raised: Vec<String> = snap
+        .alerts
+        .log
+        .iter()
+        .filter(|e| e.raised)
+        .map(|e| format!("{:?} {}", e.kind, e.node.as_deref().unwrap_or("-")))
+        .collect();
+    row(&name("alerts_raised"), raised.len() as f64, "alerts");
+    let in_window = snap
+        .alerts
+        .log
+        .iter()
+        .filter(|e| e.raised && e.at >= window_from)
+        .count();
+    row(&name("alerts_raised_in_window"), in_window as f64, "alerts");
+    if !raised.is_empty() {
+        println!("# raised: {}", raised.join(", "));
+        for e in snap.alerts.log.iter().filter(|e| e.raised).take(3) {
+            println!("# e.g. at {}: {}", e.at.format("%H:%M:%S%.3f"), e.summary);
+        }
+    }
 }
 
 /// The alert engine, run on every published snapshot (4 a second): with no node's sample new,

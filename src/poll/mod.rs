@@ -13,6 +13,7 @@ mod osc;
 mod pace;
 pub mod pt_heartbeat;
 mod session;
+mod silence;
 
 pub use events::{
     AppliedRead, BeatRow, ConnState, DiskSample, HeartbeatRead, NodeSample, PollEvent, PtRead,

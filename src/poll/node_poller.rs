@@ -20,6 +20,7 @@ pub use super::cadence::{DDL_SCAN_LINGER, PollParts, QUIET_SCAN_EVERY, phase};
 use super::events::{ConnState, NodeSample, PollEvent};
 use super::feeds::Feeds;
 use super::session::{Ended, Session};
+use super::silence::Silence;
 use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
 
 /// The wait before a retry, doubling per consecutive failure up to [`BACKOFF_CAP`] (the first
@@ -232,86 +233,6 @@ async fn tick(
     Ok(())
 }
 
-/// Whether the node was said to be silent: a node asked that has not answered for one poll
-/// interval, since its last answer, is news at once, though the connection waits out its query
-/// timeout before it is given up (a frozen server keeps its sockets, and a slow one may still
-/// answer). A tick's statements get at least half an interval, however long the node was not
-/// asked: in a large topology ticks come an interval apart, and counting from the tick alone
-/// would leave a server frozen just after one answer unnoticed for two intervals.
-/// The node is shown `down` from then, and `up` again when the statements answer after all; a
-/// timeout that follows counts as the second failure, so it stays `down` while it reconnects.
-struct Silence {
-    said: bool,
-    /// When the node last answered a tick (the session's start before the first).
-    heard: tokio::time::Instant,
-    node: String,
-    interval: Duration,
-    /// What a silent node is shown as.
-    down: ConnState,
-}
-
-impl Silence {
-    fn new(spec: &PollerSpec) -> Self {
-        Self {
-            said: false,
-            heard: tokio::time::Instant::now(),
-            node: spec.name.clone(),
-            interval: spec.interval,
-            down: ConnState::Down {
-                next: spec.timeouts.query.saturating_sub(spec.interval),
-                cause: silent_cause(spec),
-            },
-        }
-    }
-
-    async fn answer<F>(&mut self, events: &mpsc::Sender<PollEvent>, work: F) -> Result<(), Ended>
-    where
-        F: std::future::Future<Output = Result<(), Ended>>,
-    {
-        let mut work = std::pin::pin!(work);
-        let asked = tokio::time::Instant::now();
-        let silent_at = (self.heard + self.interval).max(asked + self.interval / 2);
-        let out = tokio::select! {
-            // An answer that is already in when a late-woken task looks is an answer in time.
-            biased;
-            out = &mut work => Some(out),
-            () = tokio::time::sleep_until(silent_at) => None,
-        };
-        let out = if let Some(out) = out {
-            out
-        } else {
-            self.said = true;
-            self.tell(events, self.down.clone()).await?;
-            work.await
-        };
-        if out.is_ok() {
-            self.heard = tokio::time::Instant::now();
-            if std::mem::take(&mut self.said) {
-                self.tell(events, ConnState::Up).await?;
-            }
-        }
-        out
-    }
-
-    async fn tell(&self, events: &mpsc::Sender<PollEvent>, state: ConnState) -> Result<(), Ended> {
-        let node = self.node.clone();
-        events
-            .send(PollEvent::Conn { node, state })
-            .await
-            .map_err(|_| Ended::Stopped)
-    }
-}
-
-/// What a node silent for its poll interval is shown with.
-fn silent_cause(spec: &PollerSpec) -> String {
-    format!(
-        "no answer for {} (the poll interval); waiting up to the {} query timeout before \
-         reconnecting",
-        crate::units::duration(spec.interval),
-        crate::units::duration(spec.timeouts.query)
-    )
-}
-
 /// Whether something last done at `last` (a tick's scheduled instant) is due again at `now`;
 /// 5 ms of slack absorbs timer rounding.
 fn due(last: Option<tokio::time::Instant>, now: tokio::time::Instant, every: Duration) -> bool {
@@ -422,94 +343,6 @@ mod tests {
             let from_grid = (slot - first).as_nanos() % TICK_SLOT.as_nanos();
             assert_eq!(from_grid, 0, "{ms} ms: on the grid");
         }
-    }
-
-    fn silence(interval: Duration) -> Silence {
-        Silence {
-            said: false,
-            heard: tokio::time::Instant::now(),
-            node: "r1".to_owned(),
-            interval,
-            down: ConnState::Down {
-                next: Duration::from_secs(1),
-                cause: "silent".to_owned(),
-            },
-        }
-    }
-
-    /// How long after it is asked a node that never answers is shown down.
-    async fn shown_down_after(silence: &mut Silence) -> Duration {
-        let (events, mut shown) = mpsc::channel(4);
-        let asked = tokio::time::Instant::now();
-        let never = std::future::pending::<Result<(), Ended>>();
-        let task = async {
-            let _ = silence.answer(&events, never).await;
-        };
-        tokio::select! {
-            () = task => panic!("an answer that never comes"),
-            event = shown.recv() => {
-                let Some(PollEvent::Conn { state: ConnState::Down { .. }, .. }) = event else {
-                    panic!("shown down, not {event:?}");
-                };
-            }
-        }
-        tokio::time::Instant::now() - asked
-    }
-
-    /// Silence counts from the node's last answer: a tick right after one waits the whole
-    /// interval, a tick an interval after it (a large topology's pace) waits half of one, never
-    /// less. Counted from the tick alone, the second would wait a whole interval as well.
-    #[tokio::test(start_paused = true)]
-    async fn silence_counts_from_the_last_answer_with_half_an_interval_at_least() {
-        let second = Duration::from_secs(1);
-        let mut s = silence(second);
-        assert_eq!(shown_down_after(&mut s).await, second);
-        let mut s = silence(second);
-        tokio::time::advance(Duration::from_millis(250)).await;
-        assert_eq!(shown_down_after(&mut s).await, Duration::from_millis(750));
-        let mut s = silence(second);
-        tokio::time::advance(Duration::from_secs(5)).await;
-        assert_eq!(shown_down_after(&mut s).await, Duration::from_millis(500));
-    }
-
-    /// An answer within the time is no news, and moves the silence's start to it; an answer
-    /// after the node was shown down shows it up again.
-    #[tokio::test(start_paused = true)]
-    async fn an_answer_in_time_is_no_news_and_a_late_one_shows_the_node_up() {
-        let second = Duration::from_secs(1);
-        let (events, mut shown) = mpsc::channel(4);
-        let mut s = silence(second);
-        tokio::time::advance(Duration::from_secs(3)).await;
-        let quick = tokio::time::sleep(Duration::from_millis(400));
-        assert!(
-            s.answer(&events, async {
-                quick.await;
-                Ok(())
-            })
-            .await
-            .is_ok()
-        );
-        assert!(
-            shown.try_recv().is_err(),
-            "nothing said of an answer in time"
-        );
-        assert_eq!(s.heard, tokio::time::Instant::now());
-        let late = tokio::time::sleep(Duration::from_millis(1_500));
-        assert!(
-            s.answer(&events, async {
-                late.await;
-                Ok(())
-            })
-            .await
-            .is_ok()
-        );
-        let states: Vec<String> = std::iter::from_fn(|| shown.try_recv().ok())
-            .map(|e| match e {
-                PollEvent::Conn { state, .. } => state.name().to_owned(),
-                other => format!("{other:?}"),
-            })
-            .collect();
-        assert_eq!(states, ["down", "up"]);
     }
 
     #[test]
