@@ -13,9 +13,10 @@ use super::session::Ended;
 /// interval, since its last answer, is news at once (from the second tick of a connection:
 /// the first is held to the query timeout), though the connection waits out its query
 /// timeout before it is given up (a frozen server keeps its sockets, and a slow one may still
-/// answer). A tick's statements get at least half an interval, however long the node was not
-/// asked: in a large topology ticks come an interval apart, and counting from the tick alone
-/// would leave a server frozen just after one answer unnoticed for two intervals.
+/// answer). A tick's statements get at least half an interval and twice what the last tick
+/// took, however long the node was not asked: in a large topology ticks come an interval apart,
+/// and counting from the tick alone would leave a server frozen just after one answer unnoticed
+/// for two intervals. Time rwtop itself did not run is not the node's silence.
 /// The node is shown `down` from then, and `up` again when the statements answer after all; a
 /// timeout that follows counts as the second failure, so it stays `down` while it reconnects.
 pub(super) struct Silence {
