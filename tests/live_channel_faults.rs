@@ -510,6 +510,20 @@ async fn live_agg_killed_keeps_both_channels_unknown_then_exact() {
     assert_eq!(agg_channels(&s), named(&unknown));
     assert_json_keeps_both(&s);
     assert_metrics_keep_both(&s);
+    // Held down over three more publications before the restart, so that "every snapshot until
+    // it answers again" covers several: a killed server is shown down within a tick, and a
+    // quick restart left only two snapshots of it down.
+    let mut more = 0;
+    until(
+        &engine,
+        "agg down over three more snapshots",
+        DEADLINE,
+        |s| {
+            more += usize::from(!s.node(AGGREGATOR)?.answers());
+            (more >= 3).then_some(())
+        },
+    )
+    .await;
 
     tokio::task::block_in_place(|| t.restart_stopped());
     until(
