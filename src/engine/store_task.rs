@@ -54,6 +54,10 @@ struct Publisher {
     /// Something changed since the last snapshot.
     dirty: bool,
     published: tokio::time::Instant,
+    /// Where the current period of the regular cadence began: the last publication, however it
+    /// came (so news is never followed a moment later by a tick), or the last tick that found
+    /// nothing changed.
+    period_from: tokio::time::Instant,
     /// News that came too soon after a publication: published as soon as the gap allows.
     news_due: Option<tokio::time::Instant>,
 }
@@ -66,8 +70,24 @@ impl Publisher {
         self.feeds.set(snapshot.sources());
         self.snapshots.send_replace(Arc::new(snapshot));
         self.published = tokio::time::Instant::now();
+        self.period_from = self.published;
         self.news_due = None;
         self.dirty = false;
+    }
+
+    /// When the next publication is due at a cadence of `every`: the news waiting for its gap,
+    /// or the end of the period.
+    fn due(&self, every: Duration) -> tokio::time::Instant {
+        self.news_due.unwrap_or(self.period_from + every)
+    }
+
+    /// At the due time: publishes what changed, or starts the next period with nothing to show.
+    fn on_due(&mut self, store: &Store) {
+        if self.dirty {
+            self.publish(store);
+        } else {
+            self.period_from = tokio::time::Instant::now();
+        }
     }
 
     /// Whether the last snapshot already carries a stalled-link alert on `node`.
@@ -81,16 +101,13 @@ impl Publisher {
     }
 
     /// A stated fault is shown at once, however slow the cadence, but no more often than a
-    /// small topology's: a server behind many names sends its news from each of them. True when
-    /// it published now.
-    fn news(&mut self, store: &Store) -> bool {
+    /// small topology's: a server behind many names sends its news from each of them.
+    fn news(&mut self, store: &Store) {
         let gap_ends = self.published + PUBLISH_EVERY;
         if tokio::time::Instant::now() >= gap_ends {
             self.publish(store);
-            true
         } else {
             self.news_due = Some(gap_ends);
-            false
         }
     }
 }
@@ -111,40 +128,34 @@ pub async fn run(
         discovered,
         feeds,
     } = outbox;
-    let mut every = publish_every(store.node_count());
-    let mut publish = tokio::time::interval(every);
-    publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let now = tokio::time::Instant::now();
     let mut out = Publisher {
         alerts,
         snapshots,
         feeds,
         dirty: true,
-        published: tokio::time::Instant::now(),
+        published: now,
+        // The first publication at once.
+        period_from: now
+            .checked_sub(publish_every(store.node_count()))
+            .unwrap_or(now),
         news_due: None,
     };
+    // One timer, moved only when the due time moves (not once per event).
+    let timer = tokio::time::sleep_until(out.due(publish_every(store.node_count())));
+    tokio::pin!(timer);
     loop {
+        // Discovery adds nodes as it goes: the cadence follows the count.
+        let due = out.due(publish_every(store.node_count()));
+        if timer.deadline() != due {
+            timer.as_mut().reset(due);
+        }
         let event: Event = tokio::select! {
             biased;
             _ = stop.changed() => return,
             // Before events, so a flood of events cannot starve publication.
-            _ = publish.tick() => {
-                if out.dirty {
-                    out.publish(&store);
-                }
-                // Discovery adds nodes as it goes: the cadence follows the count.
-                let now_every = publish_every(store.node_count());
-                if now_every != every {
-                    every = now_every;
-                    publish = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                    publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                }
-                continue;
-            }
-            () = tokio::time::sleep_until(out.news_due.unwrap_or(out.published)),
-                if out.news_due.is_some() => {
-                out.publish(&store);
-                // The next tick a whole period after this snapshot, not a moment later.
-                publish.reset();
+            () = &mut timer => {
+                out.on_due(&store);
                 continue;
             }
             Some(event) = inbox.probe.recv() => event.into(),
@@ -162,8 +173,8 @@ pub async fn run(
         out.dirty = true;
         // A stalling link is news until its alert is out (`store/news.rs`).
         let stalling = store.take_stalling();
-        if (news || stalling.is_some_and(|node| !out.stall_raised(&node))) && out.news(&store) {
-            publish.reset();
+        if news || stalling.is_some_and(|node| !out.stall_raised(&node)) {
+            out.news(&store);
         }
     }
 }
