@@ -462,24 +462,17 @@ fn report_state(
     );
     // Raised at any time since the start (a healthy topology raises none): a node shown silent
     // for a moment, say, shows here though it is clear again by the end.
-    let raised: Vec<String> = snap
-        .alerts
-        .log
-        .iter()
-        .filter(|e| e.raised)
-        .map(|e| format!("{:?} {}", e.kind, e.node.as_deref().unwrap_or("-")))
-        .collect();
+    let raised: Vec<_> = snap.alerts.log.iter().filter(|e| e.raised).collect();
     row(&name("alerts_raised"), raised.len() as f64, "alerts");
-    let in_window = snap
-        .alerts
-        .log
-        .iter()
-        .filter(|e| e.raised && e.at >= window_from)
-        .count();
+    let in_window = raised.iter().filter(|e| e.at >= window_from).count();
     row(&name("alerts_raised_in_window"), in_window as f64, "alerts");
     if !raised.is_empty() {
-        println!("# raised: {}", raised.join(", "));
-        for e in snap.alerts.log.iter().filter(|e| e.raised).take(3) {
+        let places: Vec<String> = raised
+            .iter()
+            .map(|e| format!("{:?} {}", e.kind, e.node.as_deref().unwrap_or("-")))
+            .collect();
+        println!("# raised: {}", places.join(", "));
+        for e in raised.iter().take(3) {
             println!("# e.g. at {}: {}", e.at.format("%H:%M:%S%.3f"), e.summary);
         }
     }

@@ -147,6 +147,12 @@ mod tests {
         }
     }
 
+    /// A tick whose statements answer `after` it is asked.
+    async fn answers_after(after: Duration) -> Result<(), Ended> {
+        tokio::time::sleep(after).await;
+        Ok(())
+    }
+
     /// How long after it is asked a node that never answers is shown down.
     async fn shown_down_after(silence: &mut Silence) -> Duration {
         let (events, mut shown) = mpsc::channel(4);
@@ -190,29 +196,15 @@ mod tests {
         let (events, mut shown) = mpsc::channel(4);
         let mut s = silence(second);
         tokio::time::advance(Duration::from_secs(3)).await;
-        let quick = tokio::time::sleep(Duration::from_millis(400));
-        assert!(
-            s.answer(&events, async {
-                quick.await;
-                Ok(())
-            })
-            .await
-            .is_ok()
-        );
+        let quick = answers_after(Duration::from_millis(400));
+        assert!(s.answer(&events, quick).await.is_ok());
         assert!(
             shown.try_recv().is_err(),
             "nothing said of an answer in time"
         );
         assert_eq!(s.heard, Some(tokio::time::Instant::now()));
-        let late = tokio::time::sleep(Duration::from_millis(1_500));
-        assert!(
-            s.answer(&events, async {
-                late.await;
-                Ok(())
-            })
-            .await
-            .is_ok()
-        );
+        let late = answers_after(Duration::from_millis(1_500));
+        assert!(s.answer(&events, late).await.is_ok());
         let states: Vec<String> = std::iter::from_fn(|| shown.try_recv().ok())
             .map(|e| match e {
                 PollEvent::Conn { state, .. } => state.name().to_owned(),
@@ -252,12 +244,8 @@ mod tests {
         let (events, mut shown) = mpsc::channel(4);
         let mut s = silence(Duration::from_secs(1));
         s.heard = None;
-        let slow = tokio::time::sleep(Duration::from_millis(1_800));
-        let work = async {
-            slow.await;
-            Ok(())
-        };
-        assert!(s.answer(&events, work).await.is_ok());
+        let slow = answers_after(Duration::from_millis(1_800));
+        assert!(s.answer(&events, slow).await.is_ok());
         assert!(shown.try_recv().is_err(), "nothing said of a first tick");
         assert_eq!(s.heard, Some(tokio::time::Instant::now()));
     }
