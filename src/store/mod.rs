@@ -397,7 +397,7 @@ impl Store {
     #[must_use]
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let index = SourceIndex::new(&self.nodes);
-        let nodes: Vec<NodeView> = self
+        let mut nodes: Vec<NodeView> = self
             .order
             .iter()
             .filter_map(|name| self.nodes.get(name))
@@ -420,34 +420,32 @@ impl Store {
             .collect();
         let drain = self.drains.view();
         // A cascade's hop: each channel's lag less its source's own, when the source lags too.
-        let lags: HashMap<String, Option<Duration>> = nodes
+        // The views are in the entries' order, each named as its entry.
+        let lags: HashMap<&str, Duration> = self
+            .order
             .iter()
-            .map(|n| (n.name.clone(), n.lag().and_then(|l| l.value())))
-            .filter(|(_, lag)| lag.is_some())
+            .filter_map(|name| self.nodes.get(name))
+            .zip(&nodes)
+            .filter_map(|(entry, n)| Some((entry.name.as_str(), n.lag()?.value()?)))
             .collect();
-        let nodes = nodes
-            .into_iter()
-            .map(|mut n| {
-                n.lb = drain.label(&n.name);
-                let entry = self.nodes.get(&n.name);
-                for channel in &mut n.channels {
-                    let upstream = channel.source.as_ref().and_then(|s| lags.get(s)).copied();
-                    channel.hop_lag = upstream
-                        .flatten()
-                        .zip(channel.heartbeat_lag.value())
-                        .map(|(up, mine)| mine.saturating_sub(up));
-                    let source = channel.source.as_ref().and_then(|s| self.nodes.get(s));
-                    if let Some(entry) = entry
-                        && let Some(source) = source
-                        && channel.hop_lag.is_some()
-                        && readings::has_all_of(entry, &channel.channel, source)
-                    {
-                        channel.hop_lag = Some(Duration::ZERO);
-                    }
+        for n in &mut nodes {
+            n.lb = drain.label(&n.name);
+            let entry = self.nodes.get(&n.name);
+            for channel in &mut n.channels {
+                let upstream = channel.source.as_deref().and_then(|s| lags.get(s)).copied();
+                channel.hop_lag = upstream
+                    .zip(channel.heartbeat_lag.value())
+                    .map(|(up, mine)| mine.saturating_sub(up));
+                let source = channel.source.as_ref().and_then(|s| self.nodes.get(s));
+                if let Some(entry) = entry
+                    && let Some(source) = source
+                    && channel.hop_lag.is_some()
+                    && readings::has_all_of(entry, &channel.channel, source)
+                {
+                    channel.hop_lag = Some(Duration::ZERO);
                 }
-                n
-            })
-            .collect();
+            }
+        }
         Snapshot {
             uptime: now.saturating_duration_since(self.started),
             taken_at: chrono::Utc::now(),

@@ -321,22 +321,17 @@ impl NodeEntry {
                 .enumerate()
                 .map(|(i, (status, channel))| {
                     let source = sources.get(i);
-                    let view = Self::channel_view(now, last, status, channel, source);
-                    let view = ReplicaView {
-                        lag_split: channel.split_at(now, interval),
-                        ..view
-                    };
+                    let mut view = Self::channel_view(now, last, status, channel, source);
+                    view.lag_split = channel.split_at(now, interval);
                     if !self.is_up() {
                         // Never dropped, never its last values: the channel is there, unknown.
                         return view.unanswered(format!("node is {}", self.conn.name()));
                     }
                     let (settings, shared_by) = (self.settings.as_ref(), self.channels.len());
-                    ReplicaView {
-                        appliers: channel
-                            .applier
-                            .view(now, &status.appliers, settings, shared_by),
-                        ..view
-                    }
+                    view.appliers = channel
+                        .applier
+                        .view(now, &status.appliers, settings, shared_by);
+                    view
                 })
                 .collect()
         });
