@@ -23,8 +23,8 @@ use crate::drain::{DrainEvent, DrainRequest, KillRequest, KillSpec};
 use crate::mysql::Endpoint;
 use crate::poll::beat_gtid::Marks;
 use crate::poll::heartbeat::{self, WriterSpec};
-use crate::poll::node_poller::{self, HeartbeatTable, PollerSpec};
-use crate::poll::{Feeds, PollEvent, ReadPace, WriterState};
+use crate::poll::node_poller::{self, PollerSpec};
+use crate::poll::{Feeds, PollEvent, ReadPace, StartUp, WriterState};
 use crate::probe::{ProbeEvent, ProbeRequest, Prober};
 use crate::store::{Discovered, Snapshot, Store};
 
@@ -134,7 +134,9 @@ impl Engine {
         };
         // Where each root's heartbeats stand in GTID terms: set by its writer, read by pollers.
         let marks = Marks::new(spec.position_writers());
+        let start_up = StartUp::new(spec.nodes.iter().map(|(name, _, _)| name.clone()));
         let poller = |name: &str, endpoint: &Endpoint, nudge| PollerSpec {
+            start_up: Arc::clone(&start_up),
             nudge,
             marks: Arc::clone(&marks),
             feeds: Arc::clone(&feeds),
@@ -145,15 +147,7 @@ impl Engine {
             pace: Arc::clone(&pace),
             discovery: spec.discovery,
             disks_every: spec.disks_every,
-            heartbeat: if spec.read_only {
-                HeartbeatTable::Pt {
-                    table: spec.pt_table.clone(),
-                }
-            } else {
-                HeartbeatTable::Own {
-                    writer_ids: spec.writer_ids(),
-                }
-            },
+            heartbeat: spec.heartbeat_table(),
         };
         for (name, endpoint, _) in &spec.nodes {
             tasks.spawn(node_poller::run(

@@ -9,6 +9,7 @@ use crate::alerts::{AlertSettings, Thresholds};
 use crate::config::Config;
 use crate::drain::DrainSpec;
 use crate::mysql::{Endpoint, Timeouts};
+use crate::poll::node_poller::HeartbeatTable;
 use crate::poll::{READ_BUDGET, ReadPace};
 use crate::probe::ProbeSpec;
 use crate::store::StoreSettings;
@@ -144,6 +145,20 @@ impl EngineSpec {
             .enumerate()
             .map(|(i, (name, _))| root_writer_id(&self.writer_id, i, name))
             .collect()
+    }
+
+    /// Where the pollers read lag: rwtop's own rows, or pt-heartbeat's table in read-only mode.
+    #[must_use]
+    pub fn heartbeat_table(&self) -> HeartbeatTable {
+        if self.read_only {
+            HeartbeatTable::Pt {
+                table: self.pt_table.clone(),
+            }
+        } else {
+            HeartbeatTable::Own {
+                writer_ids: self.writer_ids(),
+            }
+        }
     }
 
     /// How many writers keep their heartbeats' GTIDs for the pollers to read replicas by

@@ -22,3 +22,4 @@ pub use events::{
 pub use feeds::Feeds;
 pub use node_poller::{DISKS_EVERY, GRANTS_EVERY, SETTINGS_EVERY};
 pub use pace::{READ_BUDGET, ReadPace};
+pub use silence::StartUp;

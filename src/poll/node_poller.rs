@@ -69,6 +69,8 @@ pub struct PollerSpec {
     /// How often the node's disks are read, beside the status poll; `None` (the default): never
     /// (`[headroom] read_disks` reads them every [`DISKS_EVERY`]).
     pub disks_every: Option<Duration>,
+    /// rwtop's own start-up, during which no node is judged silent (`silence.rs`).
+    pub start_up: std::sync::Arc<super::silence::StartUp>,
 }
 
 /// Where lag comes from.
@@ -112,6 +114,9 @@ pub async fn run(
             }
             Err(err) => err.to_string(),
         };
+        // A first attempt that failed is over too: a node down at start does not hold up the
+        // judging of the others' silence.
+        spec.start_up.ended(&spec.name);
         failures = failures.saturating_add(1);
         // The first failure after a healthy spell (or at start) is tried again at once: a
         // server that went away refuses that attempt too, the second failure in a row, and is

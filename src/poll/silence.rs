@@ -1,6 +1,9 @@
 //! Silence: a node asked that has not answered for its poll interval is shown down at once,
 //! before its query timeout (`node_poller.rs` runs each tick's statements through it).
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -9,6 +12,48 @@ use super::events::{ConnState, PollEvent};
 use super::node_poller::PollerSpec;
 use super::session::Ended;
 
+/// rwtop's own start-up: the nodes configured at start whose first attempt (a connection
+/// refused or timed out, or a first tick ended) is not over. While any is, no node is judged
+/// silent before its query timeout: a thousand connections opening at once on a 2-core host
+/// that also runs the servers hold up every node's answers for seconds, the early ones' second
+/// ticks included (4 healthy names of 1,000 were shown down for a moment in each scale run).
+/// Bounded: each first attempt ends within the connect and query timeouts. Nodes discovered
+/// later are not waited for.
+#[derive(Debug, Default)]
+pub struct StartUp {
+    pending: AtomicUsize,
+    names: Mutex<HashSet<String>>,
+}
+
+impl StartUp {
+    #[must_use]
+    pub fn new(nodes: impl IntoIterator<Item = String>) -> Arc<Self> {
+        let names: HashSet<String> = nodes.into_iter().collect();
+        Arc::new(Self {
+            pending: AtomicUsize::new(names.len()),
+            names: Mutex::new(names),
+        })
+    }
+
+    /// Whether some configured node's first attempt is not over.
+    #[must_use]
+    pub fn under_way(&self) -> bool {
+        self.pending.load(Ordering::Acquire) > 0
+    }
+
+    /// `node`'s first attempt is over, however it ended; again, or for a node not waited for,
+    /// nothing.
+    pub fn ended(&self, node: &str) {
+        let mut names = self
+            .names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if names.remove(node) {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// Whether the node was said to be silent: a node asked that has not answered for one poll
 /// interval, since its last answer, is news at once (from the second tick of a connection:
 /// the first is held to the query timeout), though the connection waits out its query
@@ -16,7 +61,8 @@ use super::session::Ended;
 /// answer). A tick's statements get at least half an interval and twice what the last tick
 /// took, however long the node was not asked: in a large topology ticks come an interval apart,
 /// and counting from the tick alone would leave a server frozen just after one answer unnoticed
-/// for two intervals. Time rwtop itself did not run is not the node's silence.
+/// for two intervals. Time rwtop itself did not run is not the node's silence, nor is rwtop's
+/// own start-up ([`StartUp`]).
 /// The node is shown `down` from then, and `up` again when the statements answer after all; a
 /// timeout that follows counts as the second failure, so it stays `down` while it reconnects.
 pub(super) struct Silence {
@@ -30,6 +76,7 @@ pub(super) struct Silence {
     interval: Duration,
     /// What a silent node is shown as.
     down: ConnState,
+    start_up: Arc<StartUp>,
 }
 
 impl Silence {
@@ -44,6 +91,7 @@ impl Silence {
                 next: spec.timeouts.query.saturating_sub(spec.interval),
                 cause: silent_cause(spec),
             },
+            start_up: Arc::clone(&spec.start_up),
         }
     }
 
@@ -57,12 +105,13 @@ impl Silence {
     {
         let mut work = std::pin::pin!(work);
         let asked = tokio::time::Instant::now();
-        let Some(heard) = self.heard else {
+        let Some(heard) = self.heard.filter(|_| !self.start_up.under_way()) else {
             // A connection's first tick (the status poll, the settings, the grants: three round
             // trips, and a thousand of them at once when rwtop starts; seconds over a long WAN
-            // link) is held to the query timeout alone.
+            // link), and every tick while rwtop starts, is held to the query timeout alone.
             let out = work.await;
             self.answered(&out, asked);
+            self.start_up.ended(&self.node);
             return out;
         };
         // Half an interval at least, and twice what the last tick took: a node that has been
@@ -144,6 +193,7 @@ mod tests {
                 next: Duration::from_secs(1),
                 cause: "silent".to_owned(),
             },
+            start_up: Arc::default(),
         }
     }
 
@@ -248,5 +298,48 @@ mod tests {
         assert!(s.answer(&events, slow).await.is_ok());
         assert!(shown.try_recv().is_err(), "nothing said of a first tick");
         assert_eq!(s.heard, Some(tokio::time::Instant::now()));
+    }
+
+    /// While a node configured at start has not had its first attempt, no node is judged
+    /// silent: a slow tick of a node that has answered says nothing. The node's own first tick
+    /// ends its part of the start-up; once every part has ended, silence is judged again.
+    #[tokio::test(start_paused = true)]
+    async fn no_node_is_judged_silent_while_rwtop_starts() {
+        let (events, mut shown) = mpsc::channel(4);
+        let start_up = StartUp::new(["r1".to_owned(), "r2".to_owned()]);
+        let mut s = silence(Duration::from_secs(1));
+        s.start_up = Arc::clone(&start_up);
+        s.heard = None;
+        // r1's first tick ends its part; r2 has not answered yet.
+        assert!(
+            s.answer(&events, answers_after(Duration::from_millis(50)))
+                .await
+                .is_ok()
+        );
+        assert!(start_up.under_way());
+        let slow = answers_after(Duration::from_millis(1_800));
+        assert!(s.answer(&events, slow).await.is_ok());
+        assert!(shown.try_recv().is_err(), "nothing said while rwtop starts");
+        // r2's first attempt fails (refused): the start-up is over, silence judged again, at
+        // twice what r1's last tick took.
+        start_up.ended("r2");
+        assert!(!start_up.under_way());
+        assert_eq!(shown_down_after(&mut s).await, Duration::from_millis(3_600));
+    }
+
+    /// Each configured node ends its part once; a node discovered later, or the same node
+    /// again, changes nothing.
+    #[test]
+    fn start_up_waits_for_each_configured_node_once() {
+        let start_up = StartUp::new(["a".to_owned(), "b".to_owned()]);
+        start_up.ended("a");
+        start_up.ended("a");
+        start_up.ended("discovered");
+        assert!(start_up.under_way());
+        start_up.ended("b");
+        assert!(!start_up.under_way());
+        start_up.ended("b");
+        assert!(!start_up.under_way());
+        assert!(!StartUp::new(Vec::new()).under_way());
     }
 }

@@ -328,9 +328,10 @@ impl NodeEntry {
                         return view.unanswered(format!("node is {}", self.conn.name()));
                     }
                     let (settings, shared_by) = (self.settings.as_ref(), self.channels.len());
-                    view.appliers = channel
-                        .applier
-                        .view(now, &status.appliers, settings, shared_by);
+                    view.appliers =
+                        channel
+                            .applier
+                            .view(now, &status.appliers, settings, shared_by);
                     view
                 })
                 .collect()
