@@ -149,6 +149,8 @@ fn run() -> Result<()> {
     let runtime = rwtop::engine::runtime(workers).context("building the tokio runtime")?;
     let mut rng = rng::Rng(0x7A11_2026);
     let mut table = Vec::new();
+    // The SQL error's rows stay on the servers from one size to the next: each fault its own.
+    let mut conflict_row = 1001;
     for &nodes in &sizes {
         let spec = engine_spec(&sandbox, nodes)?;
         println!("# {nodes} nodes; load average {}", sandbox::load_average());
@@ -158,8 +160,10 @@ fn run() -> Result<()> {
             engine: &engine,
             names: faulted_names(&spec),
             dba: Dba::default(),
+            conflict_row,
         };
         let measured = measure(&mut rig, &mut sandbox, rounds, &mut rng);
+        conflict_row = rig.conflict_row;
         runtime.block_on(engine.shutdown());
         for (fault, times) in measured? {
             table.push((nodes, fault, times));
@@ -300,6 +304,9 @@ struct Rig<'a> {
     engine: &'a Engine,
     names: Vec<String>,
     dba: Dba,
+    /// The row the next SQL error is made on: the replica has it first, then the primary
+    /// writes it.
+    conflict_row: i32,
 }
 
 /// Time to the alert on the first and on the last of the faulted names.
@@ -361,7 +368,10 @@ fn one_fault(rig: &mut Rig<'_>, sandbox: &mut Sandbox, fault: Fault, round: usiz
     };
     let mut rx = rig.engine.snapshots();
     rx.borrow_and_update();
-    let row = 1000 + i32::try_from(round).unwrap_or(0);
+    let row = rig.conflict_row;
+    if fault == Fault::SqlError {
+        rig.conflict_row += 1;
+    }
     let runtime = rig.runtime;
     let mut frozen = None;
     if fault == Fault::SqlError {
