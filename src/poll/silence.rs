@@ -14,11 +14,11 @@ use super::session::Ended;
 
 /// rwtop's own start-up: the nodes configured at start whose first attempt (a connection
 /// refused or timed out, or a first tick ended) is not over. While any is, no node is judged
-/// silent before its query timeout: a thousand connections opening at once on a 2-core host
-/// that also runs the servers hold up every node's answers for seconds, the early ones' second
-/// ticks included (4 healthy names of 1,000 were shown down for a moment in each scale run).
-/// Bounded: each first attempt ends within the connect and query timeouts. Nodes discovered
-/// later are not waited for.
+/// silent (its ticks are held to the query timeout): a thousand connections opening at once on
+/// a 2-core host that also runs the servers hold up every node's answers for seconds, the early
+/// ones' second ticks included (1–35 healthy names of 1,000 were shown down for a moment in each
+/// scale run). Bounded: each first attempt ends within the connect and query timeouts. Nodes
+/// discovered later are not waited for.
 #[derive(Debug, Default)]
 pub struct StartUp {
     pending: AtomicUsize,
@@ -76,6 +76,7 @@ pub(super) struct Silence {
     interval: Duration,
     /// What a silent node is shown as.
     down: ConnState,
+    /// rwtop's start-up, shared by every poller: no silence judged while it is under way.
     start_up: Arc<StartUp>,
 }
 
