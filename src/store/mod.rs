@@ -397,10 +397,13 @@ impl Store {
     #[must_use]
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let index = SourceIndex::new(&self.nodes);
-        let mut nodes: Vec<NodeView> = self
+        let entries: Vec<&NodeEntry> = self
             .order
             .iter()
             .filter_map(|name| self.nodes.get(name))
+            .collect();
+        let mut nodes: Vec<NodeView> = entries
+            .iter()
             .map(|entry| {
                 let sources: Vec<ChannelSource<'_>> = entry
                     .statuses()
@@ -420,25 +423,20 @@ impl Store {
             .collect();
         let drain = self.drains.view();
         // A cascade's hop: each channel's lag less its source's own, when the source lags too.
-        // The views are in the entries' order, each named as its entry.
-        let lags: HashMap<&str, Duration> = self
-            .order
+        let lags: HashMap<&str, Duration> = entries
             .iter()
-            .filter_map(|name| self.nodes.get(name))
             .zip(&nodes)
             .filter_map(|(entry, n)| Some((entry.name.as_str(), n.lag()?.value()?)))
             .collect();
-        for n in &mut nodes {
+        for (entry, n) in entries.iter().zip(&mut nodes) {
             n.lb = drain.label(&n.name);
-            let entry = self.nodes.get(&n.name);
             for channel in &mut n.channels {
                 let upstream = channel.source.as_deref().and_then(|s| lags.get(s)).copied();
                 channel.hop_lag = upstream
                     .zip(channel.heartbeat_lag.value())
                     .map(|(up, mine)| mine.saturating_sub(up));
                 let source = channel.source.as_ref().and_then(|s| self.nodes.get(s));
-                if let Some(entry) = entry
-                    && let Some(source) = source
+                if let Some(source) = source
                     && channel.hop_lag.is_some()
                     && readings::has_all_of(entry, &channel.channel, source)
                 {
