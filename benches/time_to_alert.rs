@@ -304,8 +304,8 @@ struct Rig<'a> {
     engine: &'a Engine,
     names: Vec<String>,
     dba: Dba,
-    /// The row the next SQL error is made on: the replica has it first, then the primary
-    /// writes it.
+    /// The row the next fault may make its SQL error on (the replica has it first, then the
+    /// primary writes it): a new one for every fault.
     conflict_row: i32,
 }
 
@@ -369,9 +369,7 @@ fn one_fault(rig: &mut Rig<'_>, sandbox: &mut Sandbox, fault: Fault, round: usiz
     let mut rx = rig.engine.snapshots();
     rx.borrow_and_update();
     let row = rig.conflict_row;
-    if fault == Fault::SqlError {
-        rig.conflict_row += 1;
-    }
+    rig.conflict_row += 1;
     let runtime = rig.runtime;
     let mut frozen = None;
     if fault == Fault::SqlError {
