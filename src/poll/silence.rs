@@ -21,7 +21,9 @@ use super::session::Ended;
 /// discovered later are not waited for.
 #[derive(Debug, Default)]
 pub struct StartUp {
+    /// How many of `names` are left: read on every tick of every poller, without the lock.
     pending: AtomicUsize,
+    /// The configured nodes whose first attempt is not over, so that a part ends once.
     names: Mutex<HashSet<String>>,
 }
 
