@@ -286,7 +286,7 @@ async fn record_ddl_window() {
     });
     let s = snapshot_where(&engine, "a replica applying the ALTER, with an ETA", |s| {
         ["r1", "r2"].iter().any(|r| {
-            let applying = s.node(r).is_some_and(|n| n.ddl.iter().any(|d| d.applier));
+            let applying = s.node(r).is_some_and(|n| n.ddl().iter().any(|d| d.applier));
             let eta = s.alerts.active.iter().any(|a| {
                 a.kind == AlertKind::DdlInFlight
                     && a.node.as_deref() == Some(*r)

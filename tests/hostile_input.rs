@@ -31,9 +31,9 @@ use rwtop::mysql::{
     bytes_between, parse_vertical,
 };
 use rwtop::probe::{ProbeDefaults, Strategy as ReadStrategy};
-use rwtop::store::Snapshot;
 use rwtop::store::lag::Lag;
 use rwtop::store::series::Point;
+use rwtop::store::{Snapshot, testkit};
 use rwtop::ui::{Cover, Mode, RenderCtx, Theme, UiState};
 
 /// Few cases each: the file runs in seconds on two cores, and CI runs it on every push.
@@ -1959,13 +1959,16 @@ fn hostile_snapshot(scenario: &str, variant: u8) -> Snapshot {
         node.source = node.source.as_deref().map(rename);
         if variant == 3 {
             node.address = "h".repeat(300);
-            node.version = Some("\u{1b}[2J\u{7}".into());
-            node.clock_offset_ms = Some(i64::MIN);
+            node.identity.flavor = Some(rwtop::mysql::Flavor {
+                version_string: "\u{1b}[2J\u{7}".into(),
+                ..testkit::flavor("10.11.19-MariaDB")
+            });
+            testkit::set_clock(node, i64::MIN);
             node.sample_age = Some(Duration::MAX);
-            node.server_uuid = Some("\u{1f4a5}".repeat(100));
+            node.identity.server_uuid = Some("\u{1f4a5}".repeat(100));
         }
         if variant == 4 {
-            node.ddl.push(DdlStatement {
+            testkit::scan(node).push(DdlStatement {
                 id: u64::MAX,
                 statement: "ALTER TABLE \u{540d}\n\t\u{1b}x ".repeat(30),
                 elapsed_s: u64::MAX,
@@ -1974,7 +1977,7 @@ fn hostile_snapshot(scenario: &str, variant: u8) -> Snapshot {
                 waiting_for: Some("\u{1b}[2J\u{7} lock\n".repeat(40)),
                 blockers: Some(hostile_blockers()),
             });
-            node.ddl.push(DdlStatement {
+            testkit::scan(node).push(DdlStatement {
                 id: 0,
                 statement: String::new(),
                 elapsed_s: 0,

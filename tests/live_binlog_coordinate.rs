@@ -139,7 +139,7 @@ async fn live_only_a_node_that_feeds_a_watched_replica_reads_its_binlog_coordina
     // r2 read its list when it began to feed; r1 shows none once it stopped.
     assert!(coordinate_reads(&t, "r2").list > r2_before.list);
     let s = engine.snapshots().borrow().clone();
-    let listed = |node: &str| s.node(node).map(|n| n.binlog_files.clone());
+    let listed = |node: &str| s.node(node).map(|n| n.binlog().files.clone());
     assert!(listed("r2").is_some_and(|f| !f.is_empty()), "r2 feeds c1");
     assert_eq!(listed("r1"), Some(Vec::new()), "r1 is a leaf");
     engine.shutdown().await;
@@ -182,15 +182,15 @@ async fn live_the_binlog_list_follows_each_rotation_at_once_and_is_read_rarely_b
         let mut shown = 0;
         until(&engine, "the rotation shown", DEADLINE, |s| {
             let primary = s.node("primary")?;
-            if primary.binlog_head.as_ref()?.file != *current {
+            if primary.binlog().head.as_ref()?.file != *current {
                 return None;
             }
-            let kept = primary.binlog_files.iter().find(|f| f.name == *closed);
+            let kept = primary.binlog().files.iter().find(|f| f.name == *closed);
             assert_eq!(
                 kept.map(|f| f.size),
                 Some(*size),
                 "{closed} in the list once {current} is the coordinate: {:?}",
-                primary.binlog_files
+                primary.binlog().files
             );
             shown += 1;
             (shown >= 10).then_some(())

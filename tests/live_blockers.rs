@@ -94,7 +94,11 @@ async fn run_all(conn: &mut NodeConn, sqls: &[&str]) {
 async fn first_sight(engine: &Engine, node: &str, lock: &str) -> Blockers {
     let what = format!("{node}'s DDL waiting for the {lock}");
     let (blockers, took) = until(engine, &what, DEADLINE, |s| {
-        let ddl = s.node(node)?.ddl.iter().find(|d| d.waiting_for.is_some())?;
+        let ddl = s
+            .node(node)?
+            .ddl()
+            .iter()
+            .find(|d| d.waiting_for.is_some())?;
         assert_eq!(ddl.waiting_for.as_deref(), Some(lock), "{ddl:?}");
         Some(ddl.blockers.clone().unwrap_or_else(|| {
             panic!("{node}: the scan that saw the wait named no holders: {ddl:?}")
@@ -148,7 +152,7 @@ async fn every_case(t: &TestSandbox, engine: &Engine, plugin: bool) {
         ddl.await.unwrap().close().await;
         holder.close().await;
         until(engine, "the DDL done", DEADLINE, |s| {
-            s.node("primary")?.ddl.is_empty().then_some(())
+            s.node("primary")?.ddl().is_empty().then_some(())
         })
         .await;
     }
@@ -199,7 +203,7 @@ async fn replica_applier(t: &TestSandbox, engine: &Engine, column: &str, plugin:
     run_all(&mut holder, &["COMMIT"]).await;
     holder.close().await;
     until(engine, "r1's ALTER applied", DEADLINE, |s| {
-        s.node("r1")?.ddl.is_empty().then_some(())
+        s.node("r1")?.ddl().is_empty().then_some(())
     })
     .await;
 }

@@ -45,7 +45,7 @@ fn seen(s: &Snapshot) -> Seen {
         banner: s
             .nodes
             .iter()
-            .filter(|n| !n.ddl.is_empty())
+            .filter(|n| !n.ddl().is_empty())
             .map(|n| n.name.clone())
             .collect(),
     }

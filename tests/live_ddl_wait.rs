@@ -26,9 +26,11 @@ async fn waiting_alert(engine: &Engine, node: &str, lock: &str, (starts, ends): 
             .evidence
             .iter()
             .any(|(k, v)| k == "waiting_for" && v == lock);
-        let banner = s
-            .node(node)
-            .is_some_and(|n| n.ddl.iter().any(|d| d.waiting_for.as_deref() == Some(lock)));
+        let banner = s.node(node).is_some_and(|n| {
+            n.ddl()
+                .iter()
+                .any(|d| d.waiting_for.as_deref() == Some(lock))
+        });
         (shows && banner).then(|| {
             assert_eq!(evidence(&a, "waiting_for"), lock);
             eprintln!("{node}: {}", a.cause);
@@ -47,7 +49,7 @@ async fn waiting_alert(engine: &Engine, node: &str, lock: &str, (starts, ends): 
 /// Waits until no node shows a DDL and no `ddl_in_flight` alert is active.
 async fn no_ddl(engine: &Engine, what: &str) {
     until(engine, what, DEADLINE, |s| {
-        let quiet = s.nodes.iter().all(|n| n.ddl.is_empty());
+        let quiet = s.nodes.iter().all(|n| n.ddl().is_empty());
         (quiet && s.alerts.active.iter().all(|a| a.kind != KIND)).then_some(())
     })
     .await;

@@ -583,7 +583,7 @@ async fn split_brain_leaves_the_writer_where_it_is(
         DEADLINE,
         |s| {
             let old = s.node("primary")?;
-            (old.sample_seq >= seen + 2 && old.read_only == Some(false)).then(|| s.clone())
+            (old.sample_seq >= seen + 2 && old.read_only() == Some(false)).then(|| s.clone())
         },
     )
     .await;

@@ -161,7 +161,7 @@ fn start_writer(t: &TestSandbox) -> Arc<std::sync::atomic::AtomicBool> {
 /// Whether `node`'s disks were read: `Ok` when readable, why not otherwise; `None` before the
 /// first read.
 fn disks_state(s: &Snapshot, node: &str) -> Option<Result<(), DisksUnavailable>> {
-    let disks = s.node(node)?.disks.as_ref()?;
+    let disks = s.node(node)?.disks()?;
     Some(disks.unavailable.clone().map_or(Ok(()), Err))
 }
 
@@ -293,7 +293,7 @@ async fn check_rates(t: &TestSandbox, s: &Snapshot, relay: &Samples, binlog: &Sa
     );
 
     let primary = s.node("primary").unwrap();
-    let binlog_rate = primary.binlog_rate.expect("the primary's binlog rate");
+    let binlog_rate = primary.binlog().rate.expect("the primary's binlog rate");
     let end = seen.checked_sub(primary.sample_age.unwrap()).unwrap();
     let begin = end.checked_sub(binlog_rate.window.unwrap()).unwrap();
     let shown_binlog = binlog_rate.bytes_per_s.unwrap();
@@ -318,7 +318,7 @@ async fn check_rates(t: &TestSandbox, s: &Snapshot, relay: &Samples, binlog: &Sa
 /// The disk holding r1's relay log, while it grows by `growth` bytes a second.
 fn check_disk(t: &TestSandbox, r1: &rwtop::store::NodeView, growth: f64) {
     // The disk holding r1's relay log: df's free space, and a "full in" while it grows.
-    let disks = r1.disks.as_ref().unwrap();
+    let disks = r1.disks().unwrap();
     let relay_disk = disks
         .disks
         .iter()

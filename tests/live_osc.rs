@@ -83,7 +83,7 @@ fn pt_osc(t: &TestSandbox) -> std::process::Child {
 
 fn run_on_primary(s: &Snapshot) -> Option<OscRun> {
     s.node("primary")?
-        .osc
+        .osc()
         .iter()
         .find(|r| r.tool == OscTool::PtOsc)
         .cloned()

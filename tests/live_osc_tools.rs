@@ -18,7 +18,7 @@ const DEADLINE: Duration = Duration::from_secs(60);
 
 fn run(s: &Snapshot, tool: OscTool, table: &str) -> Option<OscRun> {
     s.node("primary")?
-        .osc
+        .osc()
         .iter()
         .find(|r| r.tool == tool && r.table == table)
         .cloned()
@@ -102,7 +102,7 @@ async fn gh_ost_and_spirit_runs_made_by_hand_are_read_and_a_foreign_changelog_is
          shop._users_chkpnt, shop._items_gho, shop._items_ghc",
     );
     until(&engine, "no run left", DEADLINE, |s| {
-        s.node("primary")?.osc.is_empty().then_some(())
+        s.node("primary")?.osc().is_empty().then_some(())
     })
     .await;
     engine.shutdown().await;

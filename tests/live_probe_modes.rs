@@ -65,7 +65,7 @@ impl Rig {
         let rig = Rig::new(t, &nodes);
         until(&rig.engine, "r1 and r2 polled, caught up", DEADLINE, |s| {
             let ready = ["r1", "r2"].iter().all(|n| {
-                exact(s, n) == Some(Duration::ZERO) && s.node(n).is_some_and(|v| v.gtid.is_some())
+                exact(s, n) == Some(Duration::ZERO) && s.node(n).is_some_and(|v| v.gtid().is_some())
             });
             ready.then_some(())
         })

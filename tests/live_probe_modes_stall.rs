@@ -43,7 +43,7 @@ async fn on_a_stalled_link_sbm_zero_reads_stale_and_no_proxy_mode_does() {
     let mut prober = Prober::new(spec.probe_spec().expect("a primary"));
     until(&engine, "r1 and r2 caught up and polled", DEADLINE, |s| {
         let ready = ["r1", "r2"].iter().all(|n| {
-            exact(s, n) == Some(Duration::ZERO) && s.node(n).is_some_and(|v| v.gtid.is_some())
+            exact(s, n) == Some(Duration::ZERO) && s.node(n).is_some_and(|v| v.gtid().is_some())
         });
         ready.then_some(())
     })

@@ -30,7 +30,7 @@ fn ddl(s: &Snapshot, node: &str) -> Vec<(String, bool)> {
     s.nodes
         .iter()
         .filter(|n| n.name == node)
-        .flat_map(|n| n.ddl.iter().map(|d| (d.statement.clone(), d.applier)))
+        .flat_map(|n| n.ddl().iter().map(|d| (d.statement.clone(), d.applier)))
         .collect()
 }
 

@@ -42,8 +42,9 @@ async fn live_read_only_mode_measures_pt_heartbeat_and_writes_nothing() {
         let offset = s
             .node(name)
             .unwrap()
-            .clock_offset_ms
-            .expect("clock offset estimated");
+            .clock
+            .expect("clock offset estimated")
+            .offset_ms;
         assert!(offset.abs() < 100, "{name}: offset {offset} ms");
     }
     assert!(matches!(s.heartbeat.writer, WriterState::Refused { .. }));

@@ -20,7 +20,7 @@ const DEADLINE: Duration = Duration::from_secs(30);
 const STALL: Duration = Duration::from_millis(600);
 
 fn semi(s: &Snapshot) -> Option<&SemiSyncView> {
-    s.node("primary")?.semisync.as_ref()
+    s.node("primary")?.semisync()
 }
 
 /// Commits one row and returns how long the commit took as the client saw it.

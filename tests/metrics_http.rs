@@ -200,7 +200,7 @@ fn assert_matches(s: &Snapshot, m: &Exposition) {
         assert_eq!(m.value("rwtop_node_up", &node), up, "{}", n.name);
         assert_eq!(
             m.get("rwtop_node_read_only", &node),
-            n.read_only.map(|ro| f64::from(u8::from(ro))),
+            n.read_only().map(|ro| f64::from(u8::from(ro))),
             "{}",
             n.name
         );

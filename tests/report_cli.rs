@@ -13,7 +13,7 @@ use common::chromium;
 use rwtop::record::{RecordedThresholds, Recorder};
 use rwtop::store::lag::Lag;
 use rwtop::store::series::Point;
-use rwtop::store::testkit::{Topo, ddl};
+use rwtop::store::testkit::{Topo, ddl, scan};
 
 const ALTER: &str = "ALTER TABLE shop.orders ADD COLUMN note TEXT";
 
@@ -56,14 +56,14 @@ fn recording_with(path: &Path, thresholds: Option<RecordedThresholds>) {
                 c.series = series.into();
             });
             if (16..=22).contains(&step) {
-                topo.node_mut(name, |n| n.ddl = vec![ddl(ALTER, step - 16, true)]);
+                topo.node_mut(name, |n| *scan(n) = vec![ddl(ALTER, step - 16, true)]);
             }
         }
         if (10..=15).contains(&step) {
             topo.node_mut("db1", |n| {
                 let mut running = ddl(ALTER, step - 10, false);
                 running.progress = Some(f64::from(u32::try_from(step - 10).unwrap()) * 20.0);
-                n.ddl = vec![running];
+                *scan(n) = vec![running];
             });
         }
         recorder.write(&topo.at(step)).unwrap();

@@ -203,7 +203,7 @@ fn ddl_window_full_screen_at_every_size() {
     let applying = snapshot
         .nodes
         .iter()
-        .find(|n| n.ddl.iter().any(|d| d.applier))
+        .find(|n| n.ddl().iter().any(|d| d.applier))
         .map(|n| n.name.clone())
         .expect("a replica applying the ALTER in the recording");
     for (_, _, backend) in full_screens("ddl_window", &applying) {

@@ -19,14 +19,15 @@ pub use super::eta::DdlMemory;
 /// Judged only on a sample that carried a processlist scan: the others repeat an older scan,
 /// which can neither prove the statement still runs nor that it ended.
 pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
-    let statement_seen = node.processes_fresh && !node.ddl.is_empty();
-    if !statement_seen && !node.osc.is_empty() && (node.osc_fresh || node.processes_fresh) {
+    let scan = node.fresh_scan();
+    let statement_seen = scan.is_some_and(|s| !s.ddl.is_empty());
+    if !statement_seen && !node.osc().is_empty() && (node.osc_fresh() || scan.is_some()) {
         return osc_verdict(inputs, node);
     }
-    if !node.processes_fresh {
+    let Some(scan) = scan else {
         return Verdict::Unknown;
-    }
-    let Some(ddl) = node.ddl.iter().max_by_key(|d| d.elapsed_s) else {
+    };
+    let Some(ddl) = scan.ddl.iter().max_by_key(|d| d.elapsed_s) else {
         return Verdict::Clean;
     };
     let mut evidence = vec![
@@ -55,8 +56,8 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
             ));
         }
     }
-    if node.ddl.len() > 1 {
-        evidence.push(fact("ddl_statements", node.ddl.len().to_string()));
+    if scan.ddl.len() > 1 {
+        evidence.push(fact("ddl_statements", scan.ddl.len().to_string()));
     }
 
     let lagging = lagging_replicas(inputs, node);
@@ -114,7 +115,7 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
 /// 4m12s · ~45 % · ETA ~2m00s; lagging: r2 …`. Judged on the samples that looked for runs or
 /// scanned, like a statement.
 fn osc_verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
-    let Some(run) = node.osc.iter().max_by_key(|r| r.elapsed_s.unwrap_or(0)) else {
+    let Some(run) = node.osc().iter().max_by_key(|r| r.elapsed_s.unwrap_or(0)) else {
         return Verdict::Clean;
     };
     let mut evidence = vec![
@@ -152,8 +153,8 @@ fn osc_verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     if let Some(why) = &run.unreadable {
         evidence.push(fact("unreadable", why));
     }
-    if node.osc.len() > 1 {
-        evidence.push(fact("osc_runs", node.osc.len().to_string()));
+    if node.osc().len() > 1 {
+        evidence.push(fact("osc_runs", node.osc().len().to_string()));
     }
     let lagging: Vec<String> = lagging_replicas(inputs, node)
         .iter()
@@ -232,6 +233,7 @@ mod tests {
     use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
     use crate::store::lag::Lag;
     use crate::store::testkit::{Topo, ddl, find, secs};
+    use crate::store::testkit::{fresh_scan, scan, set_osc, stale_scan};
 
     const KIND: AlertKind = AlertKind::DdlInFlight;
 
@@ -240,7 +242,7 @@ mod tests {
         let statement = "/* gh-ost */ alter table big add column c int";
         let mut topo = Topo::new();
         let mut engine = AlertEngine::new(AlertSettings::default());
-        topo.node_mut("db1", |n| n.ddl = vec![ddl(statement, 160, false)]);
+        topo.node_mut("db1", |n| *scan(n) = vec![ddl(statement, 160, false)]);
         let view = engine.evaluate(&topo.at(1));
         assert!(find(&view, KIND, Some("db1")).is_none());
         let view = engine.evaluate(&topo.at(2));
@@ -252,8 +254,8 @@ mod tests {
                 .starts_with("db1 running ALTER for 2m40s: replicas apply")
         );
 
-        topo.node_mut("db1", |n| n.ddl.clear());
-        topo.node_mut("r2", |n| n.ddl = vec![ddl(statement, 41, true)]);
+        topo.node_mut("db1", |n| scan(n).clear());
+        topo.node_mut("r2", |n| *scan(n) = vec![ddl(statement, 41, true)]);
         topo.replica_mut("r2", |r| r.heartbeat_lag = Lag::Exact { lag: secs(41.0) });
         engine.evaluate(&topo.at(3));
         let view = engine.evaluate(&topo.at(4));
@@ -276,9 +278,9 @@ mod tests {
     fn an_online_schema_change_run_names_tool_and_table_and_lagging_replicas() {
         let mut topo = Topo::new();
         topo.node_mut("db1", |n| {
-            n.processes_fresh = false;
-            n.osc_fresh = true;
-            n.osc = vec![crate::store::testkit::osc_run(100_000, 75)];
+            stale_scan(n);
+
+            set_osc(n, vec![crate::store::testkit::osc_run(100_000, 75)]);
         });
         topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(9.0) });
         let alert = topo.raise(KIND, Some("db1"));
@@ -301,7 +303,7 @@ mod tests {
         topo.node_mut("db1", |n| {
             let mut statement = ddl("OPTIMIZE TABLE t", 75, false);
             statement.progress = Some(37.5);
-            n.ddl = vec![statement];
+            *scan(n) = vec![statement];
         });
         topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(9.0) });
         let alert = topo.raise(KIND, Some("db1"));
@@ -321,7 +323,7 @@ mod tests {
             vec![statement]
         };
         let mut topo = Topo::new();
-        topo.node_mut("db1", |n| n.ddl = waiting(false, "table metadata lock"));
+        topo.node_mut("db1", |n| *scan(n) = waiting(false, "table metadata lock"));
         topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(9.0) });
         let alert = topo.raise(KIND, Some("db1"));
         assert_eq!(
@@ -336,7 +338,7 @@ mod tests {
         );
 
         let mut topo = Topo::new();
-        topo.node_mut("r1", |n| n.ddl = waiting(true, "table metadata lock"));
+        topo.node_mut("r1", |n| *scan(n) = waiting(true, "table metadata lock"));
         let alert = topo.raise(KIND, Some("r1"));
         assert_eq!(
             alert.cause,
@@ -346,7 +348,7 @@ mod tests {
 
         // A backup's lock holds back the DDL alone: nothing queues behind it.
         let mut topo = Topo::new();
-        topo.node_mut("db1", |n| n.ddl = waiting(false, "backup lock"));
+        topo.node_mut("db1", |n| *scan(n) = waiting(false, "backup lock"));
         let alert = topo.raise(KIND, Some("db1"));
         assert_eq!(
             alert.cause,
@@ -358,21 +360,23 @@ mod tests {
     fn the_first_scan_without_the_statement_clears_and_samples_without_a_scan_judge_nothing() {
         let mut topo = Topo::new();
         let mut engine = AlertEngine::new(AlertSettings::default());
-        topo.node_mut("r1", |n| n.ddl = vec![ddl("ALTER TABLE t FORCE", 5, true)]);
+        topo.node_mut("r1", |n| {
+            *scan(n) = vec![ddl("ALTER TABLE t FORCE", 5, true)];
+        });
         engine.evaluate(&topo.at(1));
         // A sample without a scan repeats the older one: it does not make a second bad sample.
-        topo.node_mut("r1", |n| n.processes_fresh = false);
+        topo.node_mut("r1", stale_scan);
         assert!(find(&engine.evaluate(&topo.at(2)), KIND, Some("r1")).is_none());
-        topo.node_mut("r1", |n| n.processes_fresh = true);
+        topo.node_mut("r1", fresh_scan);
         assert!(find(&engine.evaluate(&topo.at(3)), KIND, Some("r1")).is_some());
         // Nor, while raised, a clean one: the statement may still run.
         topo.node_mut("r1", |n| {
-            n.ddl.clear();
-            n.processes_fresh = false;
+            scan(n).clear();
+            stale_scan(n);
         });
         assert!(find(&engine.evaluate(&topo.at(4)), KIND, Some("r1")).is_some());
         // The next scan shows it gone: cleared at once, not after three samples.
-        topo.node_mut("r1", |n| n.processes_fresh = true);
+        topo.node_mut("r1", fresh_scan);
         let view = engine.evaluate(&topo.at(5));
         assert!(find(&view, KIND, Some("r1")).is_none(), "{view:#?}");
         assert!(
@@ -388,7 +392,7 @@ mod tests {
     fn a_waiting_ddl_names_who_blocks_it_and_the_kill() {
         let mut topo = Topo::new();
         topo.node_mut("db1", |n| {
-            n.ddl = vec![crate::store::testkit::blocked_ddl(
+            *scan(n) = vec![crate::store::testkit::blocked_ddl(
                 "ALTER TABLE t FORCE",
                 95,
                 false,

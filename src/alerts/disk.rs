@@ -12,7 +12,7 @@ use crate::store::NodeView;
 use crate::units;
 
 pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
-    let Some(disks) = &node.disks else {
+    let Some(disks) = &node.disks() else {
         return Verdict::Clean;
     };
     if disks.unavailable.is_some() {

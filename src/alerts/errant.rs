@@ -31,12 +31,13 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     };
     let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
     let source_names = names.join(", ");
-    let (errant, count) = match (&node.gtid, &theirs) {
+    let (errant, count) = match (&node.gtid(), &theirs) {
         (Some(GtidState::Mysql { executed: mine }), GtidState::Mysql { executed: theirs }) => {
             let uuids: Option<HashSet<ServerUuid>> = upstream
                 .iter()
                 .map(|n| {
-                    n.server_uuid
+                    n.identity
+                        .server_uuid
                         .as_deref()
                         .and_then(|u| ServerUuid::parse(u).ok())
                 })
@@ -57,7 +58,7 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
                 binlog_pos: theirs, ..
             },
         ) => {
-            let ids: Option<HashSet<u32>> = upstream.iter().map(|n| n.server_id).collect();
+            let ids: Option<HashSet<u32>> = upstream.iter().map(|n| n.identity.server_id).collect();
             let Some(ids) = ids else {
                 return Verdict::Unknown;
             };
@@ -74,7 +75,7 @@ pub fn verdict(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
     if count == 0 {
         return Verdict::Clean;
     }
-    let family_count = match &node.gtid {
+    let family_count = match &node.gtid() {
         Some(GtidState::Mariadb { .. }) if count == 1 => "1 domain".to_owned(),
         Some(GtidState::Mariadb { .. }) => format!("{count} domains"),
         _ => format!("{count} trx"),
@@ -109,7 +110,7 @@ fn sources<'a>(inputs: &'a RuleInputs<'_>, node: &'a NodeView) -> Option<Vec<&'a
 fn merged_gtid(sources: &[&NodeView]) -> Option<GtidState> {
     let mut merged: Option<GtidState> = None;
     for source in sources {
-        merged = Some(match (merged, source.gtid.as_ref()?) {
+        merged = Some(match (merged, source.gtid()?) {
             (None, gtid) => gtid.clone(),
             (Some(GtidState::Mysql { executed }), GtidState::Mysql { executed: more }) => {
                 GtidState::Mysql {
@@ -224,6 +225,7 @@ mod tests {
     use super::*;
     use crate::alerts::AlertKind;
     use crate::alerts::testkit::Judge;
+    use crate::store::testkit::live;
     use crate::store::testkit::{Topo, mariadb_gtid, mysql_gtid};
 
     const KIND: AlertKind = AlertKind::ErrantTransactions;
@@ -234,7 +236,7 @@ mod tests {
     fn mysql_errant_lists_the_gtids() {
         let mut topo = Topo::mysql();
         topo.node_mut("r1", |n| {
-            n.gtid = Some(mysql_gtid(&format!("{SRC}:1-100,{R1}:1-3")));
+            live(n).gtid = mysql_gtid(&format!("{SRC}:1-100,{R1}:1-3"));
         });
         let alert = topo.raise(KIND, Some("r1"));
         assert_eq!(alert.evidence[0], fact("errant_gtids", format!("{R1}:1-3")));
@@ -246,14 +248,14 @@ mod tests {
     fn mysql_newer_sample_of_the_source_is_not_errant() {
         let mut topo = Topo::mysql();
         // The replica was sampled after the source committed 5 more.
-        topo.node_mut("r1", |n| n.gtid = Some(mysql_gtid(&format!("{SRC}:1-105"))));
+        topo.node_mut("r1", |n| live(n).gtid = mysql_gtid(&format!("{SRC}:1-105")));
         topo.assert_quiet(KIND);
     }
 
     #[test]
     fn mariadb_errant_by_server_id() {
         let mut topo = Topo::new();
-        topo.node_mut("r2", |n| n.gtid = Some(mariadb_gtid("0-1-100,1-3-7")));
+        topo.node_mut("r2", |n| live(n).gtid = mariadb_gtid("0-1-100,1-3-7"));
         let alert = topo.raise(KIND, Some("r2"));
         assert_eq!(alert.evidence[0], fact("errant_gtids", "1-3-7"));
         assert_eq!(alert.evidence[1], fact("count", "1 domain"));
@@ -262,34 +264,34 @@ mod tests {
     #[test]
     fn mariadb_newer_sample_of_the_source_is_not_errant() {
         let mut topo = Topo::new();
-        topo.node_mut("r2", |n| n.gtid = Some(mariadb_gtid("0-1-140")));
+        topo.node_mut("r2", |n| live(n).gtid = mariadb_gtid("0-1-140"));
         topo.assert_quiet(KIND);
         // Written on the replica in the source's own domain: errant.
-        topo.node_mut("r2", |n| n.gtid = Some(mariadb_gtid("0-3-101")));
+        topo.node_mut("r2", |n| live(n).gtid = mariadb_gtid("0-3-101"));
         assert_eq!(topo.raise(KIND, Some("r2")).evidence[0].1, "0-3-101");
     }
 
     #[test]
     fn mariadb_local_write_overtaken_by_the_source_is_still_errant() {
         let mut topo = Topo::new();
-        topo.node_mut("db1", |n| n.gtid = Some(mariadb_gtid("0-1-105")));
+        topo.node_mut("db1", |n| live(n).gtid = mariadb_gtid("0-1-105"));
         topo.node_mut("r1", |n| {
-            n.gtid = Some(crate::mysql::GtidState::Mariadb {
+            live(n).gtid = crate::mysql::GtidState::Mariadb {
                 binlog_pos: GtidList::parse("0-2-102").unwrap_or_default(),
                 slave_pos: GtidList::parse("0-1-100").unwrap_or_default(),
                 current_pos: GtidList::parse("0-2-102").unwrap_or_default(),
-            });
+            };
         });
         let alert = topo.raise(KIND, Some("r1"));
         assert_eq!(alert.evidence[0], fact("errant_gtids", "0-2-102"));
         // A replica that once was the primary: its old write is the source's latest too.
-        topo.node_mut("db1", |n| n.gtid = Some(mariadb_gtid("0-1-100,1-2-50")));
+        topo.node_mut("db1", |n| live(n).gtid = mariadb_gtid("0-1-100,1-2-50"));
         topo.node_mut("r1", |n| {
-            n.gtid = Some(crate::mysql::GtidState::Mariadb {
+            live(n).gtid = crate::mysql::GtidState::Mariadb {
                 binlog_pos: GtidList::parse("0-1-100,1-2-50").unwrap_or_default(),
                 slave_pos: GtidList::parse("0-1-100").unwrap_or_default(),
                 current_pos: GtidList::parse("0-1-100,1-2-50").unwrap_or_default(),
-            });
+            };
         });
         topo.assert_quiet(KIND);
     }
@@ -298,7 +300,7 @@ mod tests {
     fn cascaded_replica_ignores_newer_transactions_from_the_top() {
         let mut topo = Topo::new();
         topo.add_replica("c1", "r1", 4);
-        topo.node_mut("c1", |n| n.gtid = Some(mariadb_gtid("0-1-120")));
+        topo.node_mut("c1", |n| live(n).gtid = mariadb_gtid("0-1-120"));
         topo.assert_quiet(KIND);
     }
 }

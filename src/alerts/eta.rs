@@ -109,7 +109,7 @@ impl DdlMemory {
             .nodes
             .iter()
             .filter(|n| n.role == Role::Primary)
-            .flat_map(|n| n.ddl.iter().filter(|d| !d.applier))
+            .flat_map(|n| n.ddl().iter().filter(|d| !d.applier))
             .map(|d| (key(&d.statement), d))
             .collect();
         for (statement, ddl) in &now {
@@ -156,7 +156,7 @@ impl DdlMemory {
 /// The catch-up estimate of one replica (see the module documentation for the method).
 pub fn catch_up(memory: &DdlMemory, node: &NodeView, replica: &ReplicaView) -> Eta {
     let from_primary = node
-        .ddl
+        .ddl()
         .iter()
         .filter(|d| d.applier)
         .find_map(|d| Some((memory.primary_took(&d.statement)?, d.elapsed_s)));
@@ -186,6 +186,7 @@ mod tests {
     use super::*;
     use crate::store::apply_rate::CatchUp;
     use crate::store::lag::Lag;
+    use crate::store::testkit::scan;
     use crate::store::testkit::{Topo, catching_up, ddl, falling_behind, secs};
 
     #[test]
@@ -193,14 +194,14 @@ mod tests {
         let mut topo = Topo::new();
         let mut memory = DdlMemory::default();
         topo.node_mut("db1", |n| {
-            n.ddl = vec![ddl("ALTER TABLE big  ADD c INT", 150, false)];
+            *scan(n) = vec![ddl("ALTER TABLE big  ADD c INT", 150, false)];
         });
         memory.observe(&topo.at(1));
         topo.node_mut("db1", |n| {
-            n.ddl = vec![ddl("ALTER TABLE big ADD c INT", 190, false)];
+            *scan(n) = vec![ddl("ALTER TABLE big ADD c INT", 190, false)];
         });
         memory.observe(&topo.at(2));
-        topo.node_mut("db1", |n| n.ddl.clear());
+        topo.node_mut("db1", |n| scan(n).clear());
         memory.observe(&topo.at(3));
         assert_eq!(
             memory
@@ -209,7 +210,7 @@ mod tests {
             Some(190)
         );
         topo.node_mut("r1", |n| {
-            n.ddl = vec![ddl("ALTER TABLE big ADD c INT", 41, true)];
+            *scan(n) = vec![ddl("ALTER TABLE big ADD c INT", 41, true)];
         });
         let snapshot = topo.at(4);
         let Some(r1) = snapshot.node("r1") else {
@@ -230,7 +231,7 @@ mod tests {
         assert_eq!(eta.explained(), "~2m00s (the primary ran it for 3m10s)");
         // Running again later is a new run, not the old maximum.
         topo.node_mut("db1", |n| {
-            n.ddl = vec![ddl("ALTER TABLE big ADD c INT", 5, false)];
+            *scan(n) = vec![ddl("ALTER TABLE big ADD c INT", 5, false)];
         });
         memory.observe(&topo.at(5));
         assert_eq!(
@@ -256,12 +257,12 @@ mod tests {
             topo.node_mut("db1", |n| {
                 let mut seen = ddl(statement, elapsed, false);
                 seen.waiting_for = waiting.then(|| "table metadata lock".to_owned());
-                n.ddl = vec![seen];
+                *scan(n) = vec![seen];
             });
             memory.observe(&topo.at(at));
         }
-        topo.node_mut("db1", |n| n.ddl.clear());
-        topo.node_mut("r1", |n| n.ddl = vec![ddl(statement, 10, true)]);
+        topo.node_mut("db1", |n| scan(n).clear());
+        topo.node_mut("r1", |n| *scan(n) = vec![ddl(statement, 10, true)]);
         let snapshot = topo.at(5);
         let r1 = snapshot.node("r1").unwrap();
         let eta = catch_up(&memory, r1, r1.replica().unwrap());

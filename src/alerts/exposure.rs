@@ -92,7 +92,7 @@ fn cluster(
 /// is at most the commits still waiting for that; once it fell back, commits go out unprotected.
 fn commit_path(root: &NodeView) -> Option<String> {
     use crate::store::semisync::SemiSyncState;
-    let semisync = root.semisync.as_ref()?;
+    let semisync = root.semisync()?;
     match semisync.state? {
         SemiSyncState::Active => Some(format!(
             "semi-sync active: a commit returns to its client only once a replica received it, \
@@ -167,7 +167,7 @@ fn row(
         .and_then(|a| a.evidence.iter().find(|(k, _)| k == "errant_gtids"))
         .map(|(_, v)| v.clone())
         .unwrap_or_default();
-    let settings = node.settings.as_ref();
+    let settings = node.settings();
     let mut out = ReplicaExposure {
         node: node.name.clone(),
         channel: channel.channel.clone(),
@@ -278,12 +278,10 @@ fn exclusion(
 
 /// `MariaDB 10.11` from `MariaDB 10.11.19`: the family and major version of a node.
 fn major(node: &NodeView) -> Option<String> {
-    let flavor = node.flavor.as_deref()?;
-    let (family, version) = flavor.split_once(' ')?;
-    let mut parts = version.split('.');
-    let (a, b) = (parts.next()?, parts.next()?);
-    let b: String = b.chars().take_while(char::is_ascii_digit).collect();
-    Some(format!("{family} {a}.{b}"))
+    node.identity
+        .flavor
+        .as_ref()
+        .map(crate::mysql::Flavor::series)
 }
 
 /// The qualifying replica that lacks least, then has least to apply, then drains soonest.

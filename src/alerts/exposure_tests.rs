@@ -1,6 +1,7 @@
 //! The candidate choice over synthetic topologies: exclusions, ties, and the picture after the
 //! primary stopped answering.
 
+use crate::store::testkit::{flavor, live};
 use std::time::Duration;
 
 use super::judge;
@@ -137,7 +138,7 @@ fn delayed_errant_silent_and_unanswering_replicas_are_excluded_with_their_reason
             ..crate::store::testkit::sql_stopped_alert(None)
         });
     topo.node_mut("r4", |n| {
-        n.settings = Some(SafetySettings {
+        live(n).settings = Some(SafetySettings {
             log_replica_updates: Some(false),
             ..SafetySettings::default()
         });
@@ -167,7 +168,7 @@ fn no_log_slave_updates_matters_only_when_others_would_replicate_from_it() {
     let mut topo = Topo::new();
     topo.snapshot.nodes.retain(|n| n.name != "r2");
     topo.node_mut("r1", |n| {
-        n.settings = Some(SafetySettings {
+        live(n).settings = Some(SafetySettings {
             log_replica_updates: Some(false),
             ..SafetySettings::default()
         });
@@ -196,7 +197,7 @@ fn a_broken_io_thread_a_failed_sql_thread_and_another_major_version_exclude() {
             ..error.clone()
         });
     });
-    topo.node_mut("r3", |n| n.flavor = Some("MariaDB 11.4.2".to_owned()));
+    topo.node_mut("r3", |n| n.identity.flavor = Some(flavor("11.4.2-MariaDB")));
     let (chosen, c) = candidate(&topo);
     assert_eq!(chosen, None, "{c:#?}");
     assert!(excluded(&c, "r1").starts_with("IO thread broken: Got fatal error 1236"));
@@ -308,15 +309,19 @@ fn the_commit_path_says_what_semi_sync_protects() {
         replica_enabled: None,
         replica_active: None,
     };
-    topo.node_mut("db1", |n| n.semisync = Some(with(SemiSyncState::Active, 2)));
+    topo.node_mut("db1", |n| {
+        live(n).semisync = Some(with(SemiSyncState::Active, 2));
+    });
     let path = one(&topo.at(1)).commit_path.unwrap_or_default();
     assert!(path.starts_with("semi-sync active"), "{path}");
     assert!(path.contains("at most the 2 commit(s) waiting"), "{path}");
     topo.node_mut("db1", |n| {
-        n.semisync = Some(with(SemiSyncState::FellBack, 0));
+        live(n).semisync = Some(with(SemiSyncState::FellBack, 0));
     });
     let path = one(&topo.at(1)).commit_path.unwrap_or_default();
     assert!(path.starts_with("semi-sync FELL BACK"), "{path}");
-    topo.node_mut("db1", |n| n.semisync = Some(with(SemiSyncState::Off, 0)));
+    topo.node_mut("db1", |n| {
+        live(n).semisync = Some(with(SemiSyncState::Off, 0));
+    });
     assert_eq!(one(&topo.at(1)).commit_path, None);
 }

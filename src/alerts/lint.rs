@@ -64,7 +64,7 @@ pub fn lint(s: &Snapshot) -> Vec<LintFinding> {
     let judged: Vec<(&NodeView, &SafetySettings)> = s
         .nodes
         .iter()
-        .filter_map(|n| n.settings.as_ref().map(|set| (n, set)))
+        .filter_map(|n| n.settings().map(|set| (n, set)))
         .collect();
     for &(node, set) in &judged {
         let replicas = replicas_of(s, &node.name);
@@ -359,6 +359,7 @@ fn server_ids(judged: &[(&NodeView, &SafetySettings)], out: &mut Vec<LintFinding
 mod tests {
     use super::*;
     use crate::store::testkit::Topo;
+    use crate::store::testkit::live;
 
     #[test]
     fn a_node_without_a_lock_table_is_told_how_to_get_one() {
@@ -367,9 +368,9 @@ mod tests {
             lock_table,
             ..SafetySettings::default()
         };
-        topo.node_mut("db1", |n| n.settings = Some(set(Some(false))));
-        topo.node_mut("r1", |n| n.settings = Some(set(Some(true))));
-        topo.node_mut("r2", |n| n.settings = Some(set(None)));
+        topo.node_mut("db1", |n| live(n).settings = Some(set(Some(false))));
+        topo.node_mut("r1", |n| live(n).settings = Some(set(Some(true))));
+        topo.node_mut("r2", |n| live(n).settings = Some(set(None)));
         let findings = lint(&topo.snapshot);
         let found: Vec<(&str, &str)> = findings
             .iter()

@@ -308,24 +308,21 @@ fn clock_skew(inputs: &RuleInputs<'_>, node: &NodeView) -> Verdict {
             Verdict::Unknown
         };
     };
-    let (Some(mine), Some(theirs)) = (node.clock_offset_ms, source.clock_offset_ms) else {
+    let (Some(mine), Some(theirs)) = (node.clock, source.clock) else {
         return Verdict::Unknown;
     };
-    let diff = mine.saturating_sub(theirs);
+    let diff = mine.offset_ms.saturating_sub(theirs.offset_ms);
     // Each estimate may be off by half the round trip it was read with: a poll answered late on
     // a busy host (1,000 connections opening at once) reads an offset hundreds of ms out, which
     // is no skew. Only a difference beyond both errors counts.
-    let error = node
-        .clock_error_ms
-        .unwrap_or(0)
-        .saturating_add(source.clock_error_ms.unwrap_or(0));
+    let error = mine.error_ms.saturating_add(theirs.error_ms);
     if diff.abs().saturating_sub(error) <= inputs.settings.clock_skew_ms {
         return Verdict::Clean;
     }
     let size = |ms: i64| units::duration(std::time::Duration::from_millis(ms.unsigned_abs()));
     let evidence = vec![
-        fact("clock_offset", units::offset_ms(mine)),
-        fact("source_clock_offset", units::offset_ms(theirs)),
+        fact("clock_offset", units::offset_ms(mine.offset_ms)),
+        fact("source_clock_offset", units::offset_ms(theirs.offset_ms)),
         fact("difference", size(diff)),
         fact("threshold", size(inputs.settings.clock_skew_ms)),
         fact("estimate_error", size(error)),
@@ -345,7 +342,7 @@ fn writable_replica(node: &NodeView) -> Verdict {
     if node.role != Role::Replica {
         return Verdict::Clean;
     }
-    match node.read_only {
+    match node.read_only() {
         Some(false) => {
             let mut evidence = vec![fact("role", "replica"), fact("read_only", "OFF")];
             if let Some(source) = &node.source {

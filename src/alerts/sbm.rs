@@ -123,8 +123,9 @@ pub fn overstates(inputs: &RuleInputs<'_>, node: &NodeView, r: &ReplicaView) -> 
     ];
     let skew = inputs.source_of(node).and_then(|source| {
         let diff = node
-            .clock_offset_ms?
-            .saturating_sub(source.clock_offset_ms?);
+            .clock?
+            .offset_ms
+            .saturating_sub(source.clock?.offset_ms);
         Some((source, diff))
     });
     let cause = match (r.sql_delay.filter(|d| *d > 0), skew) {
@@ -155,6 +156,7 @@ mod tests {
     use crate::alerts::AlertKind;
     use crate::alerts::testkit::Judge;
     use crate::mysql::ThreadError;
+    use crate::store::testkit::set_clock;
     use crate::store::testkit::{Topo, secs};
 
     const KIND: AlertKind = AlertKind::SbmUnderstatesLag;
@@ -329,7 +331,7 @@ mod tests {
             r.sql_delay = Some(300);
         });
         topo.replica_mut("r2", |r| r.seconds_behind_source = Some(4));
-        topo.node_mut("r2", |n| n.clock_offset_ms = Some(3_900));
+        topo.node_mut("r2", |n| set_clock(n, 3_900));
         let kind = AlertKind::SbmOverstatesLag;
         let (first, second) = (topo.raise(kind, Some("r1")), topo.raise(kind, Some("r2")));
         assert!(

@@ -28,7 +28,7 @@ fn timeout(s: &SemiSyncView) -> String {
 
 /// The primary is semi-sync by configuration and asynchronous in fact.
 pub fn fell_back(node: &NodeView) -> Verdict {
-    let Some(s) = &node.semisync else {
+    let Some(s) = &node.semisync() else {
         return Verdict::Clean;
     };
     match s.state {
@@ -62,7 +62,7 @@ pub fn fell_back(node: &NodeView) -> Verdict {
 
 /// Fewer semi-sync replicas connected than a commit needs ACKs from.
 pub fn acks_short(node: &NodeView) -> Verdict {
-    let Some(s) = node.semisync.as_ref().filter(|s| s.source_enabled()) else {
+    let Some(s) = node.semisync().filter(|s| s.source_enabled()) else {
         return Verdict::Clean;
     };
     let (Some(clients), Some(needed)) = (s.clients, s.required_acks) else {
@@ -97,7 +97,7 @@ pub fn acks_short(node: &NodeView) -> Verdict {
 
 /// Commits without an ACK since the last poll.
 pub fn unacked_commits(node: &NodeView) -> Verdict {
-    let Some(s) = node.semisync.as_ref().filter(|s| s.source_enabled()) else {
+    let Some(s) = node.semisync().filter(|s| s.source_enabled()) else {
         return Verdict::Clean;
     };
     let Some(interval) = s.interval else {

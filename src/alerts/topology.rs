@@ -27,7 +27,7 @@ fn primaries(snapshot: &Snapshot) -> Vec<String> {
     let mut names: Vec<String> = snapshot
         .nodes
         .iter()
-        .filter(|n| n.role == Role::Primary && n.read_only == Some(false))
+        .filter(|n| n.role == Role::Primary && n.read_only() == Some(false))
         .map(|n| n.name.clone())
         .collect();
     names.sort();
@@ -138,7 +138,7 @@ impl TopologyMemory {
         // first polls land in different snapshots are one topology, not a switchover.
         let unanswered = snapshot.nodes.iter().any(|n| {
             n.role == Role::Primary
-                && n.read_only.is_none()
+                && n.read_only().is_none()
                 && matches!(n.conn, ConnState::Connecting | ConnState::Up)
         });
         if self.primaries.is_none() && unanswered {
@@ -168,6 +168,7 @@ fn channel_sources(node: &NodeView) -> Vec<(&str, Option<&str>)> {
 mod tests {
     use crate::alerts::{AlertEngine, AlertKind, AlertSettings};
     use crate::store::Role;
+    use crate::store::testkit::live;
     use crate::store::testkit::{Topo, find};
 
     /// r1 stops replicating and becomes a writable primary.
@@ -176,7 +177,7 @@ mod tests {
             n.role = Role::Primary;
             n.source = None;
             n.channels.clear();
-            n.read_only = Some(false);
+            live(n).read_only = false;
         });
     }
 
@@ -249,11 +250,11 @@ mod tests {
     fn roots_answering_one_after_the_other_raise_nothing() {
         let mut topo = Topo::new();
         topo.add_primary("p2", 4);
-        topo.node_mut("db1", |n| n.read_only = Some(false));
-        topo.node_mut("p2", |n| n.read_only = None);
+        topo.node_mut("db1", |n| live(n).read_only = false);
+        topo.node_mut("p2", |n| n.live = None);
         let mut engine = AlertEngine::new(AlertSettings::default());
         engine.evaluate(&topo.at(1));
-        topo.node_mut("p2", |n| n.read_only = Some(false));
+        topo.node_mut("p2", |n| live(n).read_only = false);
         for step in 2..8 {
             let view = engine.evaluate(&topo.at(step));
             assert!(
@@ -284,7 +285,7 @@ mod tests {
         topo.node_mut("db1", |n| {
             n.role = Role::Replica;
             n.source = Some("r1".to_owned());
-            n.read_only = Some(true);
+            live(n).read_only = true;
         });
         promote_r1(&mut topo);
         engine.evaluate(&topo.at(2));
@@ -305,16 +306,16 @@ mod tests {
                         next: std::time::Duration::from_secs(5),
                         cause: "refused".to_owned(),
                     };
-                    n.read_only = None;
+                    n.live = None;
                 } else {
-                    n.read_only = Some(true);
+                    live(n).read_only = true;
                 }
             });
             topo.node_mut("r1", |n| {
                 n.role = Role::Primary;
                 n.source = None;
                 n.channels.clear();
-                n.read_only = Some(false);
+                live(n).read_only = false;
             });
             engine.evaluate(&topo.at(2));
             let view = engine.evaluate(&topo.at(3));
@@ -332,15 +333,15 @@ mod tests {
         let mut topo = Topo::new();
         let mut engine = AlertEngine::new(AlertSettings::default());
         // The first global sample comes before db1 was ever sampled.
-        topo.node_mut("db1", |n| n.read_only = None);
+        topo.node_mut("db1", |n| n.live = None);
         engine.evaluate(&topo.at(1));
         // Half a second later (no global sample yet) db1 is seen writable.
-        topo.node_mut("db1", |n| n.read_only = Some(false));
+        topo.node_mut("db1", |n| live(n).read_only = false);
         let mut between = topo.at(1);
         between.uptime += std::time::Duration::from_millis(500);
         engine.evaluate(&between);
         // Then, before the next global sample, a switchover to r1.
-        topo.node_mut("db1", |n| n.read_only = Some(true));
+        topo.node_mut("db1", |n| live(n).read_only = true);
         promote_r1(&mut topo);
         engine.evaluate(&topo.at(2));
         assert_r1_took_over(&engine.evaluate(&topo.at(3)));

@@ -56,7 +56,7 @@ pub fn run(target: &TargetArgs, as_json: bool, wait: Duration) -> anyhow::Result
 /// not answering.
 fn ready(s: &Snapshot) -> bool {
     s.nodes.iter().all(|n| match n.conn {
-        ConnState::Up => n.settings.is_some() && n.sample_seq > 0,
+        ConnState::Up => n.settings().is_some() && n.sample_seq > 0,
         ConnState::Connecting => false,
         ConnState::Retrying { .. } | ConnState::Down { .. } => true,
     })
@@ -65,7 +65,7 @@ fn ready(s: &Snapshot) -> bool {
 fn not_judged(s: &Snapshot) -> Vec<serde_json::Value> {
     s.nodes
         .iter()
-        .filter(|n| n.settings.is_none())
+        .filter(|n| n.settings().is_none())
         .map(|n| serde_json::json!({"node": n.name, "state": n.conn.name()}))
         .collect()
 }
@@ -89,7 +89,7 @@ fn table(s: &Snapshot, findings: &[LintFinding]) -> String {
         let _ = writeln!(out, "         why: {}", f.why);
         let _ = writeln!(out, "         fix: {}", f.fix);
     }
-    for n in s.nodes.iter().filter(|n| n.settings.is_none()) {
+    for n in s.nodes.iter().filter(|n| n.settings().is_none()) {
         let _ = writeln!(out, "{}: not judged (node is {})", n.name, n.conn.name());
     }
     let count = |sev| findings.iter().filter(|f| f.severity == sev).count();
@@ -99,7 +99,7 @@ fn table(s: &Snapshot, findings: &[LintFinding]) -> String {
         count(LintSeverity::Error),
         count(LintSeverity::Warning),
         count(LintSeverity::Info),
-        s.nodes.iter().filter(|n| n.settings.is_some()).count()
+        s.nodes.iter().filter(|n| n.settings().is_some()).count()
     );
     out
 }

@@ -459,17 +459,17 @@ fn node(n: &NodeView, at: chrono::DateTime<chrono::Utc>) -> JsonNode {
         address: n.address.clone(),
         role: n.role,
         source: n.source.clone(),
-        flavor: n.flavor.clone(),
-        version: n.version.clone(),
+        flavor: n.identity.flavor_name(),
+        version: n.identity.version().map(str::to_owned),
         state: n.conn.name(),
         state_detail: state_detail(&n.conn),
-        server_id: n.server_id,
-        read_only: n.read_only,
+        server_id: n.identity.server_id,
+        read_only: n.read_only(),
         sample_age_seconds: n.sample_age.map(|d| d.as_secs_f64()),
-        processes: n.processes,
-        clock_offset_ms: n.clock_offset_ms,
+        processes: n.scan().map(|s| s.value.summary),
+        clock_offset_ms: n.clock.map(|c| c.offset_ms),
         ddl: n
-            .ddl
+            .ddl()
             .iter()
             .map(|d| JsonDdl {
                 statement: d.statement.clone(),
@@ -480,7 +480,7 @@ fn node(n: &NodeView, at: chrono::DateTime<chrono::Utc>) -> JsonNode {
                 blocked_by: d.blockers.as_ref().map(holders::blockers),
             })
             .collect(),
-        osc: n.osc.iter().map(osc::osc).collect(),
+        osc: n.osc().iter().map(osc::osc).collect(),
         io_running: r.map(|r| r.io_running),
         sql_running: r.map(|r| r.sql_running),
         seconds_behind_source: r.and_then(|r| r.seconds_behind_source),
@@ -491,7 +491,7 @@ fn node(n: &NodeView, at: chrono::DateTime<chrono::Utc>) -> JsonNode {
         last_io_error: r.and_then(|r| error(r.last_io_error.as_ref())),
         last_sql_error: r.and_then(|r| error(r.last_sql_error.as_ref())),
         channels: headroom::channels(n, at),
-        semisync: n.semisync.as_ref().map(semisync::semisync),
+        semisync: n.semisync().map(semisync::semisync),
         headroom: headroom::node(n),
     }
 }

@@ -276,12 +276,13 @@ fn nodes(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
                     Role::Primary => "primary",
                     Role::Replica => "replica",
                 };
+                let flavor = n.identity.flavor_name();
                 let labels = [
                     ("node", n.name.as_str()),
                     ("role", role),
                     ("address", n.address.as_str()),
-                    ("flavor", n.flavor.as_deref().unwrap_or("")),
-                    ("version", n.version.as_deref().unwrap_or("")),
+                    ("flavor", flavor.as_deref().unwrap_or("")),
+                    ("version", n.identity.version().unwrap_or("")),
                 ];
                 gauge(m, &labels, 1)?;
             }
@@ -317,7 +318,7 @@ fn nodes(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         "The node's read_only setting (1 on); absent while it does not answer.",
         MetricType::Gauge,
         |m| {
-            s.nodes.iter().try_for_each(|n| match n.read_only {
+            s.nodes.iter().try_for_each(|n| match n.read_only() {
                 Some(ro) => gauge(m, &node(n), flag(ro)),
                 None => Ok(()),
             })
@@ -342,11 +343,13 @@ fn nodes(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
          lag does not depend on it).",
         MetricType::Gauge,
         |m| {
-            s.nodes.iter().try_for_each(|n| match n.clock_offset_ms {
-                #[expect(clippy::cast_precision_loss, reason = "offsets are far below 2^52 ms")]
-                Some(ms) => gauge(m, &node(n), ms as f64 / 1000.0),
-                None => Ok(()),
-            })
+            s.nodes
+                .iter()
+                .try_for_each(|n| match n.clock.map(|c| c.offset_ms) {
+                    #[expect(clippy::cast_precision_loss, reason = "offsets are far below 2^52 ms")]
+                    Some(ms) => gauge(m, &node(n), ms as f64 / 1000.0),
+                    None => Ok(()),
+                })
         },
     )
 }

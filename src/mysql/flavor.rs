@@ -9,12 +9,12 @@ mod waits;
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use control::{SourceLink, ThreadControl};
 pub use waits::{GtidWaitOutcome, WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
     /// Oracle `MySQL` and its builds that keep its dialect (Percona Server).
@@ -22,7 +22,7 @@ pub enum Family {
     Mariadb,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Version {
     pub major: u32,
     pub minor: u32,
@@ -51,7 +51,7 @@ impl fmt::Display for Version {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flavor {
     pub family: Family,
     pub version: Version,
@@ -291,13 +291,31 @@ impl Flavor {
     }
 }
 
-impl fmt::Display for Flavor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self.family {
+impl Flavor {
+    /// The family's name as people write it.
+    #[must_use]
+    pub fn family_name(&self) -> &'static str {
+        match self.family {
             Family::Mysql => "MySQL",
             Family::Mariadb => "MariaDB",
-        };
-        write!(f, "{name} {}", self.version)
+        }
+    }
+
+    /// The release series: `MariaDB 10.11` from `MariaDB 10.11.19`.
+    #[must_use]
+    pub fn series(&self) -> String {
+        format!(
+            "{} {}.{}",
+            self.family_name(),
+            self.version.major,
+            self.version.minor
+        )
+    }
+}
+
+impl fmt::Display for Flavor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.family_name(), self.version)
     }
 }
 

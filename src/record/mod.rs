@@ -38,8 +38,9 @@ pub use recording::{Recording, ReplayError};
 use crate::store::series::Point;
 
 /// The version in the header; bumped when a frame's layout changes in a way an older reader
-/// would misread.
-pub const FORMAT_VERSION: u32 = 1;
+/// would misread. 2: a node's facts are in parts (`store/node_parts.rs`); format 1's flat
+/// nodes are still read.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// At most one frame per period: the store publishes every 250 ms, but a second is finer than
 /// anything a person reviews afterwards and keeps a 3-replica recording near 20 MiB an hour.

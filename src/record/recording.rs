@@ -16,6 +16,10 @@ const MAX_HEADER: u64 = 64 * 1024;
 
 const MAKE_ONE: &str = "make one with: rwtop --record FILE";
 
+/// The oldest format this rwtop reads: format 1's nodes are flat, and are read into today's
+/// parts (`store/snapshot_wire.rs`).
+const OLDEST_READ: u64 = 1;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("cannot read {}: {error}: check the path given to rwtop replay", path.display())]
@@ -29,7 +33,7 @@ pub enum ReplayError {
     NotARecording { path: PathBuf, detail: String },
     #[error(
         "{}: recording format {found}, made by rwtop {recorded_by}; this rwtop ({}) reads \
-         format {FORMAT_VERSION}: replay it with rwtop {recorded_by}",
+         formats {OLDEST_READ} to {FORMAT_VERSION}: replay it with rwtop {recorded_by}",
         path.display(),
         env!("CARGO_PKG_VERSION")
     )]
@@ -125,7 +129,7 @@ fn header(path: &Path, reader: &mut impl BufRead) -> Result<Header, ReplayError>
         .unwrap_or("?")
         .to_owned();
     match found.as_u64() {
-        Some(v) if v == u64::from(FORMAT_VERSION) => {}
+        Some(v) if (OLDEST_READ..=u64::from(FORMAT_VERSION)).contains(&v) => {}
         Some(found) => {
             return Err(ReplayError::Version {
                 path: path.to_owned(),

@@ -202,11 +202,11 @@ impl Gatherer {
     fn statements_of(&mut self, node: &NodeView, snapshot: &Snapshot) {
         let now = self.wall(snapshot.uptime);
         for running in self.statements.values_mut().filter(|s| s.node == node.name) {
-            if node.processes_fresh {
+            if node.fresh_scan().is_some() {
                 running.running_at_end = false;
             }
         }
-        for ddl in &node.ddl {
+        for ddl in node.ddl() {
             let key = (node.name.clone(), ddl.id, ddl.statement.clone());
             let elapsed = chrono::Duration::seconds(i64::try_from(ddl.elapsed_s).unwrap_or(0));
             let statement = self.statements.entry(key).or_insert_with(|| Statement {
@@ -232,7 +232,7 @@ impl Gatherer {
             statement.running_at_end = true;
         }
         // A tool's run is kept as a statement of the node it runs on, keyed by its title.
-        for run in &node.osc {
+        for run in node.osc() {
             let title = run.title();
             let elapsed_s = run.elapsed_s.unwrap_or(0);
             let key = (node.name.clone(), u64::MAX, title.clone());
@@ -339,6 +339,7 @@ mod tests {
     use crate::report::window::Opened;
     use crate::report::window::tests::{settings, snap};
     use crate::store::alert_view::AlertKind;
+    use crate::store::testkit::set_osc;
 
     /// An entry made at sample `step`'s time.
     fn entry(step: u64, raised: bool) -> LogEntry {
@@ -399,7 +400,7 @@ mod tests {
             let mut topo = Topo::new();
             if let Some(elapsed) = run {
                 topo.node_mut("db1", |n| {
-                    n.osc = vec![osc_run(100_000 * elapsed / 10, elapsed)];
+                    set_osc(n, vec![osc_run(100_000 * elapsed / 10, elapsed)]);
                 });
             }
             topo.at(step)

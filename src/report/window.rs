@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::ReportSettings;
 use crate::poll::ConnState;
-use crate::store::Snapshot;
+use crate::store::{NodeView, Snapshot};
 
 /// What opened a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,12 +155,12 @@ fn ddl_started(snapshot: &Snapshot) -> Option<Duration> {
     let statements = snapshot
         .nodes
         .iter()
-        .flat_map(|n| &n.ddl)
+        .flat_map(NodeView::ddl)
         .map(|d| d.elapsed_s);
     let runs = snapshot
         .nodes
         .iter()
-        .flat_map(|n| &n.osc)
+        .flat_map(NodeView::osc)
         .map(|r| r.elapsed_s.unwrap_or(0));
     statements
         .chain(runs)
@@ -174,7 +174,7 @@ fn calm(snapshot: &Snapshot, threshold: Duration) -> bool {
     snapshot
         .nodes
         .iter()
-        .all(|n| n.ddl.is_empty() && n.osc.is_empty())
+        .all(|n| n.ddl().is_empty() && n.osc().is_empty())
         && snapshot
             .nodes
             .iter()
@@ -187,6 +187,7 @@ fn calm(snapshot: &Snapshot, threshold: Duration) -> bool {
 pub(super) mod tests {
     use super::*;
     use crate::store::lag::Lag;
+    use crate::store::testkit::scan;
     use crate::store::testkit::{Topo, ddl};
 
     pub fn settings() -> ReportSettings {
@@ -210,7 +211,7 @@ pub(super) mod tests {
         }
         if let Some(elapsed) = ddl_s {
             topo.node_mut("db1", |n| {
-                n.ddl = vec![ddl("ALTER TABLE t ADD COLUMN c INT", elapsed, false)];
+                *scan(n) = vec![ddl("ALTER TABLE t ADD COLUMN c INT", elapsed, false)];
             });
         }
         topo.at(step)

@@ -23,7 +23,7 @@ impl Snapshot {
     #[must_use]
     pub fn successor(&self, current: &str) -> Option<&NodeView> {
         let old = self.node(current);
-        if old.is_some_and(|n| is_up(n) && n.read_only == Some(false)) {
+        if old.is_some_and(|n| is_up(n) && n.read_only() == Some(false)) {
             return None;
         }
         let other_root = |n: &NodeView| {
@@ -35,7 +35,7 @@ impl Snapshot {
         let mut candidates = self
             .nodes
             .iter()
-            .filter(|n| n.name != current && is_up(n) && n.read_only == Some(false))
+            .filter(|n| n.name != current && is_up(n) && n.read_only() == Some(false))
             .filter(|n| !replicating(n) && !other_root(n));
         let candidate = candidates.next()?;
         if candidates.next().is_some() {
@@ -70,13 +70,14 @@ mod tests {
     use crate::mysql::IoRunning;
     use crate::poll::ConnState;
     use crate::store::testkit::Topo;
+    use crate::store::testkit::live;
 
     /// db1 read-only, r1 promoted (channel reset, writable), r2 repointed at r1.
     fn switched_over() -> Topo {
         let mut topo = Topo::new();
-        topo.node_mut("db1", |n| n.read_only = Some(true));
+        topo.node_mut("db1", |n| live(n).read_only = true);
         topo.node_mut("r1", |n| {
-            n.read_only = Some(false);
+            live(n).read_only = false;
             n.channels.clear();
             n.source = None;
         });
@@ -108,7 +109,7 @@ mod tests {
     #[test]
     fn a_writable_primary_that_answers_is_never_left() {
         let mut topo = switched_over();
-        topo.node_mut("db1", |n| n.read_only = Some(false));
+        topo.node_mut("db1", |n| live(n).read_only = false);
         assert_eq!(successor(&topo), None, "split brain: a human decides");
     }
 
@@ -133,7 +134,7 @@ mod tests {
         let mut topo = switched_over();
         topo.node_mut("db1", |n| n.conn = down());
         topo.node_mut("r2", |n| {
-            n.read_only = Some(false);
+            live(n).read_only = false;
             n.channels.clear();
         });
         assert_eq!(successor(&topo), None);
@@ -143,7 +144,7 @@ mod tests {
     fn a_writable_replica_still_replicating_is_no_candidate() {
         let mut topo = Topo::new();
         topo.node_mut("db1", |n| n.conn = down());
-        topo.node_mut("r1", |n| n.read_only = Some(false));
+        topo.node_mut("r1", |n| live(n).read_only = false);
         assert_eq!(successor(&topo), None);
         // Promoted by stopping both threads and lifting read_only, channel kept.
         topo.replica_mut("r1", |r| {
@@ -188,7 +189,7 @@ mod tests {
     #[test]
     fn a_candidate_that_does_not_answer_or_whose_read_only_is_unknown_is_skipped() {
         let mut topo = switched_over();
-        topo.node_mut("r1", |n| n.read_only = None);
+        topo.node_mut("r1", |n| n.live = None);
         assert_eq!(successor(&topo), None);
         let mut topo = switched_over();
         topo.node_mut("r1", |n| n.conn = down());

@@ -19,6 +19,7 @@ pub mod lag;
 pub mod lag_split;
 mod news;
 mod node;
+pub mod node_parts;
 pub mod protection;
 mod pt_lag;
 mod readings;
@@ -26,13 +27,14 @@ mod roots;
 pub mod semisync;
 pub mod series;
 pub mod snapshot;
+mod snapshot_wire;
 /// Synthetic snapshots for tests and benches (alerts, panels, exports, render timing).
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 mod topology_view;
 pub mod windows;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::drain::DrainEvent;
@@ -40,10 +42,11 @@ use crate::mysql::Endpoint;
 use crate::poll::{PollEvent, ReportedReplica, WriterState};
 use crate::probe::ProbeEvent;
 pub use applier::{ApplierGroups, ApplierView, BusyWorkers};
-use node::{ChannelSource, NodeEntry};
+use node::{ChannelSource, NodeEntry, Outside};
 use roots::{Beat, Routes, SourceIndex};
 pub use snapshot::{
-    HeartbeatView, LagBeyondDelay, NodeView, ReplicaView, Role, RootBeat, Snapshot,
+    BinlogView, ClockView, HeartbeatView, LagBeyondDelay, LiveParts, NodeView, ProcessScan,
+    ReplicaView, Role, RootBeat, Scanned, ServerIdentity, Snapshot,
 };
 
 /// What the store accepts: every task's reports, each in the task's own type.
@@ -397,13 +400,11 @@ impl Store {
     #[must_use]
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let index = SourceIndex::new(&self.nodes);
-        let entries: Vec<&NodeEntry> = self
+        let drain = self.drains.view();
+        let nodes: Vec<NodeView> = self
             .order
             .iter()
             .filter_map(|name| self.nodes.get(name))
-            .collect();
-        let mut nodes: Vec<NodeView> = entries
-            .iter()
             .map(|entry| {
                 let sources: Vec<ChannelSource<'_>> = entry
                     .statuses()
@@ -416,34 +417,13 @@ impl Store {
                         }
                     })
                     .collect();
-                let mut view = entry.view(now, &sources, self.settings.heartbeat_interval);
-                view.missing_grants = self.grants.get(&entry.name).cloned().unwrap_or_default();
-                view
+                let outside = Outside {
+                    lb: drain.label(&entry.name),
+                    missing_grants: self.grants.get(&entry.name).cloned().unwrap_or_default(),
+                };
+                entry.view(now, &sources, self.settings.heartbeat_interval, outside)
             })
             .collect();
-        let drain = self.drains.view();
-        // A cascade's hop: each channel's lag less its source's own, when the source lags too.
-        let lags: HashMap<&str, Duration> = entries
-            .iter()
-            .zip(&nodes)
-            .filter_map(|(entry, n)| Some((entry.name.as_str(), n.lag()?.value()?)))
-            .collect();
-        for (entry, n) in entries.iter().zip(&mut nodes) {
-            n.lb = drain.label(&n.name);
-            for channel in &mut n.channels {
-                let upstream = channel.source.as_deref().and_then(|s| lags.get(s)).copied();
-                channel.hop_lag = upstream
-                    .zip(channel.heartbeat_lag.value())
-                    .map(|(up, mine)| mine.saturating_sub(up));
-                let source = channel.source.as_ref().and_then(|s| self.nodes.get(s));
-                if let Some(source) = source
-                    && channel.hop_lag.is_some()
-                    && readings::has_all_of(entry, &channel.channel, source)
-                {
-                    channel.hop_lag = Some(Duration::ZERO);
-                }
-            }
-        }
         Snapshot {
             uptime: now.saturating_duration_since(self.started),
             taken_at: chrono::Utc::now(),

@@ -7,6 +7,7 @@ use super::backlog::{SourceHistory, bytes_behind, gtid_backlog};
 use super::carried::Carried;
 use super::clock::ClockEstimate;
 use super::delay::BeyondDelay;
+use super::node_parts::{BinlogView, ClockView, LiveParts, ProcessScan, Scanned, ServerIdentity};
 use super::series::{ChartRing, Point};
 use super::snapshot::{NodeView, ReplicaView, Role};
 use super::windows::{LagWindows, Window};
@@ -176,6 +177,15 @@ pub struct ChannelSource<'a> {
     pub entry: Option<&'a NodeEntry>,
 }
 
+/// What the store knows of a node beyond its polls, for its view.
+#[derive(Default)]
+pub struct Outside {
+    /// The load balancer's word for it, where drains are configured.
+    pub lb: Option<String>,
+    /// What rwtop's account lacks there.
+    pub missing_grants: Vec<crate::mysql::grants::MissingGrant>,
+}
+
 impl NodeEntry {
     pub fn new(name: &str, address: String, role: Option<Role>, configured: bool) -> Self {
         Self {
@@ -300,19 +310,30 @@ impl NodeEntry {
         self.conn == ConnState::Up
     }
 
-    /// `sources` holds each channel's source, by the order of [`Self::channels`].
-    /// `interval` is the heartbeat's (it tells two readings of one heartbeat apart).
+    /// The node's lag as a whole at `now` (the worst of its channels'), as its view shows it:
+    /// only while it answers. What a cascade's hop is measured against.
+    fn lag_at(&self, now: Instant) -> Option<Duration> {
+        if !self.is_up() {
+            return None;
+        }
+        super::roots::worst(self.channels.iter().map(|c| c.lag_at(now)))?.value()
+    }
+
+    /// The whole view of this node at `now`, built here and nowhere else. `sources` holds each
+    /// channel's source, by the order of [`Self::channels`]; `interval` is the heartbeat's (it
+    /// tells two readings of one heartbeat apart); `outside` is what the store knows of the node
+    /// beyond its polls.
     pub fn view(
         &self,
         now: Instant,
         sources: &[ChannelSource<'_>],
         interval: Duration,
+        outside: Outside,
     ) -> NodeView {
         // Role, source and the channels come from the last sample even when the node is down;
         // live values (threads, lag, backlog) only from a node that answers now.
         let read_only = self.sample.as_ref().map(|s| s.reported.state.read_only);
         let role = role(self.configured_role, !self.statuses().is_empty(), read_only);
-        let sample = self.sample.as_ref().filter(|_| self.is_up());
         let channels = self.sample.as_ref().map_or_else(Vec::new, |last| {
             last.reported
                 .replication
@@ -332,6 +353,7 @@ impl NodeEntry {
                         channel
                             .applier
                             .view(now, &status.appliers, settings, shared_by);
+                    view.hop_lag = self.hop_lag(now, &view, source.and_then(|s| s.entry));
                     view
                 })
                 .collect()
@@ -346,54 +368,76 @@ impl NodeEntry {
                 .filter(|_| role == Role::Replica),
             configured: self.configured,
             conn: self.conn.clone(),
-            flavor: self.flavor.as_ref().map(ToString::to_string),
-            version: self.flavor.as_ref().map(|f| f.version_string.clone()),
-            server_id: self.identity.as_ref().map(|i| i.server_id),
-            read_only: sample.map(|s| s.reported.state.read_only),
+            identity: ServerIdentity {
+                flavor: self.flavor.clone(),
+                server_id: self.identity.as_ref().map(|i| i.server_id),
+                server_uuid: self.identity.as_ref().and_then(|i| i.server_uuid.clone()),
+            },
+            sample_seq: self.samples,
             sample_age: self
                 .sample
                 .as_ref()
                 .map(|s| now.saturating_duration_since(s.at)),
-            processes: self
-                .processes
-                .as_ref()
-                .filter(|_| self.is_up())
-                .map(|p| p.summary),
-            ddl: self
-                .processes
-                .as_ref()
-                .filter(|_| self.is_up())
-                .map(|p| p.ddl.clone())
-                .unwrap_or_default(),
-            processes_fresh: self.processes.is_some() && self.processes_at == self.samples,
-            osc: if self.is_up() {
-                self.osc.clone()
-            } else {
-                Vec::new()
-            },
-            osc_fresh: self.osc_at == self.samples && self.samples > 0,
-            sample_seq: self.samples,
-            server_uuid: self.identity.as_ref().and_then(|i| i.server_uuid.clone()),
-            gtid: sample.map(|s| s.reported.state.gtid.clone()),
+            clock: self.clock.map(|c| ClockView {
+                offset_ms: c.offset_ms,
+                error_ms: c.error_ms(),
+            }),
+            lb: outside.lb,
             last_gtid: self.sample.as_ref().map(|s| s.reported.state.gtid.clone()),
-            clock_offset_ms: self.clock.map(|c| c.offset_ms),
-            clock_error_ms: self.clock.map(|c| c.error_ms()),
-            lb: None,
+            missing_grants: outside.missing_grants,
             channels,
-            settings: self.settings.clone().filter(|_| self.is_up()),
-            missing_grants: Vec::new(),
-            binlog_head: sample
-                .and_then(|s| s.reported.binlog.as_ref())
-                .map(|b| b.position.clone()),
-            binlog_files: if self.is_up() {
-                self.binlog_files.clone()
-            } else {
-                Vec::new()
-            },
-            semisync: self.semisync.view(now).filter(|_| self.is_up()),
-            binlog_rate: self.binlog_rate.view().filter(|_| self.is_up()),
-            disks: self.disks_view(now).filter(|_| self.is_up()),
+            live: self.live_parts(now),
         }
+    }
+
+    /// What the node reports only while it answers: the one place that rule is applied.
+    fn live_parts(&self, now: Instant) -> Option<LiveParts> {
+        let sample = self.sample.as_ref().filter(|_| self.is_up())?;
+        let state = &sample.reported.state;
+        Some(LiveParts {
+            read_only: state.read_only,
+            gtid: state.gtid.clone(),
+            scan: self.processes.as_ref().map(|p| Scanned {
+                sample: self.processes_at,
+                value: ProcessScan {
+                    summary: p.summary,
+                    ddl: p.ddl.clone(),
+                },
+            }),
+            osc: (self.osc_at > 0).then(|| Scanned {
+                sample: self.osc_at,
+                value: self.osc.clone(),
+            }),
+            binlog: BinlogView {
+                head: sample.reported.binlog.as_ref().map(|b| b.position.clone()),
+                files: self.binlog_files.clone(),
+                rate: self.binlog_rate.view(),
+            },
+            settings: self.settings.clone(),
+            semisync: self.semisync.view(now),
+            disks: self.disks_view(now),
+        })
+    }
+
+    /// In a cascade, this channel's own share of the lag: its lag less its source's (both from
+    /// the same root's heartbeat); `None` when the source is a root or either is unknown. Zero
+    /// when the channel lacks nothing its source has: the two readings then differ only by
+    /// their ages.
+    fn hop_lag(
+        &self,
+        now: Instant,
+        view: &ReplicaView,
+        source: Option<&NodeEntry>,
+    ) -> Option<Duration> {
+        let source = source?;
+        let hop = view
+            .heartbeat_lag
+            .value()?
+            .saturating_sub(source.lag_at(now)?);
+        if super::readings::has_all_of(self, &view.channel, source) {
+            return Some(Duration::ZERO);
+        }
+        Some(hop)
     }
 
     /// The disks with what rwtop measures writing to them: the relay logs' growth, the binlog

@@ -7,8 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use super::backlog::{BytesBehind, GtidBacklog};
 use super::lag::Lag;
+pub use super::node_parts::{
+    BinlogView, ClockView, LiveParts, ProcessScan, Scanned, ServerIdentity,
+};
 use super::windows::{Window, WindowStats};
-use crate::mysql::{BinlogPos, IoRunning, ThreadError};
+use crate::mysql::{BinlogPos, GtidState, IoRunning, ThreadError};
 use crate::poll::{ConnState, WriterState};
 
 pub use crate::topology::Role;
@@ -70,7 +73,10 @@ pub struct RootBeat {
     pub stale: bool,
 }
 
+/// One node as published: who it is and how it is reached, then its parts
+/// (`store/node_parts.rs`), each one concern a poll reports, and its replication channels.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "super::snapshot_wire::NodeViewWire")]
 pub struct NodeView {
     pub name: String,
     pub address: String,
@@ -79,82 +85,38 @@ pub struct NodeView {
     pub source: Option<String>,
     pub configured: bool,
     pub conn: ConnState,
-    pub flavor: Option<String>,
-    pub version: Option<String>,
-    pub server_id: Option<u32>,
-    pub read_only: Option<bool>,
-    /// Age of the newest status sample; the values below are that old.
-    pub sample_age: Option<Duration>,
-    /// This server's clock minus rwtop's host clock, estimated from query round trips.
-    pub clock_offset_ms: Option<i64>,
-    /// How far that estimate may be off: half the round trip it was read with.
-    pub clock_error_ms: Option<i64>,
-    /// The newest processlist summary (read every few polls).
-    pub processes: Option<crate::mysql::ProcessSummary>,
-    /// Schema changes running on this node (from the newest processlist scan).
-    pub ddl: Vec<crate::mysql::DdlStatement>,
-    /// The newest sample carried that scan: `processes` and `ddl` are as of `sample_seq`, not
-    /// an older sample's (rules about them judge only such samples).
-    #[serde(default)]
-    pub processes_fresh: bool,
-    /// Online schema change runs on this node (a writable root), from the newest look for the
-    /// tools' tables.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub osc: Vec<crate::mysql::OscRun>,
-    /// The newest sample looked for them: `osc` is as of `sample_seq`.
-    #[serde(default)]
-    pub osc_fresh: bool,
+    /// What the server is: kept while it does not answer.
+    pub identity: ServerIdentity,
     /// Status samples taken so far: a new value means a new sample to judge.
     pub sample_seq: u64,
-    /// MySQL only.
-    pub server_uuid: Option<String>,
-    /// The node's own GTID state from the newest sample, while it answers.
-    pub gtid: Option<crate::mysql::GtidState>,
-    /// The same from the newest sample it ever answered, kept after it stops answering (then
-    /// [`Self::sample_age`] old): what a dead primary last had, for the failover exposure.
+    /// Age of the newest status sample; the values below are that old.
+    pub sample_age: Option<Duration>,
+    /// The server's clock against this host's, once estimated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_gtid: Option<crate::mysql::GtidState>,
+    pub clock: Option<ClockView>,
     /// The load balancer's word for this node (`READY`, `DRAIN`, ...) when drains are
     /// configured; rwtop's own intent (`DRAIN`) until the balancer's view is read.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lb: Option<String>,
+    /// The node's GTID state from the newest sample it ever answered, kept after it stops
+    /// answering (then [`Self::sample_age`] old): what a dead primary last had, for the
+    /// failover exposure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_gtid: Option<GtidState>,
+    /// What this run needs that the node's account lacks, each with what goes off without it
+    /// and the fix, as last read (at connect and every 10 s); kept while the node does not
+    /// answer, since a missing grant may be why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_grants: Vec<crate::mysql::grants::MissingGrant>,
     /// Every replication channel, in the server's order: empty on a node that replicates from
     /// nobody. A node that stops answering keeps the channels it last showed, each
     /// [`ReplicaView::unanswered`]: a channel is never hidden because its node went quiet.
-    /// Recordings before schema 1.4 held one channel under `replica`.
-    #[serde(alias = "replica", deserialize_with = "one_or_many", default)]
+    #[serde(default)]
     pub channels: Vec<ReplicaView>,
-    /// The health lint's settings, as last read (at connect and every few minutes), while the
-    /// node answers.
+    /// What the node reports only while it answers; `None` while it does not (or before its
+    /// first sample).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settings: Option<crate::mysql::SafetySettings>,
-    /// What this run needs that the node's account lacks, each with what goes off without it
-    /// and the fix, as last read (at connect and every 10 s); kept while the node does
-    /// not answer, since a missing grant may be why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing_grants: Vec<crate::mysql::grants::MissingGrant>,
-    /// The node's own binlog coordinate (`SHOW BINLOG STATUS`) from the newest sample, while it
-    /// answers: read only on a node a watched replica replicates from (or while a node has not
-    /// answered yet); `None` on a leaf and where binary logging is off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub binlog_head: Option<crate::mysql::BinlogPos>,
-    /// The node's binlogs (`SHOW BINARY LOGS`), oldest first, while the node answers: what its
-    /// replicas can still fetch. Read when a node begins to feed a replica, at once after each
-    /// rotation and every minute (a `PURGE`); the newest file's size follows
-    /// [`Self::binlog_head`]. Read only where the coordinate is; empty on a leaf.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub binlog_files: Vec<crate::mysql::BinlogFile>,
-    /// Semi-sync, while the node answers: the source side's state and ACK waits on a primary,
-    /// the replica side's on a replica; `None` where neither plugin is loaded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub semisync: Option<super::semisync::SemiSyncView>,
-    /// How fast the node writes its binlog, where its list is read (`store/headroom.rs`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub binlog_rate: Option<super::headroom::BinlogRate>,
-    /// The disks holding the node's directories, where the operator opted in to reading them
-    /// (`store/disks.rs`); `None` when not read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disks: Option<super::disks::DisksView>,
+    pub live: Option<LiveParts>,
 }
 
 impl NodeView {
@@ -211,24 +173,85 @@ impl NodeView {
     pub fn answers(&self) -> bool {
         self.conn == ConnState::Up
     }
-}
 
-/// A recording's `replica` (one channel or null, schema ≤ 1.3) or `channels` (a list).
-fn one_or_many<'de, D>(deserializer: D) -> Result<Vec<ReplicaView>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMany {
-        Many(Vec<ReplicaView>),
-        One(Box<ReplicaView>),
+    /// `read_only` while the node answers.
+    #[must_use]
+    pub fn read_only(&self) -> Option<bool> {
+        self.live.as_ref().map(|l| l.read_only)
     }
-    Ok(match Option::<OneOrMany>::deserialize(deserializer)? {
-        None => Vec::new(),
-        Some(OneOrMany::Many(channels)) => channels,
-        Some(OneOrMany::One(channel)) => vec![*channel],
-    })
+
+    /// The node's own GTID state while it answers.
+    #[must_use]
+    pub fn gtid(&self) -> Option<&GtidState> {
+        self.live.as_ref().map(|l| &l.gtid)
+    }
+
+    /// The health lint's settings while the node answers.
+    #[must_use]
+    pub fn settings(&self) -> Option<&crate::mysql::SafetySettings> {
+        self.live.as_ref()?.settings.as_ref()
+    }
+
+    /// Semi-sync while the node answers, where a plugin is loaded.
+    #[must_use]
+    pub fn semisync(&self) -> Option<&super::semisync::SemiSyncView> {
+        self.live.as_ref()?.semisync.as_ref()
+    }
+
+    /// The node's disks while it answers, where they are read.
+    #[must_use]
+    pub fn disks(&self) -> Option<&super::disks::DisksView> {
+        self.live.as_ref()?.disks.as_ref()
+    }
+
+    /// The node's binlog while it answers; empty otherwise.
+    #[must_use]
+    pub fn binlog(&self) -> &BinlogView {
+        static NONE: BinlogView = BinlogView {
+            head: None,
+            files: Vec::new(),
+            rate: None,
+        };
+        self.live.as_ref().map_or(&NONE, |l| &l.binlog)
+    }
+
+    /// The newest processlist scan while the node answers, however old.
+    #[must_use]
+    pub fn scan(&self) -> Option<&Scanned<ProcessScan>> {
+        self.live.as_ref()?.scan.as_ref()
+    }
+
+    /// That scan, only when the newest sample carried it: what rules that count samples judge.
+    #[must_use]
+    pub fn fresh_scan(&self) -> Option<&ProcessScan> {
+        self.scan()
+            .filter(|s| s.fresh_at(self.sample_seq))
+            .map(|s| &s.value)
+    }
+
+    /// Schema changes the newest scan found running (none while the node does not answer).
+    #[must_use]
+    pub fn ddl(&self) -> &[crate::mysql::DdlStatement] {
+        self.scan().map_or(&[], |s| &s.value.ddl)
+    }
+
+    /// Online schema change runs the newest look found (none while the node does not answer).
+    #[must_use]
+    pub fn osc(&self) -> &[crate::mysql::OscRun] {
+        self.live
+            .as_ref()
+            .and_then(|l| l.osc.as_ref())
+            .map_or(&[], |o| &o.value)
+    }
+
+    /// Whether the newest sample looked for online schema change runs.
+    #[must_use]
+    pub fn osc_fresh(&self) -> bool {
+        self.live
+            .as_ref()
+            .and_then(|l| l.osc.as_ref())
+            .is_some_and(|o| o.fresh_at(self.sample_seq))
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -14,7 +14,10 @@ use crate::poll::{ConnState, NodeSample, WriterState};
 use crate::store::backlog::{BytesBehind, GtidBacklog};
 use crate::store::lag::Lag;
 use crate::store::windows::{Window, WindowStats};
-use crate::store::{HeartbeatView, NodeView, ReplicaView, Role, Snapshot, StoreSettings};
+use crate::store::{
+    BinlogView, ClockView, HeartbeatView, LiveParts, NodeView, ProcessScan, ReplicaView, Role,
+    Scanned, ServerIdentity, Snapshot, StoreSettings,
+};
 
 const PRIMARY_UUID: &str = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
 const BASE_UPTIME_S: u64 = 100;
@@ -140,6 +143,80 @@ pub fn find<'a>(view: &'a AlertsView, kind: AlertKind, node: Option<&str>) -> Op
         .find(|a| a.kind == kind && a.node.as_deref() == node)
 }
 
+/// The flavor a server of `version` (`@@version`) is detected as.
+#[must_use]
+pub fn flavor(version: &str) -> crate::mysql::Flavor {
+    crate::mysql::Flavor::detect(version, "").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// What a testkit node reports while it answers: at `0-1-100`, scanned with its newest sample
+/// with nothing running.
+fn answering(read_only: bool) -> LiveParts {
+    LiveParts {
+        read_only,
+        gtid: mariadb_gtid("0-1-100"),
+        scan: Some(Scanned {
+            sample: BASE_SEQ,
+            value: ProcessScan::default(),
+        }),
+        osc: None,
+        binlog: BinlogView::default(),
+        settings: None,
+        semisync: None,
+        disks: None,
+    }
+}
+
+/// The live parts of a node, to change: a node that had none (it did not answer) gets a
+/// writable node's.
+pub fn live(node: &mut NodeView) -> &mut LiveParts {
+    node.live.get_or_insert_with(|| answering(false))
+}
+
+/// The schema changes `node`'s processlist scan shows, carried by its newest sample.
+pub fn scan(node: &mut NodeView) -> &mut Vec<crate::mysql::DdlStatement> {
+    let seq = node.sample_seq;
+    let scan = live(node).scan.get_or_insert_with(|| Scanned {
+        sample: seq,
+        value: ProcessScan::default(),
+    });
+    scan.sample = seq;
+    &mut scan.value.ddl
+}
+
+/// `node`'s newest sample carried no processlist scan: its scan is one sample older.
+pub fn stale_scan(node: &mut NodeView) {
+    let seq = node.sample_seq.saturating_sub(1);
+    scan(node);
+    if let Some(scan) = live(node).scan.as_mut() {
+        scan.sample = seq;
+    }
+}
+
+/// `node`'s newest sample carried its processlist scan.
+pub fn fresh_scan(node: &mut NodeView) {
+    scan(node);
+}
+
+/// `node`'s newest sample looked for online schema change runs and found `runs`.
+pub fn set_osc(node: &mut NodeView, runs: Vec<crate::mysql::OscRun>) {
+    let sample = node.sample_seq;
+    live(node).osc = Some(Scanned {
+        sample,
+        value: runs,
+    });
+}
+
+/// `node`'s clock is `offset_ms` off this host's, estimated with the error it had (none at
+/// first).
+pub fn set_clock(node: &mut NodeView, offset_ms: i64) {
+    let error_ms = node.clock.map_or(0, |c| c.error_ms);
+    node.clock = Some(ClockView {
+        offset_ms,
+        error_ms,
+    });
+}
+
 fn node(name: &str, role: Role, server_id: u32) -> NodeView {
     NodeView {
         name: name.to_owned(),
@@ -148,31 +225,22 @@ fn node(name: &str, role: Role, server_id: u32) -> NodeView {
         source: None,
         configured: true,
         conn: ConnState::Up,
-        flavor: Some("MariaDB 10.11".to_owned()),
-        version: Some("10.11.19-MariaDB".to_owned()),
-        server_id: Some(server_id),
-        read_only: Some(role == Role::Replica),
+        identity: ServerIdentity {
+            flavor: Some(flavor("10.11.19-MariaDB")),
+            server_id: Some(server_id),
+            server_uuid: None,
+        },
         sample_age: Some(Duration::from_millis(100)),
-        clock_offset_ms: Some(0),
-        clock_error_ms: Some(0),
-        processes: None,
-        ddl: Vec::new(),
-        processes_fresh: true,
-        osc: Vec::new(),
-        osc_fresh: false,
+        clock: Some(ClockView {
+            offset_ms: 0,
+            error_ms: 0,
+        }),
         sample_seq: BASE_SEQ,
-        server_uuid: None,
-        gtid: Some(mariadb_gtid("0-1-100")),
         last_gtid: Some(mariadb_gtid("0-1-100")),
         lb: None,
         channels: Vec::new(),
-        settings: None,
         missing_grants: Vec::new(),
-        binlog_head: None,
-        binlog_files: Vec::new(),
-        semisync: None,
-        binlog_rate: None,
-        disks: None,
+        live: Some(answering(role == Role::Replica)),
     }
 }
 
@@ -324,10 +392,10 @@ impl Topo {
     pub fn mysql() -> Self {
         let mut topo = Self::new();
         for (i, n) in topo.snapshot.nodes.iter_mut().enumerate() {
-            n.flavor = Some("MySQL 8.0".to_owned());
-            n.server_uuid = Some(format!("{}{}", i + 3, &PRIMARY_UUID[1..]));
-            n.gtid = Some(mysql_gtid(&format!("{PRIMARY_UUID}:1-100")));
-            n.last_gtid.clone_from(&n.gtid);
+            n.identity.flavor = Some(flavor("8.0.36"));
+            n.identity.server_uuid = Some(format!("{}{}", i + 3, &PRIMARY_UUID[1..]));
+            live(n).gtid = mysql_gtid(&format!("{PRIMARY_UUID}:1-100"));
+            n.last_gtid = n.gtid().cloned();
             for c in &mut n.channels {
                 c.received_gtid = Some(super::exposure::Held::Mysql {
                     set: GtidSet::parse(&format!("{PRIMARY_UUID}:1-100"))
@@ -400,8 +468,7 @@ impl Topo {
                 next: Duration::from_secs(4),
                 cause: "connection refused".to_owned(),
             };
-            n.read_only = None;
-            n.gtid = None;
+            n.live = None;
             let reason = format!("node is {}", n.conn.name());
             n.channels = std::mem::take(&mut n.channels)
                 .into_iter()
@@ -416,8 +483,17 @@ impl Topo {
         let mut snapshot = self.snapshot.clone();
         snapshot.uptime += Duration::from_secs(step);
         snapshot.taken_at += chrono::Duration::seconds(i64::try_from(step).unwrap_or(0));
+        // Every read keeps its place against the newest sample: a fresh scan stays fresh.
         for n in &mut snapshot.nodes {
             n.sample_seq += step;
+            if let Some(live) = n.live.as_mut() {
+                if let Some(scan) = live.scan.as_mut() {
+                    scan.sample += step;
+                }
+                if let Some(osc) = live.osc.as_mut() {
+                    osc.sample += step;
+                }
+            }
         }
         snapshot
     }

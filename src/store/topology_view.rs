@@ -102,10 +102,7 @@ impl Topology for Snapshot {
         let since = (chrono::Utc::now() - self.taken_at)
             .to_std()
             .unwrap_or_default();
-        Some((
-            node.gtid.as_ref()?,
-            node.sample_age.unwrap_or_default() + since,
-        ))
+        Some((node.gtid()?, node.sample_age.unwrap_or_default() + since))
     }
 
     fn members(&self) -> Vec<Member<'_>> {
@@ -198,7 +195,7 @@ impl Topology for Snapshot {
     fn own_table_gate(&self, root: &str, table: &str) -> TableGate {
         let mut pending = false;
         for node in self.nodes.iter().filter(|n| n.name != root) {
-            let checked = match (&node.conn, &node.settings) {
+            let checked = match (&node.conn, node.settings()) {
                 (_, Some(settings)) => settings,
                 // Never answered yet, or answering but not yet read: its copy is unknown.
                 (ConnState::Connecting | ConnState::Up, None) => {
@@ -237,6 +234,7 @@ impl Topology for Snapshot {
 mod tests {
     use crate::probe::Target;
     use crate::store::testkit::Topo;
+    use crate::store::testkit::live;
     use crate::topology::Topology;
 
     /// Two roots, `db1` (with `r1`, `r2`) and `p2`, an aggregator `agg` replicating from both
@@ -299,7 +297,7 @@ mod tests {
                         fix: "ALTER TABLE rwtop.heartbeat …".to_owned(),
                     });
             }
-            topo.node_mut(&name, |n| n.settings = Some(settings));
+            topo.node_mut(&name, |n| live(n).settings = Some(settings));
         }
     }
 
@@ -329,7 +327,7 @@ mod tests {
         // A node that does not answer is not waited for.
         checked(&mut topo, &[]);
         topo.stop_answering("r2");
-        topo.node_mut("r2", |n| n.settings = None);
+        topo.node_mut("r2", |n| live(n).settings = None);
         assert_eq!(gate(&topo, "db1"), TableGate::Open);
     }
 

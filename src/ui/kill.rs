@@ -20,7 +20,7 @@ struct Target<'a> {
 }
 
 fn first_killable(node: &NodeView) -> Option<Target<'_>> {
-    node.ddl.iter().find_map(|ddl| {
+    node.ddl().iter().find_map(|ddl| {
         ddl.waiting_for.as_ref()?;
         let holder = ddl
             .blockers
@@ -131,6 +131,7 @@ fn question(request: &KillRequest, found: &Target<'_>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::testkit::scan;
     use crate::store::testkit::{Topo, blocked_ddl};
     use crate::ui::actions::{Effect, apply};
     use crate::ui::keys::Command;
@@ -139,7 +140,7 @@ mod tests {
     fn off_by_default_says_how_to_enable_and_sends_nothing() {
         let mut topo = Topo::new();
         topo.node_mut("db1", |n| {
-            n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
+            *scan(n) = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
         });
         let mut state = UiState::default();
         assert_eq!(
@@ -166,7 +167,7 @@ mod tests {
                 .starts_with("nothing to kill")
         );
         topo.node_mut("db1", |n| {
-            n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
+            *scan(n) = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
         });
         apply(&mut state, Command::Kill, &topo.snapshot);
         assert_eq!(state.mode, Mode::Confirm);

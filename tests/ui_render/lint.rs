@@ -7,6 +7,7 @@ use insta::assert_snapshot;
 use rwtop::alerts::lint::lint;
 use rwtop::mysql::Family;
 use rwtop::mysql::settings::{SafetySettings, SettingNames};
+use rwtop::store::testkit::live;
 use rwtop::ui::panels;
 
 use super::{Cover, UiState, assert_has, draw, recorded, screen_text, selecting};
@@ -42,7 +43,7 @@ fn plain_install(server_id: u32) -> SafetySettings {
 fn lint_pane_lists_the_findings_with_their_fixes() {
     let mut snapshot = recorded("healthy");
     for (i, node) in snapshot.nodes.iter_mut().enumerate() {
-        node.settings = Some(plain_install(u32::try_from(i).unwrap() + 1));
+        live(node).settings = Some(plain_install(u32::try_from(i).unwrap() + 1));
     }
     let findings = lint(&snapshot);
     assert!(!findings.is_empty(), "a plain install has findings");
@@ -82,7 +83,7 @@ fn lint_pane_before_any_settings_says_when_they_are_read() {
     // The recording was taken after the settings' first read: as a snapshot before it.
     let mut snapshot = recorded("healthy");
     for node in &mut snapshot.nodes {
-        node.settings = None;
+        live(node).settings = None;
     }
     let state = selecting(&snapshot, "r1");
     let text = screen_text(&draw(&snapshot, &state, panels::lint::render, 80, 6));

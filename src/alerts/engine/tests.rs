@@ -1,5 +1,6 @@
 //! The engine end to end: hysteresis over samples, the sample clock, and the simple rules.
 
+use crate::store::testkit::{live, set_clock};
 use std::time::Duration;
 
 use crate::alerts::testkit::Judge;
@@ -8,11 +9,11 @@ use crate::alerts::{AlertEngine, AlertKind, AlertSettings, Severity};
 use crate::gtid::GtidSet;
 use crate::mysql::{IoRunning, ThreadError};
 use crate::poll::ConnState;
-use crate::store::Role;
 use crate::store::backlog::GtidBacklog;
 use crate::store::lag::Lag;
 use crate::store::testkit::{Topo, find, secs};
 use crate::store::windows::{Window, WindowStats};
+use crate::store::{ClockView, LiveParts, Role};
 
 fn error(errno: u32, message: &str) -> ThreadError {
     ThreadError {
@@ -378,8 +379,8 @@ fn lag_percentile_and_backlog_thresholds() {
 #[test]
 fn clock_skew_and_writable_replica() {
     let mut topo = Topo::new();
-    topo.node_mut("r1", |n| n.clock_offset_ms = Some(-620));
-    topo.node_mut("r2", |n| n.read_only = Some(false));
+    topo.node_mut("r1", |n| set_clock(n, -620));
+    topo.node_mut("r2", |n| live(n).read_only = false);
     let skew = topo.raise(AlertKind::ClockSkew, Some("r1"));
     assert_eq!(
         skew.evidence[2],
@@ -392,20 +393,27 @@ fn clock_skew_and_writable_replica() {
         ("read_only".to_owned(), "OFF".to_owned())
     );
     // The primary being writable is the point of a primary.
-    topo.node_mut("r2", |n| n.read_only = Some(true));
+    topo.node_mut("r2", |n| live(n).read_only = true);
     topo.assert_quiet(AlertKind::WritableReplica);
     let mut topo = Topo::new();
-    topo.node_mut("r1", |n| n.clock_offset_ms = Some(480));
+    topo.node_mut("r1", |n| set_clock(n, 480));
     topo.assert_quiet(AlertKind::ClockSkew);
     // An estimate read over a long round trip may be off by half of it: 620 ms within 200 ms of
     // error is no skew beyond 500 ms; beyond both errors it is.
     topo.node_mut("r1", |n| {
-        n.clock_offset_ms = Some(-620);
-        n.clock_error_ms = Some(150);
+        n.clock = Some(ClockView {
+            offset_ms: -620,
+            error_ms: 150,
+        });
     });
-    topo.node_mut("db1", |n| n.clock_error_ms = Some(50));
+    topo.node_mut("db1", |n| {
+        n.clock = Some(ClockView {
+            offset_ms: 0,
+            error_ms: 50,
+        });
+    });
     topo.assert_quiet(AlertKind::ClockSkew);
-    topo.node_mut("r1", |n| n.clock_offset_ms = Some(-720));
+    topo.node_mut("r1", |n| set_clock(n, -720));
     let skew = topo.raise(AlertKind::ClockSkew, Some("r1"));
     assert!(
         skew.evidence
@@ -418,7 +426,7 @@ fn clock_skew_and_writable_replica() {
 #[test]
 fn critical_alerts_come_first() {
     let mut topo = Topo::new();
-    topo.node_mut("r2", |n| n.read_only = Some(false));
+    topo.node_mut("r2", |n| live(n).read_only = false);
     topo.replica_mut("r1", |r| {
         r.last_sql_error = Some(error(1146, "Table 'x' doesn't exist"));
     });
@@ -432,7 +440,7 @@ fn critical_alerts_come_first() {
 #[test]
 fn a_node_that_leaves_takes_its_alerts_with_it() {
     let mut topo = Topo::new();
-    topo.node_mut("r2", |n| n.read_only = Some(false));
+    topo.node_mut("r2", |n| live(n).read_only = false);
     let mut engine = AlertEngine::new(AlertSettings::default());
     engine.evaluate(&topo.at(1));
     assert_eq!(engine.evaluate(&topo.at(2)).active.len(), 1);
@@ -466,9 +474,10 @@ fn mysql_family_is_judged_too() {
         "{uuid}:1-100,9e11fa47-71ca-11e1-9e33-c80aa9429562:5"
     ));
     topo.node_mut("r2", |n| {
-        n.gtid = ahead
-            .ok()
-            .map(|executed| crate::mysql::GtidState::Mysql { executed });
+        n.live = ahead.ok().map(|executed| LiveParts {
+            gtid: crate::mysql::GtidState::Mysql { executed },
+            ..live(n).clone()
+        });
     });
     topo.replica_mut("r1", |r| r.heartbeat_lag = Lag::Exact { lag: secs(0.5) });
     let alert = topo.raise(AlertKind::ErrantTransactions, Some("r2"));

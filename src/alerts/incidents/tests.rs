@@ -1,6 +1,7 @@
 //! Incidents over synthetic topologies shaped like the sandbox's faults: db1 → r1 → c1 and
 //! db1 → r2, judged by a real engine over two samples.
 
+use crate::store::testkit::scan;
 use std::time::Duration;
 
 use crate::alerts::{AlertEngine, AlertKind, AlertSettings, AlertsView, Severity};
@@ -415,7 +416,7 @@ fn a_stalled_link_heads_the_lag_it_causes_downstream() {
 fn a_ddl_applying_heads_the_replicas_lag() {
     let mut topo = cascade();
     topo.node_mut("r1", |n| {
-        n.ddl = vec![ddl("ALTER TABLE shop.t ADD COLUMN x INT", 30, true)];
+        *scan(n) = vec![ddl("ALTER TABLE shop.t ADD COLUMN x INT", 30, true)];
     });
     topo.replica_mut("r1", |r| {
         r.heartbeat_lag = Lag::Exact { lag: secs(30.0) };

@@ -11,7 +11,7 @@ use crate::store::Snapshot;
 
 pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
     for node in &s.nodes {
-        let Some(set) = node.settings.as_ref() else {
+        let Some(set) = node.settings() else {
             continue;
         };
         let replicates = !node.channels.is_empty();

@@ -6,6 +6,7 @@ use super::{LintFinding, LintSeverity, lint};
 use crate::mysql::row::fixture_row;
 use crate::mysql::{Family, LinkHygiene, SafetySettings, settings::SettingNames};
 use crate::store::testkit::Topo;
+use crate::store::testkit::{flavor, live};
 
 fn mariadb() -> SafetySettings {
     SafetySettings {
@@ -49,7 +50,7 @@ const HYGIENE: [&str; 11] = [
 fn topo(settings: &SafetySettings, link: &LinkHygiene) -> Topo {
     let mut topo = Topo::new();
     for name in ["db1", "r1", "r2"] {
-        topo.node_mut(name, |n| n.settings = Some(settings.clone()));
+        topo.node_mut(name, |n| live(n).settings = Some(settings.clone()));
     }
     for name in ["r1", "r2"] {
         topo.replica_mut(name, |c| c.link = link.clone());
@@ -132,7 +133,7 @@ fn mysql_row_is_judged_in_mysql_words_and_its_heartbeat_is_not() {
         ..mariadb()
     };
     let mut t = Topo::mysql();
-    t.node_mut("r1", |n| n.settings = Some(settings.clone()));
+    t.node_mut("r1", |n| live(n).settings = Some(settings.clone()));
     t.replica_mut("r1", |c| c.link = row);
     let findings = lint(&t.snapshot);
     let mut ids: Vec<&str> = found(&findings, &HYGIENE).iter().map(|f| f.0).collect();
@@ -230,7 +231,9 @@ fn relay_space_is_raised_while_the_io_thread_waits_or_the_applier_is_behind_at_t
 #[test]
 fn an_older_replica_under_a_newer_source_is_a_warning_a_failover_risk_a_note() {
     let mut t = topo(&mariadb(), &LinkHygiene::default());
-    t.node_mut("r1", |n| n.version = Some("10.6.21-MariaDB-log".to_owned()));
+    t.node_mut("r1", |n| {
+        n.identity.flavor = Some(flavor("10.6.21-MariaDB-log"));
+    });
     let findings = lint(&t.snapshot);
     assert_eq!(
         found(&findings, &["mixed_versions"]),
@@ -244,14 +247,16 @@ fn an_older_replica_under_a_newer_source_is_a_warning_a_failover_risk_a_note() {
     // The source older than a replica: the replica is fine now; the source is not, once the
     // replica is promoted above it.
     let mut t = topo(&mariadb(), &LinkHygiene::default());
-    t.node_mut("db1", |n| n.version = Some("10.6.21-MariaDB".to_owned()));
+    t.node_mut("db1", |n| {
+        n.identity.flavor = Some(flavor("10.6.21-MariaDB"));
+    });
     assert_eq!(
         found(&lint(&t.snapshot), &["mixed_versions"]),
         [("mixed_versions", LintSeverity::Info, "db1")]
     );
-    // An unreadable version is not judged.
+    // A node whose flavor is not known yet is not judged.
     let mut t = topo(&mariadb(), &LinkHygiene::default());
-    t.node_mut("r1", |n| n.version = Some("garbage".to_owned()));
+    t.node_mut("r1", |n| n.identity.flavor = None);
     assert_eq!(found(&lint(&t.snapshot), &["mixed_versions"]), []);
 }
 

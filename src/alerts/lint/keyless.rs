@@ -13,7 +13,7 @@ const NAMED: usize = 5;
 pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
     for node in &s.nodes {
         let Some(list) = node
-            .settings
+            .settings()
             .as_ref()
             .and_then(|set| set.keyless_tables.as_ref())
             .filter(|l| !l.tables.is_empty())
@@ -45,7 +45,7 @@ pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
 }
 
 fn format_of(node: &NodeView) -> Option<&str> {
-    node.settings.as_ref()?.binlog_format.as_deref()
+    node.settings()?.binlog_format.as_deref()
 }
 
 fn judge(node: &NodeView, list: &KeylessTables, format: &str) -> LintFinding {
@@ -93,6 +93,7 @@ mod tests {
     use super::*;
     use crate::mysql::{KeylessTable, SafetySettings};
     use crate::store::testkit::Topo;
+    use crate::store::testkit::live;
 
     fn keyless(n: usize, more: bool) -> KeylessTables {
         KeylessTables {
@@ -126,10 +127,10 @@ mod tests {
     fn keyless_tables_are_listed_where_row_events_replicate() {
         let mut topo = Topo::new();
         topo.node_mut("db1", |n| {
-            n.settings = Some(settings("ROW", Some(keyless(7, false))));
+            live(n).settings = Some(settings("ROW", Some(keyless(7, false))));
         });
         topo.node_mut("r1", |n| {
-            n.settings = Some(settings("ROW", Some(keyless(1, false))));
+            live(n).settings = Some(settings("ROW", Some(keyless(1, false))));
         });
         let out = found(&topo.snapshot);
         let primary = out.iter().find(|f| f.node == "db1").unwrap();
@@ -153,17 +154,19 @@ mod tests {
         let mut topo = Topo::new();
         for name in ["db1", "r1", "r2"] {
             topo.node_mut(name, |n| {
-                n.settings = Some(settings("STATEMENT", Some(keyless(2, false))));
+                live(n).settings = Some(settings("STATEMENT", Some(keyless(2, false))));
             });
         }
         assert!(found(&topo.snapshot).is_empty());
-        topo.node_mut("r2", |n| n.settings = Some(settings("STATEMENT", None)));
-        topo.node_mut("db1", |n| n.settings = Some(settings("MIXED", None)));
+        topo.node_mut("r2", |n| {
+            live(n).settings = Some(settings("STATEMENT", None));
+        });
+        topo.node_mut("db1", |n| live(n).settings = Some(settings("MIXED", None)));
         let nodes: Vec<String> = found(&topo.snapshot).into_iter().map(|f| f.node).collect();
         // r1 applies what the primary logs (MIXED): its own STATEMENT does not matter.
         assert_eq!(nodes, ["r1"], "the primary's list is unread, r2's too");
         topo.node_mut("db1", |n| {
-            n.settings = Some(settings("MIXED", Some(keyless(0, false))));
+            live(n).settings = Some(settings("MIXED", Some(keyless(0, false))));
         });
         assert_eq!(
             found(&topo.snapshot).len(),
@@ -171,7 +174,7 @@ mod tests {
             "no keyless table on the primary"
         );
         topo.node_mut("db1", |n| {
-            n.settings = Some(settings("MIXED", Some(keyless(50, true))));
+            live(n).settings = Some(settings("MIXED", Some(keyless(50, true))));
         });
         let out = found(&topo.snapshot);
         assert_eq!(out.len(), 2, "{out:?}");

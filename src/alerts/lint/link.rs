@@ -16,7 +16,7 @@ const RELAY_SPACE_NEAR: f64 = 0.9;
 
 pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
     for node in &s.nodes {
-        let Some(set) = node.settings.as_ref() else {
+        let Some(set) = node.settings() else {
             continue;
         };
         for channel in &node.channels {

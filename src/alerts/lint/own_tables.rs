@@ -22,7 +22,10 @@ pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
         if let Some((_, mismatch)) = root_refusal {
             out.push(on_root(node, mismatch));
         }
-        let read = node.settings.iter().flat_map(|set| set.own_tables.iter());
+        let read = node
+            .settings()
+            .into_iter()
+            .flat_map(|set| set.own_tables.iter());
         for mismatch in read {
             if root_refusal.is_some_and(|(_, m)| m.table == mismatch.table) {
                 continue;
@@ -78,6 +81,7 @@ mod tests {
     use super::*;
     use crate::store::RootBeat;
     use crate::store::testkit::Topo;
+    use crate::store::testkit::live;
 
     fn mismatch() -> Mismatch {
         Mismatch {
@@ -108,7 +112,7 @@ mod tests {
             let node = s.nodes.iter_mut().find(|n| n.name == name).unwrap();
             let mut settings = crate::mysql::SafetySettings::default();
             settings.own_tables.push(mismatch());
-            node.settings = Some(settings);
+            live(node).settings = Some(settings);
         }
         let mut out = Vec::new();
         check(&s, &mut out);

@@ -14,14 +14,14 @@ use crate::units;
 
 pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
     for node in &s.nodes {
-        if node.settings.is_none() {
+        if node.settings().is_none() {
             continue;
         }
         for channel in &node.channels {
             let Some(source) = channel.source.as_deref().and_then(|name| s.node(name)) else {
                 continue;
             };
-            if source.binlog_files.is_empty() {
+            if source.binlog().files.is_empty() {
                 continue;
             }
             if let Some(f) = judge(
@@ -50,7 +50,7 @@ fn judge(
     received: &str,
     applied: &str,
 ) -> Option<LintFinding> {
-    let files: &[BinlogFile] = &source.binlog_files;
+    let files: &[BinlogFile] = &source.binlog().files;
     let oldest = files.first()?;
     let newest = files.last()?;
     let with_channel = |f: LintFinding| LintFinding {
@@ -81,7 +81,7 @@ fn judge(
             ..finding("binlog_purged", LintSeverity::Error, node)
         }));
     }
-    let expire = source.settings.as_ref()?.binlog_expire?;
+    let expire = source.settings()?.binlog_expire?;
     let index = |name: &str| files.iter().position(|f| f.name == name);
     let needed = [received, applied]
         .into_iter()

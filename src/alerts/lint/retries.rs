@@ -10,7 +10,7 @@ use crate::units;
 
 pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {
     for node in &s.nodes {
-        let Some(set) = node.settings.as_ref() else {
+        let Some(set) = node.settings() else {
             continue;
         };
         for c in &node.channels {

@@ -6,16 +6,15 @@
 use std::collections::BTreeSet;
 
 use super::{LintFinding, LintSeverity, finding};
-use crate::mysql::{Family, Flavor};
+use crate::mysql::Family;
 use crate::store::{NodeView, Snapshot};
 
 /// A release series: family, major, minor.
 type Series = (Family, u32, u32);
 
 fn series(node: &NodeView) -> Option<Series> {
-    node.settings.as_ref()?;
-    let version = node.version.as_deref()?;
-    let flavor = Flavor::detect(version, node.flavor.as_deref().unwrap_or_default()).ok()?;
+    node.settings()?;
+    let flavor = node.identity.flavor.as_ref()?;
     Some((flavor.family, flavor.version.major, flavor.version.minor))
 }
 

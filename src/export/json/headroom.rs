@@ -31,8 +31,8 @@ pub struct JsonChannelHeadroom {
 
 pub fn node(n: &NodeView) -> JsonNodeHeadroom {
     JsonNodeHeadroom {
-        binlog_rate: n.binlog_rate.as_ref().map(binlog_rate),
-        disks: n.disks.as_ref().map(disks),
+        binlog_rate: n.binlog().rate.as_ref().map(binlog_rate),
+        disks: n.disks().map(disks),
     }
 }
 

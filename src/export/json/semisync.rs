@@ -129,12 +129,13 @@ pub(crate) fn example() -> crate::store::semisync::SemiSyncView {
 mod tests {
     use super::example;
     use crate::store::testkit::Topo;
+    use crate::store::testkit::live;
 
     #[test]
     fn semisync_figures_the_server_did_not_report_are_null_never_zero() {
         let mut topo = Topo::new();
         topo.node_mut("db1", |n| {
-            n.semisync = Some(crate::store::semisync::SemiSyncView {
+            live(n).semisync = Some(crate::store::semisync::SemiSyncView {
                 clients: None,
                 interval: None,
                 ..example()

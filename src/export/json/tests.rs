@@ -2,6 +2,7 @@
 //! 1.3 per-node fields kept (the default channel's), every key documented, and a node as an
 //! older recording wrote it still turned into the same document.
 
+use crate::store::testkit::{live, scan};
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -371,8 +372,8 @@ fn every_key_is_documented() {
     assert!(page.contains(&format!("\"schema_version\": \"{SCHEMA_VERSION}\"")));
     let mut topo = two_channels();
     topo.node_mut("db1", |n| {
-        n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
-        n.semisync = Some(super::semisync::example());
+        *scan(n) = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
+        live(n).semisync = Some(super::semisync::example());
         n.missing_grants = vec![crate::mysql::grants::MissingGrant {
             privilege: "FILE".to_owned(),
             on: "*.*".to_owned(),
@@ -536,7 +537,7 @@ fn each_channel_has_its_catch_up() {
 fn a_waiting_ddl_names_its_blockers_and_the_kill() {
     let mut topo = two_channels();
     topo.node_mut("db1", |n| {
-        n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
+        *scan(n) = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
     });
     let d = doc(&topo.snapshot);
     let ddl = &node(&d, "db1")["ddl"][0];
@@ -554,7 +555,7 @@ fn a_waiting_ddl_names_its_blockers_and_the_kill() {
     assert_eq!(holder["lock_object"], "shop.t");
     assert_eq!(holder["kill"], "KILL 1234");
     // A DDL that waits for nothing has no holders.
-    topo.node_mut("db1", |n| n.ddl[0].blockers = None);
+    topo.node_mut("db1", |n| scan(n)[0].blockers = None);
     assert_eq!(
         node(&doc(&topo.snapshot), "db1")["ddl"][0]["blocked_by"],
         Value::Null

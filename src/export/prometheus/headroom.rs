@@ -55,7 +55,7 @@ pub(super) fn headroom(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
         |m| {
             s.nodes
                 .iter()
-                .try_for_each(|n| match n.binlog_rate.and_then(|b| b.bytes_per_s) {
+                .try_for_each(|n| match n.binlog().rate.and_then(|b| b.bytes_per_s) {
                     Some(rate) => gauge(m, &[("node", n.name.as_str())], rate),
                     None => Ok(()),
                 })
@@ -115,7 +115,7 @@ pub(super) fn headroom(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
 
 /// The disks of the nodes whose disks are read (`[headroom] read_disks`).
 fn disks(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
-    let read = || s.nodes.iter().filter_map(|n| Some((n, n.disks.as_ref()?)));
+    let read = || s.nodes.iter().filter_map(|n| Some((n, n.disks()?)));
     family(
         e,
         "rwtop_node_disks_readable",

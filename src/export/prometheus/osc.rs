@@ -11,7 +11,7 @@ use crate::store::{NodeView, Snapshot};
 fn runs(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &OscRun)> {
     s.nodes
         .iter()
-        .flat_map(|n| n.osc.iter().map(move |r| (n, r)))
+        .flat_map(|n| n.osc().iter().map(move |r| (n, r)))
 }
 
 fn labels<'a>(n: &'a NodeView, r: &'a OscRun) -> [(&'static str, &'a str); 4] {
@@ -83,6 +83,7 @@ pub(super) fn osc(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{has, text};
+    use crate::store::testkit::set_osc;
     use crate::store::testkit::{Topo, osc_run};
 
     #[test]
@@ -92,7 +93,7 @@ mod tests {
         topo.node_mut("db1", |n| {
             let mut run = osc_run(180_000, 252);
             run.eta_s = Some(310);
-            n.osc = vec![run];
+            set_osc(n, vec![run]);
         });
         let t = text(&topo.snapshot);
         let labels = r#"node="db1",tool="pt-osc",schema="shop",table="orders""#;

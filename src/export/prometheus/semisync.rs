@@ -26,7 +26,7 @@ fn state_name(state: SemiSyncState) -> &'static str {
 fn sources(s: &Snapshot) -> impl Iterator<Item = (&NodeView, &SemiSyncView)> {
     s.nodes
         .iter()
-        .filter_map(|n| Some((n, n.semisync.as_ref().filter(|v| v.state.is_some())?)))
+        .filter_map(|n| Some((n, n.semisync().filter(|v| v.state.is_some())?)))
 }
 
 /// One gauge family of an optional figure of a source side.
@@ -178,12 +178,12 @@ fn counts(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
          receives (Rpl_semi_sync_slave_status).",
         MetricType::Gauge,
         |m| {
-            s.nodes.iter().try_for_each(|n| {
-                match n.semisync.as_ref().and_then(|v| v.replica_active) {
+            s.nodes
+                .iter()
+                .try_for_each(|n| match n.semisync().and_then(|v| v.replica_active) {
                     Some(active) => gauge(m, &node(n), flag(active)),
                     None => Ok(()),
-                }
-            })
+                })
         },
     )
 }

@@ -223,7 +223,7 @@ fn a_replica_that_does_not_answer_keeps_its_state_series() {
             cause: "connection refused".to_owned(),
         };
         n.channels.clear();
-        n.read_only = None;
+        n.live = None;
     });
     let t = text(&topo.snapshot);
     has(&t, r#"rwtop_node_up{node="r2"} 0"#);

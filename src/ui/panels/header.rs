@@ -51,11 +51,11 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
         if detail < 2 {
             spans.push(Span::styled(format!(" {}", p.address), theme.muted));
         }
-        spans.push(match &p.flavor {
+        spans.push(match p.identity.flavor_name() {
             Some(f) => Span::styled(format!(" {f}"), theme.text),
             None => Span::styled(" ?", theme.unknown),
         });
-        if let (0, Some(v)) = (detail, &p.version) {
+        if let (0, Some(v)) = (detail, p.identity.version()) {
             spans.push(Span::styled(format!(" ({v})"), theme.muted));
         }
     }
@@ -162,12 +162,12 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
         .snapshot
         .nodes
         .iter()
-        .filter(|n| !n.ddl.is_empty() || !n.osc.is_empty())
+        .filter(|n| !n.ddl().is_empty() || !n.osc().is_empty())
         .collect();
     nodes.sort_by_key(|n| n.role != Role::Primary);
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for node in nodes {
-        for d in &node.ddl {
+        for d in node.ddl() {
             let part = ddl_part(&node.name, d);
             let key = one_line(&d.statement, usize::MAX);
             match groups.iter_mut().find(|(s, _)| *s == key) {
@@ -175,7 +175,7 @@ fn ddl_banner(ctx: &RenderCtx<'_>, width: u16) -> Option<Line<'static>> {
                 None => groups.push((key, vec![part])),
             }
         }
-        for run in &node.osc {
+        for run in node.osc() {
             groups.push((
                 run.title(),
                 vec![format!("{} {}", node.name, run.summary())],
@@ -303,6 +303,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use crate::store::testkit::{scan, set_osc};
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use ratatui::buffer::Buffer;
@@ -411,10 +412,10 @@ pub(crate) mod tests {
         });
 
         let alter = "ALTER TABLE big ENGINE=InnoDB";
-        topo.node_mut("db1", |n| n.ddl = vec![ddl(alter, 7, false)]);
+        topo.node_mut("db1", |n| *scan(n) = vec![ddl(alter, 7, false)]);
         let mut applying = ddl(alter, 2, true);
         applying.progress = Some(92.0);
-        topo.node_mut("r1", |n| n.ddl = vec![applying]);
+        topo.node_mut("r1", |n| *scan(n) = vec![applying]);
         topo.snapshot
     }
 
@@ -456,7 +457,7 @@ pub(crate) mod tests {
         let [first, second, rule] = text(&Topo::new().snapshot, 120);
         has_all(
             &first,
-            "● db1|127.0.0.1:13306|MariaDB 10.11 (10.11.19-MariaDB)",
+            "● db1|127.0.0.1:13306|MariaDB 10.11.19 (10.11.19-MariaDB)",
         );
         has_all(
             &first,
@@ -470,7 +471,7 @@ pub(crate) mod tests {
         // At 80 columns the version goes first, the address next.
         let [narrow, ..] = text(&Topo::new().snapshot, 80);
         assert!(
-            !narrow.contains("10.11.19") && narrow.contains("writing"),
+            !narrow.contains("(10.11.19-MariaDB)") && narrow.contains("writing"),
             "{narrow}"
         );
     }
@@ -521,16 +522,17 @@ pub(crate) mod tests {
     fn ddl_banner_says_what_lock_a_waiting_statement_waits_for() {
         let mut snap = troubled();
         let db1 = snap.nodes.iter_mut().find(|n| n.name == "db1").unwrap();
-        db1.ddl[0].waiting_for = Some("table metadata lock".to_owned());
-        db1.ddl[0].progress = Some(0.0);
+        scan(db1)[0].waiting_for = Some("table metadata lock".to_owned());
+        scan(db1)[0].progress = Some(0.0);
         let buf = draw(render, &snap, &UiState::default(), 160, 3);
         let banner = lines(&buf).get(1).cloned().unwrap_or_default();
         let want = "— db1 running 7s, waiting for table metadata lock · r1 applying 2s (92 %)";
         assert!(banner.contains(want), "{banner}");
         // At 80 columns the statement gives way, not the wait.
-        snap.nodes
-            .iter_mut()
-            .for_each(|n| n.ddl.truncate(usize::from(n.name == "db1")));
+        snap.nodes.iter_mut().for_each(|n| {
+            let keep = usize::from(n.name == "db1");
+            scan(n).truncate(keep);
+        });
         let buf = draw(render, &snap, &UiState::default(), 80, 3);
         let banner = lines(&buf).get(1).cloned().unwrap_or_default();
         assert!(
@@ -545,7 +547,7 @@ pub(crate) mod tests {
     fn ddl_banner_names_who_blocks_a_waiting_statement_and_the_kill() {
         let mut snap = troubled();
         let db1 = snap.nodes.iter_mut().find(|n| n.name == "db1").unwrap();
-        db1.ddl = vec![crate::store::testkit::blocked_ddl(
+        *scan(db1) = vec![crate::store::testkit::blocked_ddl(
             "ALTER TABLE t FORCE",
             95,
             false,
@@ -563,7 +565,7 @@ pub(crate) mod tests {
         topo.node_mut("db1", |n| {
             let mut run = crate::store::testkit::osc_run(180_000, 252);
             run.eta_s = Some(310);
-            n.osc = vec![run];
+            set_osc(n, vec![run]);
         });
         let buf = draw(render, &topo.snapshot, &UiState::default(), 120, 3);
         let banner = lines(&buf).get(1).cloned().unwrap_or_default();

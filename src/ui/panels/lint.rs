@@ -30,7 +30,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
         .snapshot
         .nodes
         .iter()
-        .filter(|n| n.settings.is_some())
+        .filter(|n| n.settings().is_some())
         .count();
     let findings = lint(ctx.snapshot);
     let title = format!(" health lint · {} ", summary(&findings, judged));

@@ -10,7 +10,7 @@ use crate::ui::Theme;
 
 pub(super) fn lines(node: &NodeView, t: &Theme, width: usize, indent: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    for ddl in &node.ddl {
+    for ddl in node.ddl() {
         let (Some(lock), Some(blockers)) = (&ddl.waiting_for, &ddl.blockers) else {
             continue;
         };
@@ -30,13 +30,14 @@ pub(super) fn lines(node: &NodeView, t: &Theme, width: usize, indent: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::testkit::scan;
     use crate::store::testkit::{Topo, blocked_ddl};
 
     #[test]
     fn a_waiting_ddl_names_its_blocker_and_the_kill() {
         let mut topo = Topo::new();
         topo.node_mut("r1", |n| {
-            n.ddl = vec![blocked_ddl("ALTER TABLE t FORCE", 95, true)];
+            *scan(n) = vec![blocked_ddl("ALTER TABLE t FORCE", 95, true)];
         });
         let node = topo.snapshot.node("r1").unwrap();
         let text: Vec<String> = lines(node, &Theme::builtin(), 200, 2)
@@ -49,7 +50,7 @@ mod tests {
              transaction open 1m37s: KILL 1234"
         );
         assert!(text[1].starts_with("holds MDL_SHARED_READ on shop.t; its last statement"));
-        topo.node_mut("r1", |n| n.ddl[0].blockers = None);
+        topo.node_mut("r1", |n| scan(n)[0].blockers = None);
         let node = topo.snapshot.node("r1").unwrap();
         assert!(lines(node, &Theme::builtin(), 200, 2).is_empty());
     }

@@ -52,7 +52,7 @@ pub(super) fn relay_lines(
     });
     let binlog = source
         .and_then(|name| snapshot.node(name))
-        .and_then(|n| n.binlog_rate);
+        .and_then(|n| n.binlog().rate);
     if let Some(rate) = binlog {
         let value = rate.bytes_per_s.map_or_else(
             || ("?".to_owned(), t.unknown),
@@ -72,7 +72,7 @@ pub(super) fn disk_lines(
     width: usize,
     brief: bool,
 ) -> Vec<Line<'static>> {
-    let Some(d) = &node.disks else {
+    let Some(d) = &node.disks() else {
         return Vec::new();
     };
     if let Some(why) = &d.unavailable {

@@ -23,7 +23,7 @@ pub(super) fn lines(
     let mut out = Vec::new();
     if let Some(own) = row
         .node
-        .semisync
+        .semisync()
         .as_ref()
         .filter(|v| v.replica_enabled.is_some())
     {
@@ -45,7 +45,7 @@ pub(super) fn lines(
         .source
         .as_deref()
         .and_then(|s| ctx.snapshot.node(s))
-        .and_then(|n| Some((n.name.clone(), n.semisync.as_ref()?)))
+        .and_then(|n| Some((n.name.clone(), n.semisync()?)))
         .filter(|(_, v)| v.state.is_some());
     let Some((name, v)) = source else {
         return out;

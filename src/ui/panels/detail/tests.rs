@@ -1,6 +1,7 @@
 //! The pane drawn whole: chart and text at the sizes it gets, unknown values, GTID lists and
 //! errors.
 
+use crate::store::testkit::live;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -305,7 +306,7 @@ fn positions_backlog_and_delay_say_unknown_as_unknown() {
 fn mysql_gtid_is_abbreviated_unless_expanded() {
     let mut topo = Topo::mysql();
     let set = format!("{UUID_A}:1-100,{UUID_B}:1-5");
-    topo.node_mut("r1", |n| n.gtid = Some(mysql_gtid(&set)));
+    topo.node_mut("r1", |n| live(n).gtid = mysql_gtid(&set));
     let short = text(&draw(&topo.snapshot, &UiState::default(), 60, 12));
     assert!(
         short.contains(&format!("gtid executed {UUID_A}:1-1…")),
@@ -330,11 +331,11 @@ fn mariadb_lists_merge_when_equal_and_split_when_not() {
     let applied = GtidList::parse("0-1-100").unwrap_or_else(|e| panic!("{e}"));
     let own = GtidList::parse("0-1-100,1-2-5").unwrap_or_else(|e| panic!("{e}"));
     topo.node_mut("r1", |n| {
-        n.gtid = Some(GtidState::Mariadb {
+        live(n).gtid = GtidState::Mariadb {
             binlog_pos: own.clone(),
             slave_pos: applied,
             current_pos: own,
-        });
+        };
     });
     let all = text(&draw(&topo.snapshot, &UiState::default(), 60, 12));
     assert!(all.contains("gtid slave 0-1-100"), "{all}");
@@ -421,7 +422,7 @@ fn any_size_renders_without_panicking() {
         r.sql_delay = Some(30);
         r.received.file.clear();
     });
-    topo.node_mut("r1", |n| n.gtid = Some(mariadb_gtid("0-1-100,1-2-5,2-3-7")));
+    topo.node_mut("r1", |n| live(n).gtid = mariadb_gtid("0-1-100,1-2-5,2-3-7"));
     let mut state = UiState::default();
     for expand in [false, true] {
         state.panes.expand_gtid = expand;

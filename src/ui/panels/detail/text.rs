@@ -78,7 +78,7 @@ pub(super) fn lines(
     lines.extend(super::headroom::disk_lines(node, t, width, brief));
     lines.extend(delay_line(r, t));
     lines.extend(super::appliers::lines(&r.appliers, t, width));
-    match &node.gtid {
+    match &node.gtid() {
         Some(gtid) => lines.extend(gtid_lines(gtid, ctx.state.panes.expand_gtid, t, width)),
         None => lines.push(Line::from(vec![
             Span::styled("gtid ", t.muted),

@@ -22,7 +22,7 @@ pub(super) fn markers(
         .nodes
         .iter()
         .filter(|n| n.role == Role::Primary)
-        .filter_map(|n| Some((n.name.as_str(), n.semisync.as_ref()?)))
+        .filter_map(|n| Some((n.name.as_str(), n.semisync()?)))
         .filter(|(_, v)| v.state.is_some())
         .collect();
     let named = primaries.len() > 1;
@@ -91,12 +91,13 @@ mod tests {
     use super::super::tests::{buffer_text, draw};
     use crate::store::semisync::SemiSyncState;
     use crate::store::testkit::Topo;
+    use crate::store::testkit::live;
     use crate::ui::UiState;
 
     fn header_with(state: SemiSyncState, clients: u64) -> String {
         let mut topo = Topo::new();
         topo.node_mut("db1", |n| {
-            n.semisync = Some(crate::store::semisync::SemiSyncView {
+            live(n).semisync = Some(crate::store::semisync::SemiSyncView {
                 state: Some(state),
                 clients: Some(clients),
                 ..crate::export::json::semisync_example()
