@@ -127,9 +127,21 @@ async fn split_while_stopped(stop: &str, start: &str, transport_holds: bool) {
         .iter()
         .filter(|(at, ..)| *at >= stopped + SETTLE && *at <= held_to)
         .collect();
+    judge(&steady, &truth, stopped, stop, transport_holds);
+}
+
+/// Holds each snapshot of the steady phase after `stop` (sent at `stopped`) against the truth:
+/// the part `transport_holds` names carries it all, the other reads 0; counts those not exact.
+fn judge(
+    steady: &[&Seen],
+    truth: &truth::Truth,
+    stopped: Instant,
+    stop: &str,
+    transport_holds: bool,
+) {
     let mut not_exact = 0;
     let mut worst = (Duration::ZERO, Duration::ZERO);
-    for (at, whole, parts) in &steady {
+    for (at, whole, parts) in steady {
         // The truth as the watcher's reads on either side of the instant bound it: one value
         // while r1 stands still, a span for the last snapshot if the next read came after the
         // restart (where `Truth::at` would spread the catch-up back over the gap).
