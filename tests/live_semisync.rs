@@ -1,15 +1,17 @@
 //! Semi-sync health on a real semi-sync sandbox (one primary, two replicas, each link through a
 //! relay): the ACK wait rwtop derives from the server's totals against commit times the test
-//! measures itself while one replica's link is stalled, then the fall-back to async raised
-//! within two polls of the server turning its status OFF, and cleared once replicas ack again.
+//! measures itself while one replica's link is stalled (no semi-sync alert while that one replica
+//! acks all it must), then the fall-back to async raised on the first sample that shows it,
+//! within one poll and one publication of the server turning its status OFF, and cleared once
+//! replicas ack again.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{TestSandbox, alert, dba, primary_and, until};
+use common::{TestSandbox, alert, dba, primary_and, record_snapshots, until};
 use rwtop::alerts::AlertKind;
-use rwtop::engine::Engine;
+use rwtop::engine::{Engine, PUBLISH_EVERY};
 use rwtop::mysql::NodeConn;
 use rwtop::store::Snapshot;
 use rwtop::store::semisync::{SemiSyncState, SemiSyncView};
@@ -18,6 +20,17 @@ use rwtop::store::windows::Window;
 const DEADLINE: Duration = Duration::from_secs(30);
 /// How long each stalled commit's ACK is held up.
 const STALL: Duration = Duration::from_millis(600);
+/// What a busy two-core machine adds to the fall-back's one poll and one publication: the poll's
+/// own statements (a dozen round trips to a server that shares the cores) and the test's wake-up
+/// on the published snapshot.
+const BUSY_MACHINE: Duration = Duration::from_millis(400);
+
+/// The semi-sync alerts, whichever node they are on.
+const SEMISYNC_ALERTS: [AlertKind; 3] = [
+    AlertKind::SemisyncFellBack,
+    AlertKind::SemisyncAcksShort,
+    AlertKind::SemisyncUnackedCommits,
+];
 
 fn semi(s: &Snapshot) -> Option<&SemiSyncView> {
     s.node("primary")?.semisync()
@@ -60,6 +73,16 @@ fn status_turns(t: &TestSandbox, want: &'static str) -> tokio::task::JoinHandle<
     })
 }
 
+/// The semi-sync alerts active in `s`, as `kind: cause`.
+fn semisync_alerts(s: &Snapshot) -> Vec<String> {
+    s.alerts
+        .active
+        .iter()
+        .filter(|a| SEMISYNC_ALERTS.contains(&a.kind))
+        .map(|a| format!("{}: {}", a.kind.name(), a.cause))
+        .collect()
+}
+
 fn sorted(mut v: Vec<Duration>) -> Vec<Duration> {
     v.sort_unstable();
     v
@@ -87,6 +110,9 @@ async fn live_semisync_ack_wait_and_fall_back() {
     let mut spec = primary_and(&t, &["r1", "r2"]);
     spec.read_only = true;
     let engine = Engine::start(&spec);
+    // The fall-back is stated by the server and read on every poll: it shows on the next poll
+    // after the status turns OFF, and the store publishes that poll within one publication.
+    let raise_within = spec.interval + PUBLISH_EVERY + BUSY_MACHINE;
     let mut app = t.connect("primary").await;
     until(
         &engine,
@@ -130,6 +156,11 @@ async fn live_semisync_ack_wait_and_fall_back() {
         (semi(s)?.clients == Some(1)).then_some(())
     })
     .await;
+    // One replica acks every commit within the timeout: one ACK is all a commit needs, so no
+    // semi-sync alert may be raised from here to the end of the phase.
+    let (phase_over, one_acking) = record_snapshots(&engine, semisync_alerts);
+    let at_start = semisync_alerts(&engine.latest());
+    assert!(at_start.is_empty(), "{at_start:?}");
     let mut stalled = Vec::new();
     for _ in 0..4 {
         t.relay("r1").stall();
@@ -158,6 +189,12 @@ async fn live_semisync_ack_wait_and_fall_back() {
             .filter(|w| w.intervals >= before.intervals + 4)
     })
     .await;
+    let _ = phase_over.send(());
+    let raised = one_acking.await.unwrap();
+    assert!(
+        raised.is_empty(),
+        "a semi-sync alert while one replica acked every commit: {raised:?}"
+    );
     eprintln!(
         "stalled commits: client {stalled:?}; rwtop ACK wait P50 {:?} P99 {:?} max {:?} over {} \
          intervals",
@@ -189,6 +226,12 @@ async fn live_semisync_ack_wait_and_fall_back() {
     t.admin("primary", "SET GLOBAL rpl_semi_sync_master_timeout = 1000");
     r1.query_rows("STOP SLAVE IO_THREAD").await.unwrap();
     r2.query_rows("STOP SLAVE IO_THREAD").await.unwrap();
+    // Every snapshot from before the fall-back: whether it shows the state, and the alert.
+    let (seen_enough, shown) = record_snapshots(&engine, |s| {
+        let fell_back = semi(s).and_then(|v| v.state) == Some(SemiSyncState::FellBack);
+        let raised = alert(s, AlertKind::SemisyncFellBack, Some("primary")).is_some();
+        Some((fell_back, raised))
+    });
     let off = status_turns(&t, "OFF");
     let waited = commit(&mut app).await;
     let off = off.await.unwrap();
@@ -197,16 +240,21 @@ async fn live_semisync_ack_wait_and_fall_back() {
     })
     .await;
     let delay = Instant::now().saturating_duration_since(off);
+    let _ = seen_enough.send(());
+    let shown = shown.await.unwrap();
     eprintln!(
-        "the commit waited {waited:?}; fell-back alert {delay:?} after the status read OFF: {}",
+        "the commit waited {waited:?}; fell-back alert {delay:?} after the status read OFF \
+         (bound {raise_within:?}): {}",
         fell.cause
     );
     assert!(waited >= Duration::from_millis(950), "{waited:?}");
-    // Two polls of 1 s, plus the store's 250 ms publication and a busy machine's margin.
+    // Raised on its first sample: the first snapshot that shows the state OFF carries the alert.
+    let first = shown.iter().position(|(fell_back, _)| *fell_back);
     assert!(
-        delay <= Duration::from_millis(2500),
-        "raised {delay:?} after OFF"
+        first.is_some_and(|i| shown[i].1),
+        "the first snapshot showing the fall-back has no alert (fell back, raised): {shown:?}"
     );
+    assert!(delay <= raise_within, "raised {delay:?} after OFF");
     assert!(
         fell.cause.contains("primary") && fell.cause.contains("0 of 1"),
         "{}",

@@ -3,22 +3,33 @@
 //! only discovered throttles with a reason naming it, and back to 200 once the link recovers;
 //! `HEAD` gives the same status with no body (gh-ost's contract); per-request parameters
 //! override the limit and the cover; bad queries get 400 with why and the server keeps
-//! answering; `rwtop_throttle` on `/metrics` follows the verdict.
+//! answering; `rwtop_throttle` on `/metrics` follows the verdict. An engine that hangs while the
+//! endpoint keeps answering: "go" from its last snapshot until that snapshot is older than the
+//! limit, then a refusal that says so.
 
 mod common;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::http::{Response, http, serve_with_throttle};
+use common::engine_thread::EngineThread;
+use common::http::{Response, http, serve_throttle_from, serve_with_throttle};
 use common::{Load, TestSandbox, exact, primary_and, until};
+use rwtop::alerts::throttle::STALE_SNAPSHOT;
 use rwtop::engine::Engine;
 
 const DEADLINE: Duration = Duration::from_secs(60);
-/// From the stall to the 503: the lag must first pass the 1 s limit, then a heartbeat read
-/// (250 ms) and a publication (250 ms) show it; the rest is a busy two-core machine's margin.
-/// An endpoint that read `Seconds_Behind_Master` would never get there.
-const THROTTLE_WITHIN: Duration = Duration::from_secs(5);
+/// From the stall to the 503: the lag must first pass the 1 s limit (the newest heartbeat
+/// through was written up to 250 ms before the stall, so 0.75–1 s after it), then a heartbeat
+/// read (250 ms) and a publication (250 ms) show it: 1.5 s at most. The last second is a busy
+/// two-core machine's margin (this file's queries, the test's 100 ms asking). An endpoint that
+/// read `Seconds_Behind_Master` would never get there; one that let the lag run a second past
+/// the limit, or waited for a run of bad readings, would come after.
+const THROTTLE_WITHIN: Duration = Duration::from_millis(2500);
+/// How near the stale limit the endpoint must still answer "go" from a hung engine's last
+/// snapshot, and how soon past it it must refuse: the test asks every 100 ms, and an answer on a
+/// busy machine can take a few hundred.
+const STALE_MARGIN: Duration = Duration::from_secs(1);
 
 /// Asks `GET target` every 100 ms until the status is `status`; returns the answer and when.
 async fn until_status(addr: SocketAddr, target: &str, status: u16, what: &str) -> Response {
@@ -187,4 +198,103 @@ async fn while_throttled(addr: SocketAddr) {
     assert_eq!(http(addr, "GET", "/throttle").await.status, 503);
     let scrape = http(addr, "GET", "/metrics").await;
     assert_eq!(metric(&scrape.body, "rwtop_throttle"), "1");
+}
+
+/// How old `snapshot` is now, by the wall clock it was stamped with (as the endpoint ages it).
+fn age(snapshot: &rwtop::store::Snapshot) -> Duration {
+    (chrono::Utc::now() - snapshot.taken_at)
+        .to_std()
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_throttle_refuses_once_a_hung_engines_snapshot_is_stale() {
+    let t = TestSandbox::start(1, false);
+    let engine = EngineThread::start(&primary_and(&t, &["r1"]));
+    let (addr, server) = serve_throttle_from(engine.snapshots()).await;
+    let mut rx = engine.snapshots();
+    let caught_up = async {
+        loop {
+            if exact(&rx.borrow_and_update(), "r1") == Some(Duration::ZERO) {
+                return;
+            }
+            rx.changed().await.expect("the engine publishes");
+        }
+    };
+    tokio::time::timeout(DEADLINE, caught_up)
+        .await
+        .expect("r1 caught up");
+    until_status(addr, "/throttle", 200, "caught up").await;
+
+    // The engine hangs: nothing polls or publishes, and the endpoint still answers.
+    let (hung, last) = engine.hang().await;
+    let hung_at = age(&last);
+    let mut answers: Vec<(Duration, u16)> = Vec::new();
+    let refused = loop {
+        let asked_at = age(&last);
+        let r = http(addr, "GET", "/throttle").await;
+        answers.push((asked_at, r.status));
+        if r.status != 200 {
+            break r;
+        }
+        assert!(
+            asked_at <= STALE_SNAPSHOT + STALE_MARGIN,
+            "still go with a snapshot {asked_at:?} old: {}",
+            r.body
+        );
+        assert!(r.body.starts_with("go: "), "{}", r.body);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (refused_at, _) = answers[answers.len() - 1];
+    let last_go = answers
+        .iter()
+        .rev()
+        .find(|(_, status)| *status == 200)
+        .map(|(at, _)| *at);
+    eprintln!(
+        "hung with a snapshot {hung_at:?} old; last go asked at {last_go:?}, refused asked at \
+         {refused_at:?} ({} answers):\n{}",
+        answers.len(),
+        refused.body
+    );
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(
+        refused
+            .body
+            .starts_with("throttle: rwtop's newest snapshot is ")
+            && refused.body.contains("the engine is not publishing"),
+        "{}",
+        refused.body
+    );
+    // Not before the limit: up to it, the last snapshot still stands for the replicas.
+    assert!(
+        refused_at + STALE_MARGIN >= STALE_SNAPSHOT,
+        "refused at {refused_at:?}"
+    );
+    assert!(
+        last_go.is_some_and(|at| at + STALE_MARGIN >= STALE_SNAPSHOT),
+        "the last go was asked at {last_go:?}: {answers:?}"
+    );
+    let head = http(addr, "HEAD", "/throttle").await;
+    assert_eq!(head.status, 503);
+    let header = head.headers.get("x-rwtop-throttle").cloned();
+    assert!(
+        header
+            .as_deref()
+            .is_some_and(|h| h.starts_with("rwtop's newest snapshot is ")),
+        "{header:?}"
+    );
+    let json = http(addr, "GET", "/throttle?format=json").await;
+    let doc: serde_json::Value = serde_json::from_str(&json.body).expect("JSON");
+    let said = doc["snapshot_age_seconds"].as_f64().unwrap_or_default();
+    assert!(
+        doc["throttle"] == true && said > STALE_SNAPSHOT.as_secs_f64(),
+        "{doc}"
+    );
+    // Unhung, the engine publishes again and the answer follows the replicas.
+    drop(hung);
+    let go = until_status(addr, "/throttle", 200, "the engine publishing again").await;
+    assert!(go.body.starts_with("go: 1 replica"), "{}", go.body);
+    server.shutdown().await;
+    engine.shutdown();
 }

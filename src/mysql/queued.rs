@@ -122,6 +122,33 @@ mod tests {
         assert_eq!(from_table(&[row]).unwrap()[0].commit_us, None);
     }
 
+    /// Each channel gets the commit queued on it, by name; a channel the table has no row for
+    /// gets nothing, whatever it held before.
+    #[test]
+    fn each_channel_of_the_status_gets_its_own_commit() {
+        let mut statuses: Vec<ReplicaStatus> =
+            fixture_rows("mysql-8.0/show_replica_status__multi_channel.txt")
+                .iter()
+                .map(|row| ReplicaStatus::from_row(row).unwrap())
+                .collect();
+        let names: Vec<&str> = statuses.iter().map(|s| s.channel.as_str()).collect();
+        assert_eq!(names, ["ch_east", "ch_west"]);
+        statuses[1].queued_commit_us = Some(1);
+        let queued = [
+            Queued {
+                channel: String::new(),
+                commit_us: Some(1_733_510_400_250_125),
+            },
+            Queued {
+                channel: "ch_east".to_owned(),
+                commit_us: Some(1_733_510_399_000_000),
+            },
+        ];
+        attach(&mut statuses, &queued);
+        let commits: Vec<Option<i64>> = statuses.iter().map(|s| s.queued_commit_us).collect();
+        assert_eq!(commits, [Some(1_733_510_399_000_000), None]);
+    }
+
     #[test]
     fn asked_only_where_the_columns_are() {
         let flavor = |v: &str, c: &str| Flavor::detect(v, c).unwrap();

@@ -364,6 +364,60 @@ mod tests {
         assert!(!behind.applier_idle());
     }
 
+    /// The received position is what the IO thread wrote to the relay log, never the applied
+    /// one: the lag split's transport is read from it (`store/lag_split.rs`). Both recorded
+    /// replicas have their SQL thread stopped, so the two differ.
+    #[test]
+    fn each_flavors_received_position_is_what_its_io_thread_received() {
+        use super::ReplicaGtid;
+        use crate::gtid::{GtidList, GtidSet};
+        let status = from_fixture("mariadb-10.11/show_all_slaves_status__sql_stopped.txt");
+        let ReplicaGtid::Mariadb {
+            using_gtid,
+            io_pos,
+            slave_pos,
+        } = &status.gtid
+        else {
+            panic!("MariaDB GTIDs: {:?}", status.gtid);
+        };
+        assert_eq!(using_gtid, "Slave_Pos");
+        assert_eq!(io_pos, &GtidList::parse("0-1-10").unwrap(), "Gtid_IO_Pos");
+        assert_eq!(
+            slave_pos.as_ref(),
+            Some(&GtidList::parse("0-1-8").unwrap()),
+            "Gtid_Slave_Pos"
+        );
+        // SHOW SLAVE STATUS has no Gtid_Slave_Pos: the received position is there all the same.
+        let status = from_fixture("mariadb-10.11/show_slave_status__running.txt");
+        assert!(
+            matches!(&status.gtid, ReplicaGtid::Mariadb { io_pos, slave_pos: None, .. }
+                if *io_pos == GtidList::parse("0-1-8").unwrap()),
+            "{:?}",
+            status.gtid
+        );
+        let status = from_fixture("mysql-8.0/show_replica_status__sql_stopped.txt");
+        let ReplicaGtid::Mysql {
+            retrieved,
+            executed,
+            ..
+        } = &status.gtid
+        else {
+            panic!("MySQL GTIDs: {:?}", status.gtid);
+        };
+        let source = "8a1f3c2e-4b5d-11ee-b7a9-00163e5a1b01";
+        assert_eq!(
+            retrieved,
+            &GtidSet::parse(&format!("{source}:158112-211893")).unwrap(),
+            "Retrieved_Gtid_Set"
+        );
+        assert!(
+            executed.to_string().contains(&format!("{source}:1-210457")),
+            "Executed_Gtid_Set {executed}"
+        );
+        // What was queued when is read beside the status (`queued.rs`), never from it.
+        assert_eq!(status.queued_commit_us, None);
+    }
+
     #[test]
     fn positions_compare_by_file_number_then_offset() {
         let pos = BinlogPos::new;

@@ -368,3 +368,141 @@ mod mysql_tests {
         assert!(why(unclocked).contains("clock is not estimated"));
     }
 }
+
+/// The split on `MariaDB`: the channel's `Gtid_IO_Pos` against the heartbeats' GTIDs.
+#[cfg(test)]
+mod mariadb_tests {
+    use super::received;
+    use crate::gtid::{DomainGtid, GtidList};
+    use crate::mysql::replica_status::from_fixture;
+    use crate::mysql::{ReplicaGtid, ReplicaStatus};
+    use crate::store::lag::Lag;
+    use crate::store::roots::Beat;
+    use std::time::{Duration, Instant};
+
+    /// Heartbeats 1..=8 acknowledged every 250 ms from `t0`, written as GTIDs `D-S-(100 + 2n)`
+    /// (another transaction of the domain between each two).
+    fn beat(t0: Instant, domain: u32, server_id: u32) -> Beat {
+        let mut beat = Beat::new(format!("w{domain}"), Some("db1".to_owned()), 100);
+        for seq in 1..=8_u64 {
+            let gtid = DomainGtid {
+                domain,
+                server_id,
+                seq: 100 + 2 * seq,
+            };
+            beat.acks
+                .push(seq, t0 + Duration::from_millis(250 * seq), Some(gtid));
+        }
+        beat
+    }
+
+    /// A replica whose SQL thread is stopped, having received up to `io_pos` and applied far
+    /// less (`0-1-101`: none of the heartbeats).
+    fn status(io_pos: &str, using_gtid: &str) -> ReplicaStatus {
+        let mut status = from_fixture("mariadb-10.11/show_all_slaves_status__sql_stopped.txt");
+        status.gtid = ReplicaGtid::Mariadb {
+            using_gtid: using_gtid.to_owned(),
+            io_pos: GtidList::parse(io_pos).unwrap(),
+            slave_pos: Some(GtidList::parse("0-1-101").unwrap()),
+        };
+        status
+    }
+
+    fn why(lag: Lag) -> String {
+        match lag {
+            Lag::Unknown { reason } => reason,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_received_position_tells_the_newest_heartbeat_received() {
+        let t0 = Instant::now();
+        let beats = [beat(t0, 0, 1)];
+        let at = t0 + Duration::from_secs(3);
+        let read = |io_pos: &str| {
+            received(
+                &status(io_pos, "Slave_Pos"),
+                &[0],
+                &beats,
+                at,
+                |_| false,
+                |_, _| None,
+            )
+        };
+        // Received up to heartbeat 5 (0-1-110), or the transaction after it: read as its row.
+        let as_row = beats[0].acks.lag(Some(5), at, false, None);
+        assert!(matches!(as_row, Lag::Exact { .. }), "{as_row:?}");
+        assert_eq!(read("0-1-110"), as_row);
+        assert_eq!(read("0-1-111"), as_row);
+        assert_ne!(read("0-1-112"), as_row);
+        // Every heartbeat received (the position may list other domains): nothing to bring,
+        // however little was applied.
+        assert_eq!(
+            read("0-1-116,3-9-40"),
+            Lag::Exact {
+                lag: Duration::ZERO
+            }
+        );
+        // None of the run received: at least since its first (acknowledged at 250 ms).
+        assert_eq!(
+            read("0-1-101"),
+            Lag::AtLeast {
+                lag: Duration::from_millis(2_750),
+                upper: None,
+            }
+        );
+        // A writer that stopped advancing: "received the newest" no longer means caught up.
+        let stale = received(
+            &status("0-1-116", "Slave_Pos"),
+            &[0],
+            &beats,
+            at,
+            |_| true,
+            |_, _| None,
+        );
+        assert!(why(stale).contains("not advancing"));
+    }
+
+    #[test]
+    fn two_roots_give_the_worse_of_their_received_heartbeats() {
+        let t0 = Instant::now();
+        let beats = [beat(t0, 0, 1), beat(t0, 1, 2)];
+        let at = t0 + Duration::from_secs(3);
+        let lag = received(
+            &status("0-1-116,1-2-108", "Slave_Pos"),
+            &[0, 1],
+            &beats,
+            at,
+            |_| false,
+            |_, _| None,
+        );
+        assert_eq!(lag, beats[1].acks.lag(Some(4), at, false, None));
+        assert!(
+            matches!(lag, Lag::Exact { lag } if lag > Duration::ZERO),
+            "{lag:?}"
+        );
+    }
+
+    #[test]
+    fn what_a_position_cannot_tell_says_why() {
+        let t0 = Instant::now();
+        let at = t0 + Duration::from_secs(3);
+        let read = |status: &ReplicaStatus, writers: &[usize], beats: &[Beat]| {
+            why(received(status, writers, beats, at, |_| false, |_, _| None))
+        };
+        let one = [beat(t0, 0, 1)];
+        let by_file = status("0-1-116", "No");
+        assert!(read(&by_file, &[0], &one).contains("Using_Gtid: No"));
+        let gtid = status("0-1-116", "Current_Pos");
+        assert!(read(&gtid, &[], &one).contains("leads to no root"));
+        assert!(read(&gtid, &[3], &one).contains("no heartbeat writer"));
+        // Two roots writing heartbeats in the same domain cannot be told apart by position.
+        let shared = [beat(t0, 0, 1), beat(t0, 0, 2)];
+        assert!(read(&gtid, &[0], &shared).contains("one GTID domain"));
+        // Heartbeats without GTIDs (an observer's): a position cannot place them.
+        let mut plain = Beat::new("w".to_owned(), None, 100);
+        plain.acks.push(1, t0, None);
+        assert!(read(&gtid, &[0], &[plain]).contains("GTID is not known"));
+    }
+}

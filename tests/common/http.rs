@@ -54,12 +54,20 @@ pub async fn http(addr: SocketAddr, method: &str, target: &str) -> Response {
 /// `/metrics` and `/throttle` (at the shipped throttle settings) served from `engine`'s
 /// snapshots on a free loopback port: the address and the server to shut down.
 pub async fn serve_with_throttle(engine: &Engine) -> (SocketAddr, MetricsServer) {
+    serve_throttle_from(engine.snapshots()).await
+}
+
+/// [`serve_with_throttle`] from any engine's snapshot channel (one on a thread of its own:
+/// `engine_thread.rs`).
+pub async fn serve_throttle_from(
+    snapshots: tokio::sync::watch::Receiver<std::sync::Arc<rwtop::store::Snapshot>>,
+) -> (SocketAddr, MetricsServer) {
     let listener = MetricsListener::bind("127.0.0.1:0".parse().expect("an address"))
         .await
         .expect("binding a free port");
     let addr = listener.local_addr();
     let server = listener
         .with_throttle(&ThrottleSettings::default())
-        .serve(engine.snapshots());
+        .serve(snapshots);
     (addr, server)
 }

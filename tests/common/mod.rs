@@ -14,6 +14,7 @@ use rwtop::mysql::{NodeConn, Timeouts};
 use rwtop::sandbox::{Ports, Relay, Sandbox, SandboxSpec};
 
 pub mod chromium;
+pub mod engine_thread;
 pub mod http;
 /// Integration tests only: it runs the binary cargo built for them.
 #[cfg(test)]
