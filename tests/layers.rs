@@ -1,11 +1,14 @@
 //! The floors of `docs/architecture.md`, held: every `crate::…` (and, in the binary, `rwtop::…`)
 //! path in `src/` may only name a module on a lower floor, so data falls one way and there is no
-//! cycle between top-level modules; and only `ui` names the terminal crates. And every file
+//! cycle between top-level modules; only `ui` names the terminal crates; and outside the floors
+//! that deal in server families and tests, code asks `mysql::Flavor` for a thing and never names
+//! a `Family::`. Inside `poll`, the files import one another in one direction only. And every file
 //! under `src/` starts with a `//!` header saying what it holds, since the page is a map and
 //! names few files.
 //!
-//! The check reads the source as text (comments and doc comments left out, so a doc link to a
-//! higher floor is not an import) and names the file, the line and the rule it breaks.
+//! The check reads the source as text (comments, doc comments and string literals left out, so a
+//! doc link to a higher floor is not an import) and names the file, the line and the rule it
+//! breaks.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +39,16 @@ const FLOORS: &[&[&str]] = &[
 const TERMINAL_CRATES: &[&str] = &["ratatui", "crossterm"];
 const TERMINAL_FLOORS: &[&str] = &["ui"];
 
+/// The floors that may name a server's family (`Family::…`): the flavor's own (`mysql`), the
+/// sandbox that starts servers of either family, and the binary's commands. Everywhere else,
+/// tests aside, code asks the flavor for the thing that differs (a statement, a parse, whether a
+/// mode runs), so that a third family or a new version is one floor's change.
+const FAMILY_FLOORS: &[&str] = &["mysql", "sandbox", "cli"];
+
+/// The modules whose files must import one another in one direction only: a room whose files
+/// import in a circle cannot be read, nor split, one file at a time.
+const ACYCLIC_ROOMS: &[&str] = &["poll"];
+
 fn floor_of(module: &str) -> Option<usize> {
     FLOORS.iter().position(|floor| floor.contains(&module))
 }
@@ -51,36 +64,146 @@ fn module_of(src: &Path, file: &Path) -> String {
     first.trim_end_matches(".rs").to_owned()
 }
 
-/// A line's code: the comment cut off and string literals emptied (a path in a message or a
-/// doc link is not an import).
-fn code_part(line: &str) -> String {
-    let mut code = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            match c {
-                '\\' => {
-                    chars.next();
-                }
-                '"' => {
-                    in_string = false;
-                    code.push('"');
-                }
-                _ => {}
-            }
+/// The text's code, line by line: comments cut off and string and character literals emptied
+/// (a path in a message or a doc link is not an import). A string that runs over lines is
+/// emptied on every one of them, raw strings included.
+fn code_lines(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut lines = vec![String::new()];
+    // Inside a string: how many `#` close it, `None` for a plain (escaping) one.
+    let mut string: Option<Option<usize>> = None;
+    let mut block_comment = false;
+    let mut line_comment = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '\n' {
+            lines.push(String::new());
+            line_comment = false;
+            i += 1;
             continue;
         }
-        match c {
-            '"' => {
-                in_string = true;
-                code.push('"');
+        let code = lines.last_mut().expect("a line");
+        if line_comment {
+            i += 1;
+        } else if block_comment {
+            block_comment = !(c == '*' && next == Some('/'));
+            i += if block_comment { 1 } else { 2 };
+        } else if let Some(hashes) = string {
+            match (c, hashes) {
+                ('\\', None) => i += if next == Some('\n') { 1 } else { 2 },
+                ('"', None) => {
+                    string = None;
+                    code.push('"');
+                    i += 1;
+                }
+                ('"', Some(n)) if closes(&chars[i + 1..], n) => {
+                    string = None;
+                    code.push('"');
+                    i += 1 + n;
+                }
+                _ => i += 1,
             }
-            '/' if chars.peek() == Some(&'/') => break,
-            _ => code.push(c),
+        } else if c == '/' && next == Some('/') {
+            line_comment = true;
+        } else if c == '/' && next == Some('*') {
+            block_comment = true;
+            i += 2;
+        } else if c == '"' {
+            string = Some(None);
+            code.push('"');
+            i += 1;
+        } else if c == 'r'
+            && matches!(next, Some('"' | '#'))
+            && !i
+                .checked_sub(1)
+                .and_then(|b| chars.get(b))
+                .is_some_and(|b| b.is_alphanumeric() && *b != 'b' || *b == '_')
+        {
+            let hashes = chars[i + 1..].iter().take_while(|h| **h == '#').count();
+            if chars.get(i + 1 + hashes) == Some(&'"') {
+                string = Some(Some(hashes));
+                code.push('"');
+                i += 2 + hashes;
+            } else {
+                code.push(c);
+                i += 1;
+            }
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{7f}') is emptied; a lifetime is code.
+            let end = if next == Some('\\') {
+                let after = chars.get(i + 3..).unwrap_or_default();
+                after.iter().position(|e| *e == '\'').map(|at| i + 4 + at)
+            } else {
+                (chars.get(i + 2) == Some(&'\'')).then_some(i + 3)
+            };
+            code.push('\'');
+            i = end.unwrap_or(i + 1);
+        } else {
+            code.push(c);
+            i += 1;
         }
     }
-    code
+    lines
+}
+
+/// Whether `after` a raw string's `"` come the `hashes` `#` that close it.
+fn closes(after: &[char], hashes: usize) -> bool {
+    after.len() >= hashes && after[..hashes].iter().all(|h| *h == '#')
+}
+
+/// Which of the lines are test code: from a `#[cfg(test)]` to the end of the item it marks (a
+/// module's braces, or a `mod tests;` declaration), found by counting braces in `code`.
+fn test_lines(code: &[String]) -> Vec<bool> {
+    let mut test = vec![false; code.len()];
+    // Within a test item: its brace depth, and whether its body has opened.
+    let mut item: Option<(usize, bool)> = None;
+    for (index, line) in code.iter().enumerate() {
+        let mut rest = line.as_str();
+        if item.is_none() {
+            let Some(at) = rest.find("#[cfg(test)]") else {
+                continue;
+            };
+            rest = &rest[at + "#[cfg(test)]".len()..];
+            item = Some((0, false));
+        }
+        test[index] = true;
+        for c in rest.chars() {
+            let Some((depth, opened)) = item.as_mut() else {
+                break;
+            };
+            match c {
+                '{' => {
+                    *depth += 1;
+                    *opened = true;
+                }
+                '}' => *depth = depth.saturating_sub(1),
+                ';' if !*opened => *opened = true,
+                _ => continue,
+            }
+            if *opened && *depth == 0 {
+                item = None;
+            }
+        }
+    }
+    test
+}
+
+/// Whether a file holds tests only, by its name (`tests.rs`, `…_tests.rs`).
+fn is_test_file(name: &str) -> bool {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    file == "tests.rs" || file.ends_with("_tests.rs")
+}
+
+/// Whether a line's code names a family of servers (`Family::…`, `mysql::Family::…`).
+fn names_family(code: &str) -> bool {
+    code.match_indices("Family::").any(|(at, _)| {
+        !code[..at]
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
 
 /// Every top-level module a line names through `prefix` (`crate::` or `rwtop::`), including
@@ -143,9 +266,21 @@ fn check_file(name: &str, module: &str, binary: bool, text: &str) -> Vec<Breach>
         }];
     };
     let library_prefix = if binary { "rwtop::" } else { "crate::" };
-    for (index, line) in text.lines().enumerate() {
-        let code = code_part(line);
+    let lines = code_lines(text);
+    let tests = test_lines(&lines);
+    let family_named = FAMILY_FLOORS.contains(&module) || is_test_file(name);
+    for (index, code) in lines.iter().enumerate() {
         let code = code.as_str();
+        if !family_named && !tests[index] && names_family(code) {
+            breaches.push(Breach {
+                file: name.to_owned(),
+                line: index + 1,
+                rule: format!(
+                    "`{module}` names `Family::`: ask `mysql::Flavor` for what differs (a \
+                     statement, a parse, whether a mode runs) rather than for the family"
+                ),
+            });
+        }
         let mut imported = named_modules(code, library_prefix);
         if binary {
             imported.extend(named_modules(code, "crate::"));
@@ -225,7 +360,7 @@ fn every_import_runs_down_a_floor() {
             .unwrap_or(file)
             .display()
             .to_string();
-        let code: String = text.lines().map(|l| code_part(l) + "\n").collect();
+        let code = code_lines(&text).join("\n");
         for target in named_modules(&code, if binary { "rwtop::" } else { "crate::" }) {
             if target != module && floor_of(&target).is_some() {
                 *edges.entry((module.clone(), target)).or_default() += 1;
@@ -239,7 +374,7 @@ fn every_import_runs_down_a_floor() {
         .collect();
     assert!(
         report.is_empty(),
-        "{} import(s) break the floors:\n{}",
+        "{} line(s) break the floors' rules:\n{}",
         report.len(),
         report.join("\n")
     );
@@ -249,6 +384,105 @@ fn every_import_runs_down_a_floor() {
         "cycle: {:?}",
         find_cycle(&edges)
     );
+}
+
+/// Which of its sibling files each file of a room (a module's directory) names, with how many
+/// lines: through `super::` (`super::super::` a level down) or `crate::{room}::`, directly or
+/// through an item its `mod.rs` re-exports from a sibling; test code left out. `files` are the
+/// room's files by their path under the room's directory; a file of tests only is test code.
+fn sibling_edges(room: &str, files: &[(String, String)]) -> BTreeMap<(String, String), usize> {
+    let stem = |path: &str| {
+        let first = path.split('/').next().unwrap_or(path);
+        first.trim_end_matches(".rs").to_owned()
+    };
+    let files: Vec<&(String, String)> = files.iter().filter(|(p, _)| !is_test_file(p)).collect();
+    let siblings: Vec<String> = files
+        .iter()
+        .map(|(path, _)| stem(path))
+        .filter(|s| s != "mod")
+        .collect();
+    // What `mod.rs` re-exports, by item: the sibling it comes from.
+    let mut reexported: BTreeMap<String, String> = BTreeMap::new();
+    if let Some((_, text)) = files.iter().find(|(path, _)| path == "mod.rs") {
+        let code = code_lines(text).join(" ");
+        for from in &siblings {
+            for item in named_modules(&code, &format!("pub use {from}::")) {
+                reexported.insert(item, from.clone());
+            }
+        }
+    }
+    let mut edges = BTreeMap::new();
+    for (path, text) in files {
+        let own = stem(path);
+        if own == "mod" {
+            continue;
+        }
+        let depth = path.matches('/').count();
+        let parent = "super::".repeat(depth + 1);
+        let lines = code_lines(text);
+        let tests = test_lines(&lines);
+        for (code, _) in lines.iter().zip(&tests).filter(|(_, test)| !**test) {
+            let named = named_modules(code, &parent)
+                .into_iter()
+                .chain(named_modules(code, &format!("crate::{room}::")));
+            for name in named {
+                let target = if siblings.contains(&name) {
+                    name
+                } else if let Some(from) = reexported.get(&name) {
+                    from.clone()
+                } else {
+                    continue;
+                };
+                if target != own {
+                    *edges.entry((own.clone(), target)).or_default() += 1;
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// A room's files, by their path under `src/{room}/`.
+fn room_files(room: &str) -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(room);
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    files.sort();
+    files
+        .iter()
+        .map(|file| {
+            let path = file.strip_prefix(&dir).unwrap_or(file);
+            let path = path
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned());
+            let text = std::fs::read_to_string(file).expect("a readable source file");
+            (path.collect::<Vec<_>>().join("/"), text)
+        })
+        .collect()
+}
+
+#[test]
+fn a_rooms_files_import_one_another_one_way() {
+    for room in ACYCLIC_ROOMS {
+        let files = room_files(room);
+        assert!(
+            files.len() > 10,
+            "read only {} files in src/{room}/",
+            files.len()
+        );
+        let edges = sibling_edges(room, &files);
+        assert!(
+            !edges.is_empty(),
+            "src/{room}/ names no sibling: is the reading right?"
+        );
+        let cycle = find_cycle(&edges);
+        assert!(
+            cycle.is_none(),
+            "src/{room}/'s files import in a circle: {} (give what they share a file of its own \
+             below them)",
+            cycle.unwrap_or_default().join(" → ")
+        );
+    }
 }
 
 /// Depth-first search from `node`: the modules on a cycle through `path`, if any.
@@ -333,6 +567,89 @@ fn the_checker_catches_planted_breaches() {
     edges.insert(("store".to_owned(), "alerts".to_owned()), 1);
     edges.insert(("alerts".to_owned(), "store".to_owned()), 1);
     assert!(find_cycle(&edges).is_some());
+}
+
+/// The family rule catches a planted `Family::` in code outside its floors, and only there: not
+/// in a comment, a string (one over two lines included), a test module or a test file, nor on
+/// the floors that deal in families.
+#[test]
+fn the_family_rule_catches_a_planted_breach() {
+    let planted = "fn sql(f: &Flavor) -> &str {\n    \
+                   if f.family == crate::mysql::Family::Mysql { \"a\" } else { \"b\" }\n}\n";
+    let found = check_file("src/probe/modes.rs", "probe", false, planted);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].line, 2);
+    assert!(found[0].rule.contains("`Family::`"), "{found:?}");
+    let imported = "use crate::mysql::Family;\nlet n = match f { Family::Mariadb => 1, _ => 2 };\n";
+    let found = check_file("src/poll/x.rs", "poll", false, imported);
+    assert_eq!(found.iter().map(|b| b.line).collect::<Vec<_>>(), [2]);
+
+    for (name, module, binary) in [
+        ("src/mysql/flavor.rs", "mysql", false),
+        ("src/sandbox/plan.rs", "sandbox", false),
+        ("src/cli/lint_cmd.rs", "cli", true),
+        ("src/store/apply_rate/tests.rs", "store", false),
+        ("src/alerts/lint/hygiene_tests.rs", "alerts", false),
+    ] {
+        let found = check_file(name, module, binary, planted);
+        assert!(found.is_empty(), "{name}: {found:?}");
+    }
+
+    let test_module = "fn f() {}\n#[cfg(test)]\nmod tests {\n    fn g() { let _ = Family::Mysql; }\n}\n\
+                       fn h() { let _ = Family::Mariadb; }\n";
+    let found = check_file("src/store/x.rs", "store", false, test_module);
+    assert_eq!(found.iter().map(|b| b.line).collect::<Vec<_>>(), [6]);
+    let test_file = "#[cfg(test)]\n#[path = \"x_tests.rs\"]\nmod tests;\n\
+                     fn k() { let _ = Family::Mysql; }\n";
+    let found = check_file("src/store/x.rs", "store", false, test_file);
+    assert_eq!(found.iter().map(|b| b.line).collect::<Vec<_>>(), [4]);
+
+    let quiet = "// Family::Mysql\nlet s = \"Family::Mysql\";\nlet t = MyFamily::X;\n\
+                 /* Family::Mariadb */\nlet u = \"over \\\n    Family::Mysql two lines\";\n\
+                 let v = r#\"Family::Mysql \"quoted\"\"#;\nlet w = '{';\n";
+    let found = check_file("src/probe/x.rs", "probe", false, quiet);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+/// The room check catches a planted circle among a room's files, one made through an item its
+/// `mod.rs` re-exports included; a test module's or a test file's import, a comment, and a path
+/// inside a file's own submodule make no edge.
+#[test]
+fn the_room_check_catches_a_planted_circle() {
+    let file = |path: &str, text: &str| (path.to_owned(), text.to_owned());
+    let room = vec![
+        file(
+            "mod.rs",
+            "mod a;\nmod b;\nmod c;\nmod d;\npub use b::{Other, Shared};\n",
+        ),
+        file("a.rs", "use super::b::Thing;\n"),
+        file(
+            "b.rs",
+            "use super::c::Step;\n#[cfg(test)]\nmod tests {\n    use super::super::a::Help;\n}\n",
+        ),
+        file(
+            "c.rs",
+            "fn f() -> super::Shared { todo!() }\n// super::a::Nothing\n",
+        ),
+        file("d/inner.rs", "use super::super::a::X;\nuse super::Local;\n"),
+        file("c_tests.rs", "use super::a::Help;\n"),
+    ];
+    let edges = sibling_edges("room", &room);
+    let named: Vec<(&str, &str)> = edges
+        .keys()
+        .map(|(from, to)| (from.as_str(), to.as_str()))
+        .collect();
+    assert_eq!(named, [("a", "b"), ("b", "c"), ("c", "b"), ("d", "a")]);
+    let mut cycle = find_cycle(&edges).expect("b and c import each other");
+    cycle.sort();
+    assert_eq!(cycle, ["b", "c"]);
+
+    let mut one_way = room.clone();
+    one_way[3] = file("c.rs", "fn f() {}\n");
+    one_way[4] = file("d/inner.rs", "fn g() -> crate::room::c::Step { todo!() }\n");
+    let edges = sibling_edges("room", &one_way);
+    assert!(edges.contains_key(&("d".to_owned(), "c".to_owned())));
+    assert!(find_cycle(&edges).is_none(), "{edges:?}");
 }
 
 /// What a file's leading `//!` header says: its lines joined, `None` when the file does not

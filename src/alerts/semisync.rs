@@ -180,7 +180,7 @@ mod tests {
     /// A topology whose primary `db1` has `view` as its semi-sync.
     fn primary_with(view: Option<SemiSyncView>) -> Topo {
         let mut topo = Topo::new();
-        topo.node_mut("db1", |n| n.semisync = view);
+        topo.node_mut("db1", |n| crate::store::testkit::live(n).semisync = view);
         topo
     }
 

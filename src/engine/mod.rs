@@ -23,8 +23,7 @@ use crate::drain::{DrainEvent, DrainRequest, KillRequest, KillSpec};
 use crate::mysql::Endpoint;
 use crate::poll::beat_gtid::Marks;
 use crate::poll::heartbeat::{self, WriterSpec};
-use crate::poll::node_poller::{self, PollerSpec};
-use crate::poll::{Feeds, PollEvent, ReadPace, StartUp, WriterState};
+use crate::poll::{Feeds, PollEvent, PollerSpec, ReadPace, StartUp, WriterState, node_poller};
 use crate::probe::{ProbeEvent, ProbeRequest, Prober};
 use crate::store::{Discovered, Snapshot, Store};
 

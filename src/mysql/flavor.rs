@@ -2,17 +2,25 @@
 //! flavors and versions is chosen here, so the rest of the code asks the flavor, never the version.
 //!
 //! The monitor's reads are below; the wait functions of the read-after-write strategies are in
-//! `waits`, and the statements that change replication (sandbox, demo) in `control`.
+//! `waits`, the GTIDs they wait for in `wanted`, and the statements that change replication
+//! (sandbox, demo) in `control`.
 
 mod control;
 mod waits;
+mod wanted;
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::gtid::{DomainGtid, GtidList};
+use crate::mysql::RawRow;
+
 pub use control::{SourceLink, ThreadControl};
-pub use waits::{GtidWaitOutcome, WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN};
+pub use waits::{
+    GtidWaitOutcome, ModeFit, ProxyGtidMode, WAIT_RESULT_COLUMN, WRITTEN_GTIDS_COLUMN,
+};
+pub use wanted::WantedGtids;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -20,6 +28,17 @@ pub enum Family {
     /// Oracle `MySQL` and its builds that keep its dialect (Percona Server).
     Mysql,
     Mariadb,
+}
+
+impl Family {
+    /// The family's name as its vendor spells it, for people to read.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mysql => "MySQL",
+            Self::Mariadb => "MariaDB",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -167,6 +186,15 @@ impl Flavor {
         }
     }
 
+    /// What [`Self::own_last_gtid_sql`] answered: the session's last GTID; `None` when it is
+    /// empty (nothing binary-logged on the session yet), unreadable, or on a flavor without
+    /// the statement.
+    #[must_use]
+    pub fn own_last_gtid(&self, rows: &[RawRow]) -> Option<DomainGtid> {
+        self.own_last_gtid_sql()?;
+        variable(rows, "last_gtid", DomainGtid::parse)
+    }
+
     /// A replica's applied position alone (`MariaDB`'s `gtid_slave_pos`), the heartbeat
     /// reading between status polls where the position tells; `None` on `MySQL`.
     #[must_use]
@@ -175,6 +203,14 @@ impl Flavor {
             Family::Mariadb => Some("SELECT @@global.gtid_slave_pos AS gtid_slave_pos"),
             Family::Mysql => None,
         }
+    }
+
+    /// What [`Self::applied_position_sql`] answered, as the position; `None` when unreadable,
+    /// or on a flavor without the statement.
+    #[must_use]
+    pub fn applied_position(&self, rows: &[RawRow]) -> Option<GtidList> {
+        self.applied_position_sql()?;
+        variable(rows, "gtid_slave_pos", GtidList::parse)
     }
 
     /// GTID state and the read-only switches, read every poll: both change on failover. The
@@ -292,30 +328,32 @@ impl Flavor {
 }
 
 impl Flavor {
-    /// The family's name as people write it.
-    #[must_use]
-    pub fn family_name(&self) -> &'static str {
-        match self.family {
-            Family::Mysql => "MySQL",
-            Family::Mariadb => "MariaDB",
-        }
-    }
-
     /// The release series: `MariaDB 10.11` from `MariaDB 10.11.19`.
     #[must_use]
     pub fn series(&self) -> String {
         format!(
             "{} {}.{}",
-            self.family_name(),
+            self.family.name(),
             self.version.major,
             self.version.minor
         )
     }
 }
 
+/// The one variable a `SELECT @@…` answered in `column`, read with `parse`; `None` when absent
+/// or unreadable.
+fn variable<T, E>(
+    rows: &[RawRow],
+    column: &str,
+    parse: impl FnOnce(&str) -> Result<T, E>,
+) -> Option<T> {
+    let text = rows.first()?.optional_text(&[column])?;
+    parse(text).ok()
+}
+
 impl fmt::Display for Flavor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.family_name(), self.version)
+        write!(f, "{} {}", self.family.name(), self.version)
     }
 }
 
@@ -415,6 +453,39 @@ mod tests {
             Version::new(10, 3, 39)
         );
         assert_eq!(flavor("11.4.2", "MariaDB Server").family, Family::Mariadb);
+    }
+
+    /// The answers of the flavor's own-GTID and applied-position statements are read here, by
+    /// the column the statement names; a flavor without the statement reads none.
+    #[test]
+    fn the_flavors_gtid_answers_are_read_where_the_statement_is() {
+        let row = |column: &str, value: Option<&str>| {
+            vec![RawRow::new(vec![(
+                column.to_owned(),
+                value.map(str::to_owned),
+            )])]
+        };
+        let mariadb = flavor("10.11.19-MariaDB-0+deb12u1-log", "Debian 12");
+        let mysql = flavor("8.0.36", "MySQL Community Server - GPL");
+        let last = row("last_gtid", Some("0-1-42"));
+        assert_eq!(
+            mariadb.own_last_gtid(&last),
+            DomainGtid::parse("0-1-42").ok()
+        );
+        assert_eq!(mariadb.own_last_gtid(&row("last_gtid", Some(""))), None);
+        assert_eq!(mariadb.own_last_gtid(&row("last_gtid", None)), None);
+        assert_eq!(mysql.own_last_gtid(&last), None);
+        let applied = row("gtid_slave_pos", Some("0-1-8,1-2-3"));
+        assert_eq!(
+            mariadb.applied_position(&applied).map(|p| p.to_string()),
+            Some("0-1-8,1-2-3".to_owned())
+        );
+        assert_eq!(
+            mariadb.applied_position(&row("gtid_slave_pos", Some("x"))),
+            None
+        );
+        assert_eq!(mariadb.applied_position(&[]), None);
+        assert_eq!(mysql.applied_position(&applied), None);
     }
 
     #[test]

@@ -33,7 +33,10 @@ pub use conn::{NodeConn, SqlError};
 pub use ddl_wait::DdlWait;
 pub use disks::{DataDirs, Disk, DisksRead, DisksUnavailable, disk_of};
 pub use endpoint::{Endpoint, Secret, Timeouts};
-pub use flavor::{Family, Flavor, GtidWaitOutcome, SourceLink, ThreadControl, Version};
+pub use flavor::{
+    Family, Flavor, GtidWaitOutcome, ModeFit, ProxyGtidMode, SourceLink, ThreadControl, Version,
+    WantedGtids,
+};
 pub use link::{ChannelTls, Filter, LinkHygiene};
 pub use lock_holders::{
     Blockers, HolderSource, Holds, Kill, LastStatement, LockHolder, LockRows, MdlRow, ThreadRow,

@@ -5,10 +5,10 @@
 use std::time::{Duration, Instant};
 
 use super::beat_gtid::Marks;
+use super::beat_write::heartbeat_read_sql;
 use super::events::{AppliedRead, BeatRow, HeartbeatRead, NodeSample, PollEvent};
-use super::heartbeat::heartbeat_read_sql;
-use super::node_poller::{HeartbeatTable, PollerSpec};
 use super::pt_heartbeat;
+use super::spec::{HeartbeatTable, PollerSpec};
 use crate::gtid::GtidList;
 use crate::mysql::{GtidState, NodeConn, RawRow, SqlError};
 
@@ -106,11 +106,9 @@ pub async fn read_applied(
     };
     let sent_at = Instant::now();
     let rows = conn.query_rows(sql).await?;
-    let applied = rows
-        .first()
-        .and_then(|row| row.optional_text(&["gtid_slave_pos"]))
-        .and_then(|text| GtidList::parse(text).ok());
-    Ok(applied
+    Ok(conn
+        .flavor()
+        .applied_position(&rows)
         .filter(|applied| marks.tell(applied))
         .map(|applied| AppliedRead { sent_at, applied }))
 }

@@ -19,7 +19,7 @@ pub const DDL_SCAN_LINGER: u64 = 5;
 /// parts never make one poll together). The list costs the server a file opened per binlog kept
 /// (~2 µs each hot on `MariaDB` 10.11, ~1.35 ms more a cold poll at 500 files: docs/benchmarks.md,
 /// "Poll path"), and changes only at a rotation or a purge: it is read when none is held
-/// ([`PollParts::list_held`]), at once after a rotation (`node_poller::poll_status`), and every
+/// ([`PollParts::list_held`]), at once after a rotation (`status_poll::poll_status`), and every
 /// [`LIST_EVERY`]th poll for a `PURGE`. The processlist scan answers a row per thread (on MySQL its
 /// query also costs the server more than the rest of a poll, docs/benchmarks.md, "Statements
 /// measured by hand"), but it is how a DDL in flight is seen: every 3rd poll, so a short ALTER is

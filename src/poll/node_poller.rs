@@ -10,84 +10,23 @@
 //! whose statements have not answered within one poll interval has the node shown `down` at
 //! once ([`Silence`]), without waiting for that timeout.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use super::beat_gtid::Marks;
+use super::backoff::backoff;
 pub use super::beat_read::read_heartbeat;
 pub use super::cadence::{DDL_SCAN_LINGER, PollParts, QUIET_SCAN_EVERY, phase};
-use super::events::{ConnState, NodeSample, PollEvent};
-use super::feeds::Feeds;
-use super::session::{Ended, Session};
+use super::ended::Ended;
+use super::events::{ConnState, PollEvent};
+use super::session::Session;
 use super::silence::Silence;
-use crate::mysql::{Endpoint, NodeConn, RawRow, SqlError, Timeouts};
+use super::spec::PollerSpec;
+pub use super::status_poll::poll_status;
+use crate::mysql::NodeConn;
 
-/// The wait before a retry, doubling per consecutive failure up to [`BACKOFF_CAP`] (the first
-/// failure after a healthy spell is retried at once: [`run`]).
-const BACKOFF_START: Duration = Duration::from_millis(250);
-/// The longest wait between two attempts, which is also how long a node that comes back may go
-/// unnoticed: the heartbeat writer waits the same (a restarted root's channels read exact again
-/// only once its writer writes), so a cap of seconds kept lag unknown that long after a restart.
-/// One attempt a second against a node that is down costs it a refused connection or a
-/// handshake; a connect that times out spaces the attempts by its timeout as well.
-const BACKOFF_CAP: Duration = Duration::from_secs(1);
 /// Consecutive failures before a node is shown `down` rather than `retrying`.
 const DOWN_AFTER: u32 = 2;
-/// How often the health lint's settings are read again after the one read at connect.
-pub const SETTINGS_EVERY: Duration = Duration::from_secs(300);
-/// How soon they are read again while the node holds a copy of rwtop's tables that is not
-/// rwtop's: a root above writes nothing until it is fixed, and the fix should be seen at once.
-pub const SETTINGS_WHILE_MISMATCHED: Duration = Duration::from_secs(5);
-/// How often the account's grants are read again after the read at connect (`session.rs`,
-/// `grants_when_due`): a `GRANT` or `REVOKE` is seen within this, and the connection reopened
-/// so that it holds what the server now lists. One `SHOW GRANTS` a node, as often as the disks.
-pub const GRANTS_EVERY: Duration = Duration::from_secs(10);
-/// How often an opted-in node's disks are read (`mysql/disks.rs`): free space moves slowly, and
-/// a rate of minutes to a full disk needs no finer grain (docs/benchmarks.md, "Statements measured
-/// by hand").
-pub const DISKS_EVERY: Duration = Duration::from_secs(10);
-
-#[derive(Debug, Clone)]
-pub struct PollerSpec {
-    pub name: String,
-    pub endpoint: Endpoint,
-    pub timeouts: Timeouts,
-    pub interval: Duration,
-    /// How often the heartbeat is read: `read_interval`, spread in a large topology.
-    pub pace: std::sync::Arc<super::ReadPace>,
-    pub discovery: bool,
-    pub heartbeat: HeartbeatTable,
-    /// Where each root's heartbeats stand in GTID terms, set by the writers: whether a
-    /// replica's applied position can stand for the table read.
-    pub marks: std::sync::Arc<Marks>,
-    /// Which nodes a watched replica replicates from, set by the engine from each snapshot:
-    /// whether this node's status poll reads its binlog coordinate and list.
-    pub feeds: std::sync::Arc<Feeds>,
-    /// Notified to poll now instead of at the next interval (the operator's force-probe).
-    pub nudge: std::sync::Arc<tokio::sync::Notify>,
-    /// How often the node's disks are read, beside the status poll; `None` (the default): never
-    /// (`[headroom] read_disks` reads them every [`DISKS_EVERY`]).
-    pub disks_every: Option<Duration>,
-    /// rwtop's own start-up, during which no node is judged silent (`silence.rs`).
-    pub start_up: std::sync::Arc<super::silence::StartUp>,
-}
-
-/// Where lag comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeartbeatTable {
-    /// rwtop's own rows, one per root (by writer index), written by this or another rwtop.
-    Own { writer_ids: Vec<String> },
-    /// An existing pt-heartbeat table (read-only mode): read on every node, the primary's row
-    /// telling whether pt-heartbeat still runs.
-    Pt { table: String },
-}
-
-#[must_use]
-pub fn backoff(failures: u32) -> Duration {
-    let shift = failures.saturating_sub(1).min(16);
-    BACKOFF_START.saturating_mul(1 << shift).min(BACKOFF_CAP)
-}
 
 pub async fn run(
     spec: PollerSpec,
@@ -271,67 +210,6 @@ fn ticker(start: tokio::time::Instant, period: Duration) -> tokio::time::Interva
     ticker
 }
 
-/// Replica first, then the node's own state and binlog, in one round trip: a replica's GTID
-/// state read after its replication status can only be newer, never make it look behind what
-/// it reported. Discovery and the processlist are optional: a missing grant leaves them out.
-/// The clock sample (when `parts` has it) and `lead` (a heartbeat read) go first in the same
-/// round trip; their rows come back beside the sample, which was sent at the sample's `at`.
-/// `list_tail` is the newest file of the binlog list held from earlier polls: a coordinate in
-/// another file (a rotation since) has the list read again at once, a second round trip, so that
-/// a sample's list always reaches its coordinate's file.
-pub async fn poll_status(
-    conn: &mut NodeConn,
-    parts: PollParts,
-    lead: Option<&str>,
-    list_tail: Option<&str>,
-) -> Result<(NodeSample, Ahead), SqlError> {
-    let at = Instant::now();
-    // One round trip (src/mysql/batch.rs).
-    let crate::mysql::batch::Status {
-        mut reported,
-        clock,
-        lead,
-        first_answer,
-        osc_tables,
-    } = conn
-        .status(crate::mysql::batch::Ask { parts, lead })
-        .await?;
-    // The runs behind the tools' tables, only while some are found (src/mysql/osc.rs).
-    reported.osc = match osc_tables {
-        Some(tables) if !tables.is_empty() => Some(conn.osc_runs(&tables).await?),
-        Some(_) => Some(Vec::new()),
-        None => None,
-    };
-    let rotated = match (&reported.binlog, &reported.binlog_files, list_tail) {
-        (Some(head), None, Some(tail)) => head.position.file != tail,
-        _ => false,
-    };
-    if rotated {
-        reported.binlog_files = Some(conn.binlog_files().await?);
-    }
-    let sample = NodeSample {
-        at,
-        reported,
-        resolving: std::collections::BTreeSet::new(),
-        took: at.elapsed(),
-    };
-    let ahead = Ahead {
-        clock,
-        lead,
-        first_answer,
-    };
-    Ok((sample, ahead))
-}
-
-/// What a status poll's batch read ahead of the status: the clock row and the heartbeat read
-/// (its rows or its refusal), when asked, and when the first answer came back.
-#[derive(Debug)]
-pub struct Ahead {
-    pub clock: Option<Vec<RawRow>>,
-    pub lead: Option<Result<Vec<RawRow>, SqlError>>,
-    pub first_answer: Duration,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,15 +226,5 @@ mod tests {
             let from_grid = (slot - first).as_nanos() % TICK_SLOT.as_nanos();
             assert_eq!(from_grid, 0, "{ms} ms: on the grid");
         }
-    }
-
-    #[test]
-    fn backoff_doubles_and_is_capped() {
-        assert_eq!(backoff(1), Duration::from_millis(250));
-        assert_eq!(backoff(2), Duration::from_millis(500));
-        assert_eq!(backoff(3), Duration::from_secs(1));
-        assert_eq!(backoff(4), BACKOFF_CAP);
-        assert_eq!(backoff(u32::MAX), BACKOFF_CAP);
-        assert_eq!(BACKOFF_CAP, Duration::from_secs(1));
     }
 }

@@ -38,62 +38,9 @@ use super::route::{Route, wait_result};
 use super::session::Session;
 use super::target::Aim;
 use super::{Monitor, Strategy};
-use crate::gtid::{GtidList, GtidSet};
-use crate::mysql::{Family, GtidState, GtidWaitOutcome};
+use crate::mysql::{GtidState, GtidWaitOutcome, ModeFit, ProxyGtidMode, WantedGtids as Wanted};
 use crate::topology::{Role, Topology};
 use crate::units::short_duration;
-
-/// The GTIDs a read must see.
-#[derive(Debug, Clone)]
-enum Wanted {
-    Mariadb(GtidList),
-    Mysql(GtidSet),
-}
-
-impl Wanted {
-    /// What a primary's state says it has written.
-    fn written_by(state: &GtidState) -> Self {
-        match state {
-            GtidState::Mariadb { binlog_pos, .. } => Self::Mariadb(binlog_pos.clone()),
-            GtidState::Mysql { executed } => Self::Mysql(executed.clone()),
-        }
-    }
-
-    /// `self` and everything `primary` had written (per domain the higher position).
-    fn merged(self, primary: &GtidState) -> Self {
-        match (self, Self::written_by(primary)) {
-            (Self::Mariadb(mut mine), Self::Mariadb(theirs)) => {
-                for gtid in theirs.iter() {
-                    if !mine.contains(gtid) {
-                        mine.insert(*gtid);
-                    }
-                }
-                Self::Mariadb(mine)
-            }
-            (Self::Mysql(mine), Self::Mysql(theirs)) => Self::Mysql(mine.union(&theirs)),
-            (mine, _) => mine,
-        }
-    }
-
-    /// Whether a replica in `state` has applied all of it (`MariaDB`: as `MASTER_GTID_WAIT`
-    /// judges, against `gtid_slave_pos`).
-    fn covered_by(&self, state: &GtidState) -> bool {
-        match (self, state) {
-            (Self::Mariadb(wanted), GtidState::Mariadb { slave_pos, .. }) => {
-                wanted.iter().all(|g| slave_pos.contains(g))
-            }
-            (Self::Mysql(wanted), GtidState::Mysql { executed }) => executed.is_superset_of(wanted),
-            _ => false,
-        }
-    }
-
-    fn text(&self) -> String {
-        match self {
-            Self::Mariadb(list) => list.to_string(),
-            Self::Mysql(set) => set.to_string(),
-        }
-    }
-}
 
 /// Where a GTID state shown in a cause came from.
 fn applied(state: &GtidState) -> String {
@@ -122,6 +69,19 @@ fn candidates(view: &dyn Topology, aim: &Aim, drained: bool) -> Vec<String> {
     out
 }
 
+/// What the root's flavor must offer for `strategy`, when it is a proxy's mode that rests on
+/// its GTIDs.
+fn gtid_mode(strategy: Strategy) -> Option<ProxyGtidMode> {
+    match strategy {
+        _ if strategy.name().starts_with("maxscale-") => Some(ProxyGtidMode::CausalReads),
+        Strategy::RouterWait(t) => Some(ProxyGtidMode::WaitForMyWrites {
+            at_once: t.is_zero(),
+        }),
+        Strategy::ProxysqlGtid => Some(ProxyGtidMode::GtidFromHostgroup),
+        _ => None,
+    }
+}
+
 impl Session {
     /// Before the write: refuse a mode the root's flavor cannot run, and say where rwtop runs
     /// a flavor's equivalent instead of the product's statement.
@@ -141,36 +101,22 @@ impl Session {
                 self.monitors.latest(&node, endpoint, every, timeouts).await;
             }
         }
-        let family = self.conn(&aim.root).await?.flavor().family;
-        let maxscale = strategy.name().starts_with("maxscale-");
-        match (strategy, family) {
-            (_, Family::Mysql) if maxscale => Err(ProbeError(format!(
-                "refused: MaxScale's causal_reads works with MariaDB servers only (it waits with \
-                 MASTER_GTID_WAIT and reads last_gtid), and {} runs MySQL; router-wait and \
-                 proxysql-gtid are the MySQL proxies' modes",
-                aim.root
+        let Some(mode) = gtid_mode(strategy) else {
+            return Ok(());
+        };
+        let flavor = self.conn(&aim.root).await?.flavor();
+        match flavor.runs(mode) {
+            ModeFit::AsIs => Ok(()),
+            ModeFit::StandIn(note) => {
+                a.note = Some(note.into());
+                Ok(())
+            }
+            ModeFit::Refused(why) => Err(ProbeError(format!(
+                "refused: {why}, and {} runs {}; router-wait and proxysql-gtid are the MySQL \
+                 proxies' modes",
+                aim.root,
+                flavor.family.name()
             ))),
-            (Strategy::RouterWait(t), Family::Mariadb) => {
-                a.note = Some(if t.is_zero() {
-                    "MariaDB has no GTID_SUBSET: Router's non-blocking check runs as \
-                     MASTER_GTID_WAIT(gtid, 0), which answers at once"
-                        .into()
-                } else {
-                    "MariaDB has no WAIT_FOR_EXECUTED_GTID_SET: MASTER_GTID_WAIT, its \
-                     equivalent, waits instead"
-                        .into()
-                });
-                Ok(())
-            }
-            (Strategy::ProxysqlGtid, Family::Mariadb) => {
-                a.note = Some(
-                    "ProxySQL tracks MySQL GTIDs only (its binlog reader): this applies its \
-                     routing rule to MariaDB's gtid_slave_pos"
-                        .into(),
-                );
-                Ok(())
-            }
-            _ => Ok(()),
         }
     }
 
@@ -219,15 +165,11 @@ impl Session {
     /// The write's own GTIDs, read on the writing connection.
     async fn own(&mut self, a: &mut Attempt, aim: &Aim) -> Result<Wanted, ProbeError> {
         let root = aim.root.clone();
-        let flavor = self.conn(&root).await?.flavor().clone();
         let text = self.written_gtids(a, &root).await?;
-        let bad = |e: crate::gtid::GtidParseError| {
-            ProbeError(format!("{root} reported the write's GTID as {text:?}: {e}"))
-        };
-        Ok(match flavor.family {
-            Family::Mariadb => Wanted::Mariadb(GtidList::parse(&text).map_err(bad)?),
-            Family::Mysql => Wanted::Mysql(GtidSet::parse(&text).map_err(bad)?),
-        })
+        let flavor = self.conn(&root).await?.flavor();
+        flavor
+            .wanted_gtids(&text)
+            .map_err(|e| ProbeError(format!("{root} reported the write's GTID as {text:?}: {e}")))
     }
 
     /// The own GTIDs and what rwtop last polled on the primary.
@@ -260,7 +202,7 @@ impl Session {
         timeout: Duration,
     ) -> Result<(GtidWaitOutcome, String), ProbeError> {
         let flavor = self.conn(node).await?.flavor().clone();
-        let gtids = wanted.text();
+        let gtids = wanted.to_string();
         let sql = if timeout.is_zero() {
             flavor.gtid_check_sql(&gtids)
         } else {
@@ -303,7 +245,7 @@ impl Session {
                     "; the SQL thread is not running"
                 };
                 Ok(Route::FallBack(if timeout.is_zero() {
-                    format!("not applied yet ({} not reached){why}", wanted.text())
+                    format!("not applied yet ({wanted} not reached){why}")
                 } else {
                     format!("timeout after {}{why}", short_duration(timeout))
                 }))
@@ -348,9 +290,8 @@ impl Session {
                 Some((state, _)) if wanted.covered_by(&state) => {
                     if node != aim.node {
                         a.note = Some(format!(
-                            "routed to {node}: {} had not shown {} yet",
-                            aim.node,
-                            wanted.text()
+                            "routed to {node}: {} had not shown {wanted} yet",
+                            aim.node
                         ));
                     }
                     return Ok(Route::Replica(node));
@@ -360,8 +301,7 @@ impl Session {
             }
         }
         Ok(Route::FallBack(format!(
-            "no replica known to have {}: {}",
-            wanted.text(),
+            "no replica known to have {wanted}: {}",
             seen.join(", ")
         )))
     }
@@ -417,39 +357,5 @@ impl Session {
             )));
         }
         Ok(Route::Replica(aim.node.clone()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn mariadb(slave_pos: &str) -> GtidState {
-        GtidState::Mariadb {
-            binlog_pos: GtidList::parse("0-1-9,1-4-2").unwrap(),
-            slave_pos: GtidList::parse(slave_pos).unwrap(),
-            current_pos: GtidList::empty(),
-        }
-    }
-
-    #[test]
-    fn wanted_gtids_merge_per_domain_and_are_judged_as_master_gtid_wait_does() {
-        let own = Wanted::Mariadb(GtidList::parse("0-1-10").unwrap());
-        assert!(own.covered_by(&mariadb("0-1-10")));
-        assert!(own.covered_by(&mariadb("0-2-11")), "server ids are ignored");
-        assert!(!own.covered_by(&mariadb("0-1-9")));
-        let global = own.merged(&mariadb(""));
-        assert_eq!(global.text(), "0-1-10,1-4-2");
-        assert!(
-            !global.covered_by(&mariadb("0-1-10")),
-            "domain 1 is missing"
-        );
-        assert!(global.covered_by(&mariadb("0-1-10,1-4-2")));
-        let set = |t: &str| GtidSet::parse(t).unwrap();
-        let mysql = Wanted::Mysql(set("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"));
-        let executed = |t: &str| GtidState::Mysql { executed: set(t) };
-        assert!(mysql.covered_by(&executed("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-7")));
-        assert!(!mysql.covered_by(&executed("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4")));
-        assert!(!mysql.covered_by(&mariadb("0-1-10")), "families never mix");
     }
 }

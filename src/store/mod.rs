@@ -7,6 +7,7 @@ pub mod applier;
 pub mod apply_rate;
 pub mod backlog;
 mod carried;
+mod channel_entry;
 mod clock;
 pub mod delay;
 mod discovery;

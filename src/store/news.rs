@@ -7,7 +7,7 @@
 //! A stalling link is news of another kind: a lag, not a stated fact, but one the stalled-link
 //! alert is raised on at its first sample once the source's state and the split say so
 //! (`alerts/sbm.rs`). A sample that shows a running channel's received heartbeats a second old,
-//! and less than [`STALLING_FOR`] past that, is news until that alert is raised.
+//! and less than [`stalling_for`] past that, is news until that alert is raised.
 
 use std::time::Duration;
 
@@ -15,22 +15,24 @@ use super::lag::Lag;
 use super::lag_split::WORTH_A_WORD;
 use super::{Event, Store};
 use crate::mysql::{IoRunning, ReplicaStatus};
-use crate::poll::{ConnState, PollEvent};
+use crate::poll::{ConnState, PollEvent, close_watch};
 
-/// How long past its first second a stalling link's samples stay news: the close watch its
-/// poller keeps (two poll intervals at the defaults: `poll/session.rs`). A cascaded replica's
-/// link stalls with its source's and raises no stalled-link alert of its own, so its samples are
-/// news for this long and no longer.
-const STALLING_FOR: Duration = Duration::from_secs(2);
+/// How long past its first second a stalling link's samples stay news at a poll `interval`:
+/// the close watch its poller keeps ([`close_watch`], the one policy for both). A cascaded
+/// replica's link stalls with its source's and raises no stalled-link alert of its own, so its
+/// samples are news for this long and no longer.
+fn stalling_for(interval: Duration) -> Duration {
+    close_watch(interval)
+}
 
-/// Whether a running channel with `status` that has received heartbeats `received` old is
-/// stalling: a second old at least (the lag split's floor, and the stalled-link alert's
-/// threshold at the defaults), and less than [`STALLING_FOR`] past that.
-pub(super) fn stalling((status, received): (&ReplicaStatus, &Lag)) -> bool {
+/// Whether a running channel with `status` that has received heartbeats `received` old, polled
+/// every `interval`, is stalling: a second old at least (the lag split's floor, and the
+/// stalled-link alert's threshold at the defaults), and less than [`stalling_for`] past that.
+pub(super) fn stalling(interval: Duration, (status, received): (&ReplicaStatus, &Lag)) -> bool {
     status.io_running == IoRunning::Yes
         && received
             .exact()
-            .is_some_and(|lag| lag >= WORTH_A_WORD && lag < WORTH_A_WORD + STALLING_FOR)
+            .is_some_and(|lag| lag >= WORTH_A_WORD && lag < WORTH_A_WORD + stalling_for(interval))
 }
 
 impl Store {
@@ -130,21 +132,26 @@ mod tests {
         assert!(!store.is_news(&first));
     }
 
-    /// A running link's received heartbeats from a second old to two seconds past that: the
-    /// stretch in which the stalled-link alert is due. Not a bound, not a stopped IO thread (its
+    /// A running link's received heartbeats from a second old to two poll intervals past
+    /// that (the poller's close watch): the stretch in which the stalled-link alert is due, at a
+    /// 250 ms, the shipped 1 s and a 5 s interval. Not a bound, not a stopped IO thread (its
     /// own news), not a link that has stalled for long.
     #[test]
-    fn a_running_link_stalls_from_its_first_second_for_two() {
+    fn a_running_link_stalls_from_its_first_second_for_two_poll_intervals() {
         use crate::store::lag::Lag;
         let running = running_status("", 3306);
         let ms = |ms| Lag::Exact {
             lag: Duration::from_millis(ms),
         };
-        let stalling = |status, lag: &Lag| super::stalling((status, lag));
-        assert!(!stalling(&running, &ms(990)));
-        assert!(stalling(&running, &ms(1_000)));
-        assert!(stalling(&running, &ms(2_990)));
-        assert!(!stalling(&running, &ms(3_000)));
+        for (interval, ends_ms) in [(250, 1_500), (1_000, 3_000), (5_000, 11_000)] {
+            let stalling =
+                |status, lag: &Lag| super::stalling(Duration::from_millis(interval), (status, lag));
+            assert!(!stalling(&running, &ms(990)), "{interval} ms");
+            assert!(stalling(&running, &ms(1_000)), "{interval} ms");
+            assert!(stalling(&running, &ms(ends_ms - 10)), "{interval} ms");
+            assert!(!stalling(&running, &ms(ends_ms)), "{interval} ms");
+        }
+        let stalling = |status, lag: &Lag| super::stalling(Duration::from_secs(1), (status, lag));
         let bound = Lag::AtLeast {
             lag: Duration::from_millis(1_500),
             upper: None,

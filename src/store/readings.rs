@@ -74,7 +74,9 @@ impl Store {
                 )
             })
             .collect();
-        if statuses.iter().zip(&lags).any(super::news::stalling) {
+        let poll_interval = self.settings.poll_interval;
+        let stalling = |pair| super::news::stalling(poll_interval, pair);
+        if statuses.iter().zip(&lags).any(stalling) {
             self.stalling = Some(node.to_owned());
         }
         if let Some(entry) = self.nodes.get_mut(node) {

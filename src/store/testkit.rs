@@ -15,13 +15,16 @@ use crate::store::backlog::{BytesBehind, GtidBacklog};
 use crate::store::lag::Lag;
 use crate::store::windows::{Window, WindowStats};
 use crate::store::{
-    BinlogView, ClockView, HeartbeatView, LiveParts, NodeView, ProcessScan, ReplicaView, Role,
-    Scanned, ServerIdentity, Snapshot, StoreSettings,
+    ClockView, HeartbeatView, NodeView, ReplicaView, Role, ServerIdentity, Snapshot, StoreSettings,
 };
 
 const PRIMARY_UUID: &str = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
 const BASE_UPTIME_S: u64 = 100;
 const BASE_SEQ: u64 = 10;
+
+mod parts;
+use parts::answering;
+pub use parts::{flavor, fresh_scan, live, scan, set_clock, set_osc, stale_scan};
 
 /// A node at `127.0.0.1:port` as the user `rwtop`, for stores built in tests and benches.
 #[must_use]
@@ -141,80 +144,6 @@ pub fn find<'a>(view: &'a AlertsView, kind: AlertKind, node: Option<&str>) -> Op
     view.active
         .iter()
         .find(|a| a.kind == kind && a.node.as_deref() == node)
-}
-
-/// The flavor a server of `version` (`@@version`) is detected as.
-#[must_use]
-pub fn flavor(version: &str) -> crate::mysql::Flavor {
-    crate::mysql::Flavor::detect(version, "").unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// What a testkit node reports while it answers: at `0-1-100`, scanned with its newest sample
-/// with nothing running.
-fn answering(read_only: bool) -> LiveParts {
-    LiveParts {
-        read_only,
-        gtid: mariadb_gtid("0-1-100"),
-        scan: Some(Scanned {
-            sample: BASE_SEQ,
-            value: ProcessScan::default(),
-        }),
-        osc: None,
-        binlog: BinlogView::default(),
-        settings: None,
-        semisync: None,
-        disks: None,
-    }
-}
-
-/// The live parts of a node, to change: a node that had none (it did not answer) gets a
-/// writable node's.
-pub fn live(node: &mut NodeView) -> &mut LiveParts {
-    node.live.get_or_insert_with(|| answering(false))
-}
-
-/// The schema changes `node`'s processlist scan shows, carried by its newest sample.
-pub fn scan(node: &mut NodeView) -> &mut Vec<crate::mysql::DdlStatement> {
-    let seq = node.sample_seq;
-    let scan = live(node).scan.get_or_insert_with(|| Scanned {
-        sample: seq,
-        value: ProcessScan::default(),
-    });
-    scan.sample = seq;
-    &mut scan.value.ddl
-}
-
-/// `node`'s newest sample carried no processlist scan: its scan is one sample older.
-pub fn stale_scan(node: &mut NodeView) {
-    let seq = node.sample_seq.saturating_sub(1);
-    scan(node);
-    if let Some(scan) = live(node).scan.as_mut() {
-        scan.sample = seq;
-    }
-}
-
-/// `node`'s newest sample carried its processlist scan.
-pub fn fresh_scan(node: &mut NodeView) {
-    scan(node);
-}
-
-/// `node`'s newest sample looked for online schema change runs and found `runs`.
-pub fn set_osc(node: &mut NodeView, runs: Vec<crate::mysql::OscRun>) {
-    let sample = node.sample_seq;
-    live(node).osc = Some(Scanned {
-        sample,
-        value: runs,
-    });
-}
-
-/// `node`'s clock is `offset_ms` off this host's, estimated with the error it had (none at
-/// first).
-pub fn set_clock(node: &mut NodeView, offset_ms: i64) {
-    let error_ms = node.clock.map_or(0, |c| c.error_ms);
-    node.clock = Some(ClockView {
-        offset_ms,
-        error_ms,
-    });
 }
 
 fn node(name: &str, role: Role, server_id: u32) -> NodeView {

@@ -19,11 +19,7 @@ fn series(node: &NodeView) -> Option<Series> {
 }
 
 fn name((family, major, minor): Series) -> String {
-    let family = match family {
-        Family::Mariadb => "MariaDB",
-        Family::Mysql => "MySQL",
-    };
-    format!("{family} {major}.{minor}")
+    format!("{} {major}.{minor}", family.name())
 }
 
 pub(super) fn check(s: &Snapshot, out: &mut Vec<LintFinding>) {

@@ -22,7 +22,66 @@ pub enum GtidWaitOutcome {
     Unexpected,
 }
 
+/// A proxy's read-after-write mode, as far as the server's flavor decides whether and how it
+/// runs (`probe/modes.rs` maps its strategies onto these; the products' settings are there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyGtidMode {
+    /// MaxScale's `causal_reads`: it waits with `MASTER_GTID_WAIT` and reads `@@last_gtid`.
+    CausalReads,
+    /// MySQL Router's `wait_for_my_writes`: `WAIT_FOR_EXECUTED_GTID_SET`, or `GTID_SUBSET`
+    /// when its timeout is 0 (`at_once`).
+    WaitForMyWrites { at_once: bool },
+    /// ProxySQL's `gtid_from_hostgroup`: routing by the executed GTID sets its binlog reader
+    /// streams from each replica.
+    GtidFromHostgroup,
+}
+
+/// How a flavor runs a [`ProxyGtidMode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModeFit {
+    /// As the product does.
+    AsIs,
+    /// With this flavor's equivalent: the note says which.
+    StandIn(&'static str),
+    /// Not at all: why.
+    Refused(&'static str),
+}
+
 impl Flavor {
+    /// Whether and how this flavor runs `mode`: `MariaDB` has none of `MySQL`'s GTID functions
+    /// (`MASTER_GTID_WAIT` stands in for them) and no GTID sets to stream; `MySQL` has no
+    /// `MASTER_GTID_WAIT` nor `@@last_gtid` for MaxScale to use.
+    #[must_use]
+    pub fn runs(&self, mode: ProxyGtidMode) -> ModeFit {
+        match (mode, self.family) {
+            (ProxyGtidMode::CausalReads, Family::Mariadb)
+            | (
+                ProxyGtidMode::WaitForMyWrites { .. } | ProxyGtidMode::GtidFromHostgroup,
+                Family::Mysql,
+            ) => ModeFit::AsIs,
+            (ProxyGtidMode::CausalReads, Family::Mysql) => ModeFit::Refused(
+                "MaxScale's causal_reads works with MariaDB servers only (it waits with \
+                 MASTER_GTID_WAIT and reads last_gtid)",
+            ),
+            (ProxyGtidMode::WaitForMyWrites { at_once: true }, Family::Mariadb) => {
+                ModeFit::StandIn(
+                    "MariaDB has no GTID_SUBSET: Router's non-blocking check runs as \
+                     MASTER_GTID_WAIT(gtid, 0), which answers at once",
+                )
+            }
+            (ProxyGtidMode::WaitForMyWrites { at_once: false }, Family::Mariadb) => {
+                ModeFit::StandIn(
+                    "MariaDB has no WAIT_FOR_EXECUTED_GTID_SET: MASTER_GTID_WAIT, its \
+                     equivalent, waits instead",
+                )
+            }
+            (ProxyGtidMode::GtidFromHostgroup, Family::Mariadb) => ModeFit::StandIn(
+                "ProxySQL tracks MySQL GTIDs only (its binlog reader): this applies its \
+                 routing rule to MariaDB's gtid_slave_pos",
+            ),
+        }
+    }
+
     /// The function that waits for the SQL thread to reach a source binlog position:
     /// `SOURCE_POS_WAIT` on `MySQL` 8.0.26+ (where `MASTER_POS_WAIT` is deprecated, and gone in
     /// 8.4), `MASTER_POS_WAIT` everywhere else. It counts whole seconds and answers `-1` on a
@@ -240,6 +299,34 @@ mod tests {
         assert_eq!(m.gtid_wait_outcome(Some(-1)), GtidWaitOutcome::TimedOut);
         assert_eq!(m.gtid_wait_outcome(Some(1)), GtidWaitOutcome::Unexpected);
         assert_eq!(m.gtid_wait_outcome(None), GtidWaitOutcome::Unexpected);
+    }
+
+    /// MaxScale's modes run on `MariaDB` only; Router's and ProxySQL's run on `MySQL` as the
+    /// products do, and on `MariaDB` with `MASTER_GTID_WAIT` and `gtid_slave_pos` standing in.
+    #[test]
+    fn proxy_modes_run_as_the_flavor_allows() {
+        let causal = ProxyGtidMode::CausalReads;
+        let wait = ProxyGtidMode::WaitForMyWrites { at_once: false };
+        let check = ProxyGtidMode::WaitForMyWrites { at_once: true };
+        let stream = ProxyGtidMode::GtidFromHostgroup;
+        for f in [mysql_57(), mysql_80(), mysql_84()] {
+            assert!(
+                matches!(f.runs(causal), ModeFit::Refused(why) if why.contains("MariaDB servers only")),
+                "{f}"
+            );
+            for mode in [wait, check, stream] {
+                assert_eq!(f.runs(mode), ModeFit::AsIs, "{f} {mode:?}");
+            }
+        }
+        let m = mariadb();
+        assert_eq!(m.runs(causal), ModeFit::AsIs);
+        let note = |mode| match m.runs(mode) {
+            ModeFit::StandIn(note) => note,
+            other => panic!("{mode:?}: {other:?}"),
+        };
+        assert!(note(wait).contains("no WAIT_FOR_EXECUTED_GTID_SET"));
+        assert!(note(check).contains("no GTID_SUBSET"));
+        assert!(note(stream).contains("gtid_slave_pos"));
     }
 
     #[test]

@@ -303,7 +303,6 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use crate::store::testkit::{scan, set_osc};
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use ratatui::buffer::Buffer;
@@ -312,7 +311,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::store::Snapshot;
     use crate::store::lag::Lag;
-    use crate::store::testkit::{Topo, ddl, secs};
+    use crate::store::testkit::{Topo, blocked_ddl, ddl, scan, secs, set_osc};
     use crate::ui::{Theme, UiState};
 
     /// Renders one panel over the whole `width`×`height` test terminal.
@@ -547,11 +546,7 @@ pub(crate) mod tests {
     fn ddl_banner_names_who_blocks_a_waiting_statement_and_the_kill() {
         let mut snap = troubled();
         let db1 = snap.nodes.iter_mut().find(|n| n.name == "db1").unwrap();
-        *scan(db1) = vec![crate::store::testkit::blocked_ddl(
-            "ALTER TABLE t FORCE",
-            95,
-            false,
-        )];
+        *scan(db1) = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
         let buf = draw(render, &snap, &UiState::default(), 220, 3);
         let banner = lines(&buf).get(1).cloned().unwrap_or_default();
         let want = "db1 running 1m35s, waiting for table metadata lock, blocked by #1234 \
