@@ -331,6 +331,13 @@ async fn measure(
         server.all * wall.as_secs_f64() * 1e6 / polls,
         "us",
     );
+    // The same polls cost rwtop this much of what they cost the servers: a figure of the code
+    // that a slow or fast host moves less than either share alone.
+    row(
+        &name("rwtop_over_servers"),
+        cpu.as_secs_f64() / (server.all * wall.as_secs_f64()),
+        "x",
+    );
     row(&name("rss"), rss as f64 / 1_024.0, "MiB");
     row(
         &name("rss_growth_per_node"),
