@@ -6,8 +6,11 @@
 //! the replica already has), its IO thread stopped by hand, its server frozen (SIGSTOP), its server
 //! killed (SIGKILL), the primary killed, and `r1`'s source link stalled (the relay holds every
 //! byte; the alert is due within its threshold, 1 s, plus 1 s). Each is held until its alert is
-//! on the stream, then undone, and the next waits until everything is healthy again; each starts
-//! at a random moment, so that faults fall anywhere in the poll, read and publication cycles.
+//! on the stream, then undone, and the next waits until everything is healthy again. Each starts
+//! at a random offset within the poll interval after the snapshot that found everything healthy,
+//! so that faults fall anywhere in the poll, read and publication cycles; the offsets are drawn
+//! from a seed taken from the clock (printed, `RWTOP_BENCH_SEED` repeats a run's), so that two
+//! runs put their faults at different phases, and each round prints its offset.
 //!
 //! Two sizes: the 3 nodes of a primary and two replicas, and 1,000 names over the scale bench's
 //! servers (a primary and 10 replicas, every replica standing in for ~1/10 of the names:
@@ -18,7 +21,8 @@
 //! Needs MariaDB (or MySQL) installed, as the sandbox does; exits non-zero when the sandbox
 //! cannot start or an alert does not come within 30 s. Environment: `RWTOP_BENCH_ROUNDS`
 //! (default 5) rounds per fault, `RWTOP_BENCH_NODES` (`3,1000`) the sizes, `RWTOP_BENCH_WORKERS`
-//! (the binary's, `engine::WORKERS`) the runtime's worker threads.
+//! (the binary's, `engine::WORKERS`) the runtime's worker threads, `RWTOP_BENCH_SEED` the
+//! offsets' seed (from the clock by default).
 
 #![allow(
     clippy::cast_precision_loss,
@@ -147,7 +151,9 @@ fn run() -> Result<()> {
     prepare(&sandbox, sizes.iter().copied().max().unwrap_or(3))?;
     let workers = env_or("RWTOP_BENCH_WORKERS", rwtop::engine::WORKERS)?;
     let runtime = rwtop::engine::runtime(workers).context("building the tokio runtime")?;
-    let mut rng = rng::Rng(0x7A11_2026);
+    let seed = env_or("RWTOP_BENCH_SEED", clock_seed())?;
+    println!("# offsets seed {seed} (RWTOP_BENCH_SEED={seed} repeats them)");
+    let mut rng = rng::Rng(seed);
     let mut table = Vec::new();
     // The SQL error's rows stay on the servers from one size to the next: each fault its own.
     let mut conflict_row = 1001;
@@ -162,7 +168,7 @@ fn run() -> Result<()> {
             dba: Dba::default(),
             conflict_row,
         };
-        let measured = measure(&mut rig, &mut sandbox, rounds, &mut rng);
+        let measured = measure(&mut rig, &mut sandbox, rounds, spec.interval, &mut rng);
         conflict_row = rig.conflict_row;
         runtime.block_on(engine.shutdown());
         for (fault, times) in measured? {
@@ -172,6 +178,19 @@ fn run() -> Result<()> {
     print_table(&table);
     println!("# load average at the end: {}", sandbox::load_average());
     Ok(())
+}
+
+/// A seed that differs from run to run: the clock's nanoseconds, mixed with the process id.
+fn clock_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the low bits vary the most"
+    )]
+    let low = nanos as u64;
+    low ^ (u64::from(std::process::id()) << 32)
 }
 
 /// The bench's own account (replicated from the primary) and the table the SQL error is made
@@ -316,10 +335,13 @@ struct Took {
     all: Duration,
 }
 
+/// Every fault `rounds` times, each at a random offset within `interval` (the poll's) after
+/// the snapshot that found everything healthy.
 fn measure(
     rig: &mut Rig<'_>,
     sandbox: &mut Sandbox,
     rounds: usize,
+    interval: Duration,
     rng: &mut rng::Rng,
 ) -> Result<Vec<(Fault, Vec<Took>)>> {
     let ready = wait_healthy(rig).context("before the first fault")?;
@@ -328,11 +350,13 @@ fn measure(
     for round in 1..=rounds {
         for (fault, times) in &mut out {
             // Anywhere in the poll, read and publication cycles.
-            std::thread::sleep(Duration::from_secs_f64(rng.uniform()));
+            let offset = interval.mul_f64(rng.uniform());
+            std::thread::sleep(offset);
             let took = one_fault(rig, sandbox, *fault, round)?;
             println!(
-                "{} round {round}: first {:.3} s, all {:.3} s",
+                "{} round {round}: at +{:.3} s, first {:.3} s, all {:.3} s",
                 fault.name(),
+                offset.as_secs_f64(),
                 took.first.as_secs_f64(),
                 took.all.as_secs_f64()
             );

@@ -3,16 +3,15 @@
 //! four tables at once shows more than one busy worker at some processlist scan, read through
 //! rwtop's own engine and store — and, before the load, the same 4 workers all idle. Along the
 //! way: the configured workers and mode come from the settings, the scan's age stays within its
-//! cadence, and the transactional groups counted by the replica grow with the load. A multi-source aggregator shows its one
-//! pool on both channels, marked shared.
+//! cadence, and the transactional groups counted by the replica grow with the load. A
+//! multi-source aggregator shows its one pool on both channels, marked shared.
 //!
-//! Every scan under the load is recorded and every one that counts fewer workers than the pool
-//! is printed (about one in six here). The server's own rows are the cause: in optimistic mode
-//! a worker whose transaction conflicts is killed to be rolled back and retried, and for that
-//! moment `SHOW PROCESSLIST` shows its `Command` as `Killed`, not `Slave_worker`, so a scan then
-//! counts one worker less (`mysql/appliers.rs` counts `Slave_worker` rows only). The test's
-//! own scans of the server show it: the `Slave_worker` rows and the `Killed` ones always add
-//! up to the pool.
+//! Every scan under the load is recorded, and every one must count the whole pool. In optimistic
+//! mode a worker whose transaction conflicts is killed to be rolled back and retried, and for
+//! that moment `SHOW PROCESSLIST` shows its `Command` as `Killed`, not `Slave_worker` (in 2–4 %
+//! of the test's own scans here; rwtop's count once left it out of one of six scans): it is
+//! still one of the pool's workers, and busy. The test's own scans of the server show it: the
+//! `Slave_worker` rows and the `Killed` ones always add up to the pool.
 
 mod common;
 
@@ -37,8 +36,9 @@ const ROWS: u32 = 2_000;
 /// the newest one.
 const SAMPLE_AGE_MAX: Duration = Duration::from_secs(8);
 
-/// Scans of r1 recorded under the load: enough that an odd one is a minority.
-const SCANS: usize = 6;
+/// Scans of r1 recorded under the load (one every 3 s or so): a count that leaves out a worker
+/// on some scans is caught on one of them.
+const SCANS: usize = 12;
 
 /// From the snapshot that shows r1 caught up to one whose scan shows no busy worker: the poll
 /// that sees the applier idle, the scan on the next, a publication, and a slow machine's slack
@@ -71,8 +71,10 @@ async fn writer(endpoint: Endpoint, table: usize, stop: Arc<AtomicBool>) -> u64 
 }
 
 /// The test's own scans of `r1`'s processlist every 50 ms until told to stop: for each, the
-/// replication threads (`system user`) whose `Command` is `Slave_worker`, and those shown
-/// `Killed` (while replication runs, only a worker being retried).
+/// replication threads (`system user`) whose `Command` is `Slave_worker`, those shown `Killed`
+/// (while replication runs, only a worker being retried), and any other but the IO and SQL
+/// threads (printed: none was seen in a dozen runs, yet one scan in one of them came out a
+/// worker short).
 fn watch_pool(
     mut conn: NodeConn,
 ) -> (
@@ -94,7 +96,19 @@ fn watch_pool(
                     .count();
                 u32::try_from(n).unwrap_or(u32::MAX)
             };
-            out.push((count("Slave_worker"), count("Killed")));
+            let others: Vec<_> = rows
+                .iter()
+                .filter(|r| r.optional_text(&["User"]) == Some("system user"))
+                .filter(|r| {
+                    let command = r.optional_text(&["Command"]).unwrap_or_default();
+                    !["Slave_IO", "Slave_SQL", "Slave_worker", "Killed"].contains(&command)
+                })
+                .collect();
+            if !others.is_empty() {
+                eprintln!("replication threads of another command: {others:?}");
+            }
+            let others = u32::try_from(others.len()).unwrap_or(u32::MAX);
+            out.push((count("Slave_worker") + others, count("Killed")));
             tokio::select! {
                 _ = &mut stopped => return out,
                 () = tokio::time::sleep(Duration::from_millis(50)) => {}
@@ -139,11 +153,19 @@ fn judge_scans(scans: &[BusyWorkers], server: &[(u32, u32)]) {
         odd.len(),
         server.len()
     );
+    // A worker is `Killed` only for the moment of its retry, and is counted then too: every
+    // scan shows the whole pool.
+    assert!(
+        odd.is_empty(),
+        "{} of {} scans under the load did not count the whole pool: {odd:?}",
+        odd.len(),
+        scans.len()
+    );
     for (workers, killed) in server {
         assert_eq!(
             workers + killed,
             u32::from(WORKERS),
-            "the server showed {workers} Slave_worker and {killed} Killed rows"
+            "the server showed {workers} Slave_worker (or other worker) and {killed} Killed rows"
         );
     }
     for b in scans {
@@ -153,12 +175,6 @@ fn judge_scans(scans: &[BusyWorkers], server: &[(u32, u32)]) {
         );
         assert!(b.commit_order_waits.is_some_and(|w| w <= b.busy), "{b:?}");
     }
-    // A worker is `Killed` only for the moment of its retry (one scan in a few under this
-    // load): the load's scans show the whole pool too.
-    assert!(
-        odd.len() < scans.len(),
-        "no scan of the whole pool under the load: {scans:?}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -201,7 +217,7 @@ async fn live_a_replica_with_four_workers_shows_several_busy_under_a_multi_table
     let mut scans: Vec<BusyWorkers> = Vec::new();
     let (seen, took) = until(
         &engine,
-        "6 scans of r1 under the load, one with more than one busy worker",
+        "12 scans of r1 under the load, one with more than one busy worker",
         DEADLINE,
         |s| {
             let a = appliers(s, "r1")?;

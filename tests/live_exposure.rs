@@ -29,11 +29,14 @@ use rwtop::store::exposure::{ClusterExposure, ReplicaExposure};
 const DEADLINE: Duration = Duration::from_secs(40);
 const BACKLOG: u64 = 3_000;
 const LOST: u64 = 50;
-/// How far r2's real drain may land from rwtop's first estimate. The estimate rests on the
-/// first 5–6 s of polls after the restart (1 s polls, the applied position read at each); the
-/// rate is steady (the trigger's sleep dominates), so a right estimate lands within a poll or
-/// so. An estimate off by a fifth of the ~6 s still to go fails.
-const ALLOWED: Duration = Duration::from_millis(1_500);
+/// How far r2's real drain may land from rwtop's first estimate. The estimate's rate comes from
+/// the first 5–7 s of polls after the restart (1 s polls, the applied position read at each)
+/// and is extrapolated over the 6–12 s still to go. The trigger's 4 ms sleep is most of each
+/// row's apply, but on a busy two-core machine the rest moves the pace by a few percent (missed
+/// by 0.03–0.11 s on a quiet machine, 0.35 s at a load average of 14): 5 % of 10 s, plus a
+/// publication after the poll and the watcher's 50 ms step, is 0.6 s. An estimate a second
+/// off fails, and so does one at a rate off by a tenth.
+const ALLOWED: Duration = Duration::from_millis(600);
 
 fn cluster(s: &Snapshot) -> Option<&ClusterExposure> {
     s.exposure.iter().find(|c| c.root == "primary")

@@ -82,21 +82,35 @@ fn is_idle(state: Option<&str>) -> bool {
     state.is_empty() || IDLE_STATES.contains(&state)
 }
 
+/// A `MariaDB` worker whose transaction conflicted with an earlier one's (optimistic mode) is
+/// killed to be rolled back and retried: for that moment its `COMMAND` reads `Killed`, its state
+/// the step it was at or a wait for the prior commit. It is one of the pool's workers all the
+/// same, and busy. Counted only beside `Slave_worker` rows: a serial replica's SQL thread killed
+/// by `STOP SLAVE` is no worker (a parallel one's, for the moment of its stop, would count).
+fn is_retried_worker(row: &RawRow) -> bool {
+    row.optional_text(&["COMMAND"]) == Some("Killed")
+        && row.optional_text(&["USER"]) == Some("system user")
+}
+
 /// `MariaDB`'s worker pool from the rows of one processlist scan (`COMMAND = 'Slave_worker'`,
-/// with `STATE`); `None` when the scan shows no worker (parallel replication off).
+/// with `STATE`, and a worker being retried); `None` when the scan shows no worker (parallel
+/// replication off).
 #[must_use]
 pub fn pool_from_processlist(rows: &[RawRow]) -> Option<WorkerSample> {
     let mut pool = WorkerSample {
         commit_order_waits: Some(0),
         ..WorkerSample::default()
     };
+    let mut parallel = false;
     for row in rows {
-        if row.optional_text(&["COMMAND"]) != Some("Slave_worker") {
+        let worker = row.optional_text(&["COMMAND"]) == Some("Slave_worker");
+        if !worker && !is_retried_worker(row) {
             continue;
         }
+        parallel |= worker;
         let state = row.optional_text(&["STATE"]);
         pool.workers += 1;
-        if is_idle(state) {
+        if worker && is_idle(state) {
             continue;
         }
         pool.busy += 1;
@@ -104,7 +118,7 @@ pub fn pool_from_processlist(rows: &[RawRow]) -> Option<WorkerSample> {
             pool.commit_order_waits = pool.commit_order_waits.map(|n| n + 1);
         }
     }
-    (pool.workers > 0).then_some(pool)
+    parallel.then_some(pool)
 }
 
 /// `MySQL` 8.0+: the worker table, with each worker thread's processlist state beside it (for
@@ -206,6 +220,27 @@ mod tests {
         );
         // Parallel replication off: the SQL thread alone, no sample at all rather than "0 busy".
         assert_eq!(pool_from_processlist(&rows[..2]), None);
+    }
+
+    #[test]
+    fn a_mariadb_worker_killed_for_its_retry_is_still_a_busy_worker() {
+        let rows = [
+            thread("Slave_worker", Some("Waiting for work from SQL thread")),
+            thread("Slave_worker", Some("Update_rows_log_event::find_row()")),
+            thread("Killed", Some("Rollback")),
+            thread("Killed", Some("Waiting for prior transaction to commit")),
+            // A client's killed statement is no worker.
+            row(&[
+                ("USER", Some("app")),
+                ("COMMAND", Some("Killed")),
+                ("STATE", Some("Sending data")),
+            ]),
+        ];
+        let pool = pool_from_processlist(&rows).unwrap();
+        let counts = (pool.workers, pool.busy, pool.commit_order_waits);
+        assert_eq!(counts, (4, 3, Some(1)), "{pool:?}");
+        // Without a worker row, no pool: a serial replica's SQL thread being stopped is none.
+        assert_eq!(pool_from_processlist(&rows[2..3]), None);
     }
 
     #[test]

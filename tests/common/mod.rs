@@ -16,6 +16,7 @@ use rwtop::sandbox::{Ports, Relay, Sandbox, SandboxSpec};
 pub mod chromium;
 pub mod engine_thread;
 pub mod http;
+pub mod lag_truth;
 /// Integration tests only: it runs the binary cargo built for them.
 #[cfg(test)]
 pub mod lint;
@@ -450,26 +451,6 @@ pub async fn dba(t: &TestSandbox, node: &str) -> NodeConn {
     );
     t.connect_as(node, ("dba", "dba-test-only"), Duration::from_secs(10))
         .await
-}
-
-/// The whole seconds most errors are off by, and the median of what is left of each once its
-/// own whole seconds are taken off (each within ±500 ms). A reading just after a second's
-/// boundary can still be one from before the replica applied that second, so single readings
-/// may be a second off, and one run can hold errors near 0 and near 1 s: a median of the raw
-/// errors could fall between the two.
-pub fn whole_and_residual(errors_ms: &[i64]) -> (i64, i64) {
-    let mut wholes: Vec<i64> = errors_ms
-        .iter()
-        .map(|e| (e + 500).div_euclid(1000))
-        .collect();
-    let mut residuals: Vec<i64> = errors_ms
-        .iter()
-        .zip(&wholes)
-        .map(|(e, w)| e - 1000 * w)
-        .collect();
-    wholes.sort_unstable();
-    residuals.sort_unstable();
-    (wholes[wholes.len() / 2], residuals[residuals.len() / 2])
 }
 
 /// A node of a `snapshot --json` document, by name; panics naming it when absent.
