@@ -89,7 +89,7 @@ pub(super) struct Session<'a> {
     semisync: Option<SemiSync>,
     /// The account's grants as read when this connection opened (`None`: unread), and when
     /// they are read again.
-    grants: Option<crate::mysql::grants::Held>,
+    grants: Option<crate::mysql::grants::AccountGrants>,
     grants_due: tokio::time::Instant,
     /// Since when the status polls have found a running channel lacking a heartbeat written
     /// before they asked ([`super::beat_gtid::Marks::lacks`]): a link that may be stalling.
