@@ -694,8 +694,8 @@ fn mysql_holder_read_names_the_idle_transaction_and_its_kill() {
 
 /// A `SHOW GRANTS` recording: what the full mode needs and the account lacks, by scenario.
 fn check_grants(f: &Fixture) -> bool {
-    use rwtop::mysql::grants::{Held, Mode, missing};
-    let held = Held::from_rows(&f.rows);
+    use rwtop::mysql::grants::{AccountGrants, Mode, missing};
+    let held = AccountGrants::from_rows(&f.rows);
     let lacks: Vec<String> = missing(f.flavor.family, &Mode::Full.uses(""), &held)
         .iter()
         .map(|m| format!("{} ON {}", m.privilege, m.on))

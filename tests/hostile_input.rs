@@ -577,7 +577,10 @@ fn parse_rows(kind: Kind, family: Family, rows: &[RawRow]) -> Result<String, Sta
             rwtop::mysql::appliers::workers_from_table(rows)?
         )),
         Kind::Queued => Ok(format!("{:?}", rwtop::mysql::queued::from_table(rows)?)),
-        Kind::Grants => Ok(format!("{:?}", rwtop::mysql::grants::Held::from_rows(rows))),
+        Kind::Grants => Ok(format!(
+            "{:?}",
+            rwtop::mysql::grants::AccountGrants::from_rows(rows)
+        )),
         Kind::LockThreads => Ok(format!(
             "{:?}",
             LockRows::from_rows(family, rows, None, None)?

@@ -1,7 +1,9 @@
 //! The Debian package as a user gets it: `scripts/package` builds it (a release build, then
-//! cargo-deb); its contents and control fields are read with `dpkg-deb`; it is unpacked into a
-//! throw-away root, where the binary's `--version`, `man -l` on the page and the bash completion
-//! are run, and every link of the README and the guides shipped beside it is followed.
+//! cargo-deb); its contents and control fields are read with `dpkg-deb`; lintian, Debian's own
+//! package checker, finds no error and no warning in it; it is unpacked into a throw-away root,
+//! where the binary's `--version`, `man -l` on the page and the bash completion are run, the
+//! Debian changelog's newest entry is read, and every link of the README and the guides shipped
+//! beside it is followed.
 
 #[path = "common/markdown.rs"]
 mod markdown;
@@ -59,6 +61,8 @@ fn the_package_installs_rwtop_with_its_man_pages_and_completions() {
     assert_eq!(field("Version"), version);
     assert!(field("Depends").contains("libc6"), "{}", field("Depends"));
 
+    lintian_finds_no_error_or_warning(&deb, repo);
+
     // Every file where a Debian user looks for it.
     let listing = text(&run("dpkg-deb", &["-c", &deb], repo));
     for path in [
@@ -70,6 +74,7 @@ fn the_package_installs_rwtop_with_its_man_pages_and_completions() {
         "./usr/share/zsh/vendor-completions/_rwtop",
         "./usr/share/fish/vendor_completions.d/rwtop.fish",
         "./usr/share/doc/rwtop/copyright",
+        "./usr/share/doc/rwtop/changelog.gz",
         "./usr/share/doc/rwtop/LICENSE-MIT",
         "./usr/share/doc/rwtop/LICENSE-APACHE",
         "./usr/share/doc/rwtop/rwtop.sample.toml",
@@ -101,6 +106,8 @@ fn the_package_installs_rwtop_with_its_man_pages_and_completions() {
         format!("rwtop {version} ({})", commit.trim()),
         "the version names the commit it was built from"
     );
+
+    newest_changelog_entry_is_for(version, &installed("usr/share/doc/rwtop/changelog.gz"));
 
     let page = Command::new("man")
         .args(["-l", &installed("usr/share/man/man1/rwtop.1.gz")])
@@ -136,6 +143,45 @@ fn the_package_installs_rwtop_with_its_man_pages_and_completions() {
     assert_eq!(commands.trim(), "demo", "{commands}");
     let actions = complete("rwtop sandbox u");
     assert_eq!(actions.trim(), "up", "{actions}");
+}
+
+/// Debian's checks of a binary package: errors and warnings fail the test. Its info, pedantic and
+/// experimental tags do not: the binary is not built with Debian's hardening flags
+/// (`hardening-no-fortify-functions`), cargo-deb writes no `md5sums`, the binary's strings hold
+/// a false spelling hit, and the README's links ship the licenses and the sample config twice.
+fn lintian_finds_no_error_or_warning(deb: &str, repo: &Path) {
+    let out = Command::new("lintian")
+        .args(["--fail-on", "error,warning", "--no-tag-display-limit", deb])
+        .current_dir(repo)
+        .output()
+        .expect("lintian is installed (scripts/test installs it)");
+    let said = String::from_utf8_lossy(&out.stdout);
+    let flagged: Vec<&str> = said
+        .lines()
+        .filter(|l| l.starts_with("E: ") || l.starts_with("W: "))
+        .collect();
+    assert!(
+        out.status.success() && flagged.is_empty(),
+        "lintian {deb} ({}):\n{said}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A new version needs its entry in `scripts/debian/changelog`: lintian does not compare the
+/// changelog with the package's version.
+fn newest_changelog_entry_is_for(version: &str, changelog: &str) {
+    let out = Command::new("gzip")
+        .args(["-dc", changelog])
+        .output()
+        .expect("gzip runs");
+    assert!(out.status.success(), "{changelog}: {out:?}");
+    let text = text(&out);
+    let newest = text.lines().next().unwrap_or_default();
+    assert!(
+        newest.starts_with(&format!("rwtop ({version}) ")),
+        "the changelog's newest entry is not for {version} (scripts/debian/changelog): {newest}"
+    );
 }
 
 /// The README and the guides installed under `doc`, with every page and picture they link.

@@ -11,7 +11,8 @@
 #           inhibition's tests), chromium (headless, for the DDL-window report's rendered charts),
 #           make (jemalloc, rwtop's allocator, is built from C with configure and make),
 #           man-db (the package test reads the man page with `man -l`), dpkg-dev (cargo-deb
-#           works out the package's dependencies with dpkg-shlibdeps)
+#           works out the package's dependencies with dpkg-shlibdeps), lintian (the package
+#           test checks the .deb with it)
 
 # Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
@@ -37,6 +38,7 @@ install_deps() {
       make) have make || missing+=(make) ;;
       man-db) have man || missing+=(man-db) ;;
       dpkg-dev) have dpkg-shlibdeps || missing+=(dpkg-dev) ;;
+      lintian) have lintian || missing+=(lintian) ;;
       *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
     esac
   done

@@ -10,6 +10,7 @@ mod grants_cmd;
 mod lint_cmd;
 mod monitor_cmd;
 mod output;
+mod outputs;
 mod probe_cmd;
 mod probe_table;
 mod record_cmd;

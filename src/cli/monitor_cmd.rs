@@ -6,6 +6,7 @@ use rwtop::ui::Theme;
 use rwtop::ui::keys::KeyMap;
 
 use super::TargetArgs;
+use super::outputs::{self, Notes, Outputs};
 
 /// `NO_COLOR` set and non-empty (no-color.org) turns colour off.
 pub fn no_color() -> bool {
@@ -38,14 +39,11 @@ pub fn run(
         &origin,
     )?;
     let mut spec = EngineSpec::from_config(&config);
-    let recorder = super::record_cmd::create(record, &report_settings(&config.settings))?;
+    let report = outputs::report_settings(&config.settings);
     let runtime = super::runtime()?;
     runtime.block_on(async {
         // A taken port is reported here, before the TUI owns the terminal.
-        let listener = match metrics {
-            Some(addr) => Some(super::serve_cmd::bind(addr).await?),
-            None => None,
-        };
+        let prepared = Outputs::prepare(metrics, record, &report).await?;
         let mut engine = Engine::start_finding_roots(&mut spec).await;
         if config.settings.ddl.allow_kill {
             // Kills go to the drains' audit log where one is configured.
@@ -55,45 +53,26 @@ pub fn run(
             );
             engine.enable_kills(spec.kill_spec(audit));
         }
-        let server = super::serve_cmd::serve(listener, engine.snapshots(), &config.settings);
         // The recorder's trouble and the reports' lines reach the footer.
-        let (notes_tx, notes_rx) = tokio::sync::mpsc::channel(8);
-        let recording =
-            super::record_cmd::spawn(recorder, engine.snapshots(), Some(notes_tx.clone()));
-        let reports =
-            rwtop::report::spawn_task(reports(&config, record), engine.snapshots(), notes_tx);
-        let feed = rwtop::ui::feed::Feed::live(&engine).with_reports(reports.marker());
-        let result =
-            rwtop::ui::app::run(feed, &theme, keys, &config.settings.probe, Some(notes_rx)).await;
-        if let Some(server) = server {
-            server.shutdown().await;
-        }
-        engine.shutdown().await;
-        reports.finish().await;
-        let saved = super::record_cmd::finish(recording).await;
+        let (notes, notes_rx) = tokio::sync::mpsc::channel(8);
+        let outputs = Outputs::start(
+            prepared,
+            &engine,
+            &config.settings,
+            Some(outputs::live_reports(&config, record)),
+            Notes::Screen(notes),
+        );
+        let result = rwtop::ui::app::run(
+            outputs.feed(&engine),
+            &theme,
+            keys,
+            &config.settings.probe,
+            Some(notes_rx),
+        )
+        .await;
+        let saved = outputs.finish(engine).await;
         result?;
         saved
     })?;
     Ok(())
-}
-
-/// What the reports judge by: `[report] quiet` and the routing threshold.
-pub fn report_settings(settings: &rwtop::config::FileSettings) -> rwtop::report::ReportSettings {
-    rwtop::report::ReportSettings {
-        quiet: settings.report.quiet,
-        ..rwtop::report::ReportSettings::default()
-    }
-    .with_threshold_seconds(settings.thresholds.routing_max_lag_seconds)
-}
-
-/// The live DDL-window reports: `[report]`'s folder (else beside the recording, else here),
-/// judged by the configured routing threshold.
-pub fn reports(config: &Config, record: Option<&std::path::Path>) -> rwtop::report::Live {
-    let settings = report_settings(&config.settings);
-    let names: Vec<&str> = config.nodes.iter().map(|n| n.name.as_str()).collect();
-    rwtop::report::Live::new(
-        settings,
-        config.settings.report.folder(record),
-        format!("the live view of {}", names.join(", ")),
-    )
 }

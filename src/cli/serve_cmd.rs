@@ -4,36 +4,14 @@
 use std::net::SocketAddr;
 
 use rwtop::engine::{Engine, EngineSpec};
-use rwtop::export::http::{MetricsListener, MetricsServer};
-use tokio::sync::watch;
 
 use super::TargetArgs;
+use super::outputs::{self, Notes, Outputs};
 
 /// `--metrics-listen`: an IP and a port; names would resolve to several addresses.
 pub fn listen_arg(text: &str) -> Result<SocketAddr, String> {
     text.parse().map_err(|_| {
         format!("{text:?} is not IP:PORT (e.g. 127.0.0.1:9899, 0.0.0.0:9899 or [::1]:9899)")
-    })
-}
-
-/// Binds before anything starts, so a taken port is an error on the terminal, not in the TUI.
-pub async fn bind(addr: SocketAddr) -> anyhow::Result<MetricsListener> {
-    MetricsListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("--metrics-listen {e}"))
-}
-
-/// Serves metrics and the throttle from the engine's snapshots, if a listener was bound, every
-/// series labelled with the config's `cluster`, the throttle judged with its `[throttle]`.
-pub fn serve(
-    listener: Option<MetricsListener>,
-    snapshots: watch::Receiver<std::sync::Arc<rwtop::store::Snapshot>>,
-    settings: &rwtop::config::FileSettings,
-) -> Option<MetricsServer> {
-    listener.map(|l| {
-        l.with_cluster(&settings.cluster)
-            .with_throttle(&settings.throttle)
-            .serve(snapshots)
     })
 }
 
@@ -46,43 +24,29 @@ pub fn run(
         listen.ok_or_else(|| anyhow::anyhow!("rwtop serve needs --metrics-listen ADDR"))?;
     let config = super::load_config(target)?;
     let mut spec = EngineSpec::from_config(&config);
-    let recorder = super::record_cmd::create(
-        record,
-        &super::monitor_cmd::report_settings(&config.settings),
-    )?;
+    let report = outputs::report_settings(&config.settings);
     let runtime = super::runtime()?;
     runtime.block_on(async {
-        let listener = bind(listen).await?;
+        let prepared = Outputs::prepare(Some(listen), record, &report).await?;
         let engine = Engine::start_finding_roots(&mut spec).await;
-        let server = listener
-            .with_cluster(&config.settings.cluster)
-            .with_throttle(&config.settings.throttle)
-            .serve(engine.snapshots());
         // No screen: a recorder's trouble is on stderr when it stops, the reports' lines as
         // they come.
-        let recording = super::record_cmd::spawn(recorder, engine.snapshots(), None);
-        let (notes, mut lines) = tokio::sync::mpsc::channel::<String>(8);
-        let printer = tokio::spawn(async move {
-            while let Some(line) = lines.recv().await {
-                eprintln!("rwtop: {line}");
-            }
-        });
-        let live = super::monitor_cmd::reports(&config, record);
-        let folder = config.settings.report.folder(record);
-        let reports = rwtop::report::spawn_task(live, engine.snapshots(), notes);
+        let outputs = Outputs::start(
+            prepared,
+            &engine,
+            &config.settings,
+            Some(outputs::live_reports(&config, record)),
+            Notes::Stderr,
+        );
         eprintln!(
             "rwtop: serving Prometheus metrics at {} (and the throttle at /throttle) for {} \
              configured node(s); DDL-window reports go to {}; Ctrl-C or SIGTERM stops",
-            server.url(),
+            outputs.metrics_url().unwrap_or_default(),
             spec.nodes.len(),
-            folder.display()
+            config.settings.report.folder(record).display()
         );
         let stopped = stop_signal().await;
-        server.shutdown().await;
-        engine.shutdown().await;
-        reports.finish().await;
-        let _ = printer.await;
-        let saved = super::record_cmd::finish(recording).await;
+        let saved = outputs.finish(engine).await;
         stopped?;
         saved
     })

@@ -1,12 +1,12 @@
 //! The privileges rwtop needs, per family and per use, each with what it is for and what goes
 //! off without it: the one list that `rwtop grants` prints, the sandbox grants, README shows and
-//! the connect-time check compares with what the server says the account holds (`held.rs`).
+//! the connect-time check compares with what the server says the account holds (`account.rs`).
 
-mod held;
+mod account;
 
 use serde::{Deserialize, Serialize};
 
-pub use held::{GRANTS_SQL, Held};
+pub use account::{AccountGrants, GRANTS_SQL};
 
 use super::flavor::Family;
 
@@ -338,15 +338,15 @@ impl MissingGrant {
     }
 }
 
-/// What `uses` needs and `held` lacks, each with what goes off and the fix; privileges whose
+/// What `uses` needs and `grants` lacks, each with what goes off and the fix; privileges whose
 /// absence turns nothing off are not listed.
 #[must_use]
-pub fn missing(family: Family, uses: &Uses, held: &Held) -> Vec<MissingGrant> {
+pub fn missing(family: Family, uses: &Uses, grants: &AccountGrants) -> Vec<MissingGrant> {
     needs(family, uses)
         .into_iter()
         .filter_map(|need| {
             let off = need.off?;
-            (!held.covers(need.privilege, &need.scope)).then(|| MissingGrant {
+            (!grants.covers(need.privilege, &need.scope)).then(|| MissingGrant {
                 privilege: need.privilege.to_owned(),
                 on: need.scope.sql(),
                 off: off.to_owned(),
@@ -354,7 +354,7 @@ pub fn missing(family: Family, uses: &Uses, held: &Held) -> Vec<MissingGrant> {
                     "GRANT {} ON {} TO {}",
                     need.privilege,
                     need.scope.sql(),
-                    held.account()
+                    grants.account()
                 ),
             })
         })

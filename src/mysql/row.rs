@@ -361,10 +361,12 @@ fn name_line(line: &str, align: usize) -> Option<(&str, &str, usize)> {
     Some((name, value, colon))
 }
 
-/// The rows of a recorded `--vertical` fixture under `tests/fixtures/`.
+/// The rows of a recorded `--vertical` fixture under `tests/fixtures/`: for the unit tests, and
+/// with the `testkit` feature for the benches; never in the shipped binary.
 ///
 /// # Panics
 /// When the fixture is missing or does not parse: a test's own data is wrong.
+#[cfg(any(test, feature = "testkit"))]
 #[must_use]
 pub fn fixture_rows(path: &str) -> Vec<RawRow> {
     let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
@@ -378,6 +380,7 @@ pub fn fixture_rows(path: &str) -> Vec<RawRow> {
 ///
 /// # Panics
 /// As [`fixture_rows`], and when the fixture has no row.
+#[cfg(any(test, feature = "testkit"))]
 #[must_use]
 pub fn fixture_row(path: &str) -> RawRow {
     fixture_rows(path)

@@ -19,7 +19,7 @@ use super::occasional::{Due, GRANTS_EVERY, SETTINGS_EVERY, SETTINGS_WHILE_MISMAT
 use super::osc::OscWatch;
 use super::pace::{ReadPace, read_every};
 use super::spec::{HeartbeatTable, PollerSpec};
-use crate::mysql::grants::{Held, MissingGrant, Uses, missing};
+use crate::mysql::grants::{AccountGrants, MissingGrant, Uses, missing};
 use crate::mysql::semisync::SemiSync;
 use crate::mysql::{Family, IoRunning, ReplicaGtid};
 
@@ -94,7 +94,7 @@ pub(super) struct Learned<'a> {
     /// ([`PollParts::semisync_on`]); `None` before the first reading, or when it was refused.
     semisync: Option<SemiSync>,
     /// The account's grants as read when this connection opened (`None`: unread).
-    grants: Option<Held>,
+    grants: Option<AccountGrants>,
     grants_due: Due,
     /// Since when the status polls have found a running channel lacking a heartbeat written
     /// before they asked ([`super::beat_gtid::Marks::lacks`]): a link that may be stalling.
@@ -313,7 +313,7 @@ impl<'a> Learned<'a> {
     /// and the end of the connection once they differ ([`Ended::Regranted`]).
     pub fn grants_read(
         &mut self,
-        held: Held,
+        held: AccountGrants,
         family: Family,
     ) -> Result<Option<Vec<MissingGrant>>, Ended> {
         if let Some(before) = &self.grants {

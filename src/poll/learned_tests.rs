@@ -288,8 +288,8 @@ fn grants_say_what_is_missing_and_a_change_ends_the_connection() {
     assert!(!learned.grants_due(start + Duration::from_millis(9_999)));
     assert!(learned.grants_due(start + Duration::from_secs(10)));
 
-    let usage = || Held::parse(["GRANT USAGE ON *.* TO `rwtop`@`%`"]);
-    let all = || Held::parse(["GRANT ALL PRIVILEGES ON *.* TO `rwtop`@`%`"]);
+    let usage = || AccountGrants::parse(["GRANT USAGE ON *.* TO `rwtop`@`%`"]);
+    let all = || AccountGrants::parse(["GRANT ALL PRIVILEGES ON *.* TO `rwtop`@`%`"]);
     let missing = learned
         .grants_read(usage(), Family::Mariadb)
         .expect("the first read")

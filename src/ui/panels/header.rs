@@ -14,7 +14,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::topology::conn_glyph;
+use super::status_marks::conn_glyph;
 use crate::alerts::Severity;
 use crate::mysql::DdlStatement;
 use crate::poll::{ConnState, WriterState};

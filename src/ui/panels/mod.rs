@@ -12,6 +12,7 @@ pub mod help;
 pub mod lint;
 pub mod probes;
 pub mod replicas;
+pub mod status_marks;
 pub mod topology;
 pub mod whatif;
 

@@ -18,7 +18,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
-use super::topology::{conn_glyph, lag_span, sbm_span, severity};
+use super::status_marks::{conn_glyph, lag_span, lag_style, sbm_span};
 use super::{block, highlight};
 use crate::mysql::IoRunning;
 use crate::store::windows::{Window, WindowStats};
@@ -166,7 +166,7 @@ impl Col {
             .find(|(w, _)| *w == window)
             .and_then(|(_, s)| *s);
         let stat = |pick: fn(&WindowStats) -> Duration| match stats.as_ref().map(pick) {
-            Some(d) => Line::styled(units::lag(d), severity(d.as_millis(), theme)),
+            Some(d) => Line::styled(units::lag(d), lag_style(d.as_millis(), theme)),
             None => Line::styled("-", theme.muted),
         };
         let count = |n: Option<u64>, text: fn(u64) -> String| match n {

@@ -10,61 +10,20 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::block;
+use super::status_marks::{conn_glyph, lag_span, sbm_span};
 use crate::mysql::IoRunning;
 use crate::poll::ConnState;
-use crate::store::lag::Lag;
 use crate::store::{Role, Snapshot};
-use crate::ui::{RenderCtx, ReplicaRow, Theme};
-use crate::units;
+use crate::ui::{RenderCtx, ReplicaRow};
 
 /// Lag column: `≥` plus six characters.
 const LAG_WIDTH: usize = 7;
 /// SBM column: `NULL` or whole seconds, up to `59m59s`.
 const SBM_WIDTH: usize = 6;
-
-/// Lag and SBM thresholds shared by every panel: under a second is healthy, under ten is worth
-/// watching, beyond that reads are visibly stale.
-pub(crate) fn severity(ms: u128, theme: &Theme) -> Style {
-    match ms {
-        0..1_000 => theme.ok,
-        1_000..10_000 => theme.warning,
-        _ => theme.critical,
-    }
-}
-
-/// Heartbeat lag now: exact, a lower bound (`≥`), or `?` when it cannot be told.
-pub(crate) fn lag_span(lag: &Lag, theme: &Theme) -> Span<'static> {
-    match (lag.text(), lag.value()) {
-        (Some(text), Some(d)) => Span::styled(text, severity(d.as_millis(), theme)),
-        _ => Span::styled("?", theme.unknown),
-    }
-}
-
-/// `Seconds_Behind_Source` as the server said it; NULL (a stopped thread) stays NULL.
-pub(crate) fn sbm_span(sbm: Option<u64>, theme: &Theme) -> Span<'static> {
-    match sbm {
-        Some(s) => Span::styled(
-            units::secs(s),
-            severity(u128::from(s).saturating_mul(1_000), theme),
-        ),
-        None => Span::styled("NULL", theme.unknown),
-    }
-}
-
-/// One glyph per connection state, distinct in shape as well as colour.
-pub(crate) fn conn_glyph(conn: &ConnState, theme: &Theme) -> Span<'static> {
-    match conn {
-        ConnState::Up => Span::styled("●", theme.ok),
-        ConnState::Connecting => Span::styled("◌", theme.unknown),
-        ConnState::Retrying { .. } => Span::styled("◐", theme.warning),
-        ConnState::Down { .. } => Span::styled("✖", theme.critical),
-    }
-}
 
 /// Replication along this edge does not flow: the node is down, or the channel's IO or SQL
 /// thread is not running.
@@ -326,10 +285,10 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
 mod tests {
     use super::*;
     use crate::store::testkit::Topo;
-    use crate::ui::UiState;
     use crate::ui::panels::header::tests::{
         draw, has_all, lines, multi_source, style_of, troubled,
     };
+    use crate::ui::{Theme, UiState};
 
     fn text(snap: &Snapshot, w: u16, h: u16) -> Vec<String> {
         lines(&draw(render, snap, &UiState::default(), w, h))

@@ -14,7 +14,7 @@ use crate::poll::ConnState;
 use crate::store::ReplicaView;
 use crate::store::windows::Window;
 use crate::ui::panels::chart;
-use crate::ui::panels::topology::{lag_span, sbm_span};
+use crate::ui::panels::status_marks::{lag_span, sbm_span};
 use crate::ui::{RenderCtx, ReplicaRow, Theme};
 use crate::units;
 

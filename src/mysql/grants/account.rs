@@ -20,14 +20,16 @@ impl NodeConn {
     /// What this connection's account holds, as the server lists it now. A server applies a
     /// global privilege granted or revoked since to new connections only: this connection's
     /// own may differ from what it lists (`poll::session` reconnects on such a change).
-    pub async fn grants(&mut self) -> Result<Held, SqlError> {
-        Ok(Held::from_rows(&self.query_rows(GRANTS_SQL).await?))
+    pub async fn grants(&mut self) -> Result<AccountGrants, SqlError> {
+        Ok(AccountGrants::from_rows(
+            &self.query_rows(GRANTS_SQL).await?,
+        ))
     }
 }
 
 /// The privileges an account holds, by scope.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Held {
+pub struct AccountGrants {
     global: BTreeSet<String>,
     /// A schema name or pattern (`%`, `_`, `\_` as the server prints them) and its privileges.
     schemas: Vec<(String, BTreeSet<String>)>,
@@ -38,7 +40,7 @@ pub struct Held {
     account: Option<String>,
 }
 
-impl Held {
+impl AccountGrants {
     /// Reads `SHOW GRANTS`'s rows: one column, one statement per row.
     #[must_use]
     pub fn from_rows(rows: &[RawRow]) -> Self {
@@ -54,7 +56,7 @@ impl Held {
 
     /// Reads the statements `SHOW GRANTS` prints.
     pub fn parse<'a>(lines: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut held = Self::default();
+        let mut grants = Self::default();
         let mut granted_roles = Vec::new();
         let mut grantees = BTreeSet::new();
         for line in lines {
@@ -64,28 +66,28 @@ impl Held {
                     object,
                     grantee,
                 }) => {
-                    held.account.get_or_insert_with(|| grantee.clone());
+                    grants.account.get_or_insert_with(|| grantee.clone());
                     grantees.insert(grantee);
                     match object {
-                        Object::Global => held.global.extend(privileges),
-                        Object::Schema(db) => held.schemas.push((db, privileges)),
-                        Object::Table(db, table) => held.tables.push((db, table, privileges)),
+                        Object::Global => grants.global.extend(privileges),
+                        Object::Schema(db) => grants.schemas.push((db, privileges)),
+                        Object::Table(db, table) => grants.tables.push((db, table, privileges)),
                         Object::Other => {}
                     }
                 }
                 Some(Line::Role { role, grantee }) => {
-                    held.account.get_or_insert(grantee);
+                    grants.account.get_or_insert(grantee);
                     granted_roles.push(role);
                 }
                 None => {}
             }
         }
         // A role whose own grants were listed too (MariaDB's current role) has been read.
-        held.roles = granted_roles
+        grants.roles = granted_roles
             .into_iter()
             .filter(|role| !grantees.contains(role))
             .collect();
-        held
+        grants
     }
 
     /// The account as the server names it, or a placeholder where no line named it.
