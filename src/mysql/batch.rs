@@ -111,6 +111,23 @@ pub struct Reported {
     pub semisync: Option<SemiSync>,
 }
 
+impl Reported {
+    /// A poll that asked nothing occasional: the channels and the node's state alone.
+    #[must_use]
+    pub fn status_only(replication: Vec<ReplicaStatus>, state: NodeState) -> Self {
+        Self {
+            replication,
+            state,
+            binlog: None,
+            binlog_files: None,
+            replica_hosts: None,
+            processes: None,
+            osc: None,
+            semisync: None,
+        }
+    }
+}
+
 /// A status poll's answer: what the node reported, and what rode in front of it.
 #[derive(Debug)]
 pub struct Status {

@@ -58,16 +58,7 @@ fn sample(replica: bool) -> NodeSample {
     let state = NodeState::from_row(&fixture_row(state), Family::Mariadb).expect("a state");
     NodeSample {
         at: std::time::Instant::now(),
-        reported: Reported {
-            replication,
-            state,
-            binlog: None,
-            binlog_files: None,
-            replica_hosts: None,
-            processes: None,
-            osc: None,
-            semisync: None,
-        },
+        reported: Reported::status_only(replication, state),
         resolving: BTreeSet::new(),
         took: Duration::ZERO,
     }

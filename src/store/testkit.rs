@@ -434,21 +434,15 @@ impl Topo {
 pub fn replica_sample(at: std::time::Instant, replication: Vec<ReplicaStatus>) -> NodeSample {
     NodeSample {
         at,
-        reported: crate::mysql::batch::Reported {
+        reported: crate::mysql::batch::Reported::status_only(
             replication,
-            state: NodeState {
+            NodeState {
                 gtid: mariadb_gtid("0-1-100"),
                 read_only: true,
                 super_read_only: None,
                 parallel_workers: None,
             },
-            binlog: None,
-            binlog_files: None,
-            replica_hosts: None,
-            processes: None,
-            osc: None,
-            semisync: None,
-        },
+        ),
         resolving: std::collections::BTreeSet::new(),
         took: Duration::from_millis(2),
     }
