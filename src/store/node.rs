@@ -32,16 +32,14 @@ pub struct NodeEntry {
     binlog_rate: super::headroom::BinlogHistory,
     /// The opted-in reads of the node's disks.
     pub disks: super::disks::DiskTrack,
-    /// The newest processlist scan: samples carry one only every few polls.
-    pub processes: Option<Processlist>,
+    /// The newest processlist scan and the sample that carried it: samples carry one only
+    /// every few polls.
+    processes: Option<Scanned<Processlist>>,
     /// The lint's settings, read at connect and every few minutes.
     pub settings: Option<SafetySettings>,
-    /// Which sample (by [`Self::samples`]) carried that scan.
-    processes_at: u64,
     /// The newest online schema change runs read (every few polls on a writable root), and
     /// which sample carried them.
-    pub osc: Vec<crate::mysql::OscRun>,
-    osc_at: u64,
+    osc: Option<Scanned<Vec<crate::mysql::OscRun>>>,
     /// Status samples applied so far: rules count consecutive samples by it.
     pub samples: u64,
     /// One per replication channel of the newest sample, in its order.
@@ -59,7 +57,6 @@ pub struct ChannelSource<'a> {
 }
 
 /// What the store knows of a node beyond its polls, for its view.
-#[derive(Default)]
 pub struct Outside {
     /// The load balancer's word for it, where drains are configured.
     pub lb: Option<String>,
@@ -85,9 +82,7 @@ impl NodeEntry {
             disks: super::disks::DiskTrack::default(),
             processes: None,
             settings: None,
-            processes_at: 0,
-            osc: Vec::new(),
-            osc_at: 0,
+            osc: None,
             samples: 0,
             channels: Vec::new(),
             clock: None,
@@ -117,15 +112,19 @@ impl NodeEntry {
         }
         self.binlog_rate.record(at_ms, &self.binlog_files);
         self.samples += 1;
-        let scanned = sample.reported.processes.is_some();
-        if let Some(processes) = sample.reported.processes.take() {
-            self.processes = Some(processes);
-            self.processes_at = self.samples;
+        let seq = self.samples;
+        if let Some(value) = sample.reported.processes.take() {
+            self.processes = Some(Scanned { sample: seq, value });
         }
-        if let Some(runs) = sample.reported.osc.take() {
-            self.osc = runs;
-            self.osc_at = self.samples;
+        if let Some(value) = sample.reported.osc.take() {
+            self.osc = Some(Scanned { sample: seq, value });
         }
+        // Only this sample's scan: an older one says nothing of the workers now.
+        let scan = self
+            .processes
+            .as_ref()
+            .filter(|p| p.fresh_at(self.samples))
+            .map(|p| &p.value);
         self.as_source.record(&sample);
         self.semisync
             .record(sample.at, sample.reported.semisync.as_ref());
@@ -140,15 +139,11 @@ impl NodeEntry {
                 None => ChannelEntry::new(&status.channel),
             };
             channel.push_point(status, &sample.reported.state, sample.at, at_ms);
-            let scan = if scanned {
-                self.processes.as_ref().map(|p| p.workers.as_slice())
-            } else {
-                None
-            };
+            let workers = scan.map(|p| p.workers.as_slice());
             channel
                 .applier
-                .observe(sample.at, &status.channel, &status.appliers, scan);
-            if let Some(list) = self.processes.as_ref().filter(|_| scanned) {
+                .observe(sample.at, &status.channel, &status.appliers, workers);
+            if let Some(list) = scan {
                 channel.applier.observe_row_events(&list.row_events);
             }
             self.channels.push(channel);
@@ -279,16 +274,13 @@ impl NodeEntry {
             read_only: state.read_only,
             gtid: state.gtid.clone(),
             scan: self.processes.as_ref().map(|p| Scanned {
-                sample: self.processes_at,
+                sample: p.sample,
                 value: ProcessScan {
-                    summary: p.summary,
-                    ddl: p.ddl.clone(),
+                    summary: p.value.summary,
+                    ddl: p.value.ddl.clone(),
                 },
             }),
-            osc: (self.osc_at > 0).then(|| Scanned {
-                sample: self.osc_at,
-                value: self.osc.clone(),
-            }),
+            osc: self.osc.clone(),
             binlog: BinlogView {
                 head: sample.reported.binlog.as_ref().map(|b| b.position.clone()),
                 files: self.binlog_files.clone(),
@@ -336,7 +328,7 @@ impl NodeEntry {
         let ddl = self
             .processes
             .as_ref()
-            .and_then(|p| p.ddl.first())
+            .and_then(|p| p.value.ddl.first())
             .map(|d| crate::units::excerpt(&d.statement));
         let replicates = !self.channels.is_empty();
         self.disks.view(now, replicates, &growth, ddl.as_deref())
