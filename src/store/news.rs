@@ -7,7 +7,8 @@
 //! A stalling link is news of another kind: a lag, not a stated fact, but one the stalled-link
 //! alert is raised on at its first sample once the source's state and the split say so
 //! (`alerts/sbm.rs`). A sample that shows a running channel's received heartbeats a second old,
-//! and less than [`stalling_for`] past that, is news until that alert is raised.
+//! and less than the poller's close watch ([`close_watch`]) past that, is news until that
+//! alert is raised.
 
 use std::time::Duration;
 
@@ -17,22 +18,17 @@ use super::{Event, Store};
 use crate::mysql::{IoRunning, ReplicaStatus};
 use crate::poll::{ConnState, PollEvent, close_watch};
 
-/// How long past its first second a stalling link's samples stay news at a poll `interval`:
-/// the close watch its poller keeps ([`close_watch`], the one policy for both). A cascaded
-/// replica's link stalls with its source's and raises no stalled-link alert of its own, so its
-/// samples are news for this long and no longer.
-fn stalling_for(interval: Duration) -> Duration {
-    close_watch(interval)
-}
-
 /// Whether a running channel with `status` that has received heartbeats `received` old, polled
 /// every `interval`, is stalling: a second old at least (the lag split's floor, and the
-/// stalled-link alert's threshold at the defaults), and less than [`stalling_for`] past that.
+/// stalled-link alert's threshold at the defaults), and less than the close watch its poller keeps
+/// ([`close_watch`], one policy for both) past that. A cascaded replica's link stalls with its
+/// source's and raises no stalled-link alert of its own, so its samples are news for this long
+/// and no longer.
 pub(super) fn stalling(interval: Duration, (status, received): (&ReplicaStatus, &Lag)) -> bool {
     status.io_running == IoRunning::Yes
         && received
             .exact()
-            .is_some_and(|lag| lag >= WORTH_A_WORD && lag < WORTH_A_WORD + stalling_for(interval))
+            .is_some_and(|lag| lag >= WORTH_A_WORD && lag < WORTH_A_WORD + close_watch(interval))
 }
 
 impl Store {
