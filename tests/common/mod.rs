@@ -674,7 +674,15 @@ where
         let mut out = Vec::new();
         loop {
             tokio::select! {
-                _ = &mut stopped => return out,
+                // A snapshot published before the stop (the one the caller waited for) may not
+                // have reached this task yet: take it before returning.
+                _ = &mut stopped => {
+                    if rx.has_changed().unwrap_or(false) {
+                        let s = rx.borrow_and_update().clone();
+                        out.extend(keep(&s));
+                    }
+                    return out;
+                }
                 changed = rx.changed() => {
                     if changed.is_err() {
                         return out;
