@@ -9,8 +9,8 @@ mod common;
 use std::time::Duration;
 
 use common::probe_rig::Rig;
-use common::{TestSandbox, exact, until};
-use rwtop::probe::{Outcome, ProbeResult};
+use common::{TestSandbox, engine_spec, exact, until};
+use rwtop::probe::{Outcome, ProbeResult, Prober, Strategy};
 use rwtop::store::Role;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -65,6 +65,28 @@ const ON_A_MONITOR: [&str; 4] = [
     "maxscale-fast(monitor=100ms)",
 ];
 
+/// The fast modes when the application reads a while after its write (`after=`): their
+/// monitor has seen the write by then (its interval, a poll and a publication for rwtop's own
+/// polls), so each must read a fresh replica for most of its reads; a mode that kept reading the
+/// primary, or routed on the view from before the write, fails. Probes of each, fewer where the
+/// delay is long. `fast_universal` wants the primary's position at read time, and the sandbox's
+/// heartbeat writes it every 250 ms: against a 100 ms monitor it still finds a replica most of
+/// the time, against rwtop's 1 s polls it next to never does (MaxScale's own warning), so that
+/// one is held to the rule a fall back must show: no replica's position had what it wanted.
+const LATER: [(&str, usize); 5] = [
+    ("maxscale-fast(monitor=100ms,after=300ms)", 20),
+    ("maxscale-fast-global(monitor=100ms,after=300ms)", 20),
+    ("maxscale-fast-universal(monitor=50ms,after=300ms)", 20),
+    ("maxscale-fast(after=1500ms)", 10),
+    ("maxscale-fast-global(after=1500ms)", 10),
+];
+
+const NODES: [(&str, Role); 3] = [
+    ("primary", Role::Primary),
+    ("r1", Role::Replica),
+    ("r2", Role::Replica),
+];
+
 /// Probes per routing mode on the healthy pair, counted by where each read went.
 const PROBES: usize = 30;
 
@@ -72,12 +94,7 @@ impl Rig {
     /// Two replicas, both polled and caught up, an engine and a prober.
     async fn start() -> Self {
         let t = TestSandbox::start(2, false);
-        let nodes = [
-            ("primary", Role::Primary),
-            ("r1", Role::Replica),
-            ("r2", Role::Replica),
-        ];
-        let rig = Rig::new(t, &nodes);
+        let rig = Rig::new(t, &NODES);
         until(&rig.engine, "r1 and r2 polled, caught up", DEADLINE, |s| {
             let ready = ["r1", "r2"].iter().all(|n| {
                 exact(s, n) == Some(Duration::ZERO) && s.node(n).is_some_and(|v| v.gtid().is_some())
@@ -127,11 +144,11 @@ impl Reads {
     }
 }
 
-/// Probes `mode` on the healthy r1 [`PROBES`] times, each holding, and counts where the reads
+/// Probes `mode` on the healthy r1 `probes` times, each holding, and counts where the reads
 /// went; a fall back of a fast mode must name positions of which none had the write.
-async fn reads_per_target(rig: &mut Rig, mode: &str) -> Reads {
+async fn reads_per_target(rig: &mut Rig, mode: &str, probes: usize) -> Reads {
     let mut reads = Reads::default();
-    for _ in 0..PROBES {
+    for _ in 0..probes {
         let r = rig.probe(mode, "r1").await;
         holds(&r, None);
         match r.served_by.as_deref() {
@@ -148,7 +165,7 @@ async fn reads_per_target(rig: &mut Rig, mode: &str) -> Reads {
             assert_eq!(r.outcome, Outcome::Fresh, "a replica read fresh: {r:#?}");
         }
     }
-    eprintln!("{mode}: {reads:?} of {PROBES} probes");
+    eprintln!("{mode}: {reads:?} of {probes} probes");
     reads
 }
 
@@ -238,7 +255,7 @@ async fn the_proxies_modes_read_fresh_when_healthy_and_never_stale_past_a_stoppe
     // Asking the replica finds the write there: most reads go to a fresh replica, and a mode
     // that always reads the primary fails here.
     for mode in ASK_THE_REPLICA {
-        let reads = reads_per_target(&mut rig, mode).await;
+        let reads = reads_per_target(&mut rig, mode, PROBES).await;
         assert!(
             reads.replicas() * 2 > PROBES,
             "{mode} read a replica on {} of {PROBES} probes: {reads:?}",
@@ -250,12 +267,32 @@ async fn the_proxies_modes_read_fresh_when_healthy_and_never_stale_past_a_stoppe
     // read a replica between them.
     let mut on_1ms = 0;
     for mode in ON_A_MONITOR {
-        let reads = reads_per_target(&mut rig, mode).await;
+        let reads = reads_per_target(&mut rig, mode, PROBES).await;
         if mode.ends_with("(monitor=1ms)") {
             on_1ms += reads.replicas();
         }
     }
     assert!(on_1ms > 0, "no 1 ms monitor ever had the write");
+    // Read a while after the write, every fast mode finds a replica with it for most reads.
+    for (mode, probes) in LATER {
+        let reads = reads_per_target(&mut rig, mode, probes).await;
+        assert!(
+            reads.replicas() * 2 > probes,
+            "{mode} read a replica on {} of {probes} probes: {reads:?}",
+            reads.replicas()
+        );
+    }
+    // `fast_universal` on rwtop's polls: each fall back named positions without the write.
+    reads_per_target(&mut rig, "maxscale-fast-universal(after=1500ms)", 5).await;
+    // A prober that follows no engine has no newer poll to route on: refused before writing.
+    let spec = engine_spec(&rig.t, &NODES).probe_spec().expect("a primary");
+    let mut bare = Prober::new(spec);
+    let later: Strategy = "maxscale-fast(after=1s)".parse().expect("a strategy");
+    let r = bare.run(later, "r1", rig.engine.latest().as_ref()).await;
+    assert_eq!(r.outcome, Outcome::Error, "{r:#?}");
+    assert!(cause(&r).contains("follows no engine"), "{r:#?}");
+    assert_eq!(r.queries, 0, "refused before writing: {r:#?}");
+    bare.close().await;
     let r = rig.probe("maxscale-fast(monitor=100ms)", "r1").await;
     assert_eq!(r.cost.monitor, Some(ms(100)), "{r:#?}");
     let age = r

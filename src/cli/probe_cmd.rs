@@ -169,6 +169,7 @@ async fn bake_until_stopped(
         plan.targets = targets(&engine.latest(), configured, &primary, named.as_deref())?;
         report.planned = plan.total();
         let mut prober = Prober::new(probe_spec);
+        prober.follow(snapshots.clone());
         let mut notes = Vec::new();
         let total = plan.total();
         report.rows = bakeoff::run(&mut prober, plan, &snapshots, stop, |done, r| {

@@ -195,18 +195,16 @@ mod tests {
             p50: 0.8,
             p99: 2000.0,
         });
-        let mut fast = row(
-            Strategy::MaxscaleFast(rwtop::probe::Monitor::Polled),
-            3,
-            None,
-        );
+        let mut fast = row(Strategy::MaxscaleFast(rwtop::probe::Fast::POLLED), 3, None);
         fast.cost.position_age_ms = Some(WaitMs {
             p50: 300.0,
             p99: 950.0,
         });
         let mut own = fast.clone();
-        own.strategy =
-            Strategy::MaxscaleFast(rwtop::probe::Monitor::Every(Duration::from_millis(100)));
+        own.strategy = Strategy::MaxscaleFast(rwtop::probe::Fast {
+            monitor: rwtop::probe::Monitor::Every(Duration::from_millis(100)),
+            after: Duration::ZERO,
+        });
         own.cost.monitor_ms = Some(100.0);
         let text = table(&[after, fast, own]);
         let lines: Vec<&str> = text.lines().collect();

@@ -25,7 +25,7 @@ pub use bakeoff::BakeoffPlan;
 pub use book::{ProbeBook, ProbesView};
 pub use outcome::{Outcome, ProbeCost, ProbeResult, Tally, TallyCost, TallyView, WaitMs};
 pub use runner::Prober;
-pub use strategy::{CATALOGUE, Monitor, ProbeDefaults, Strategy};
+pub use strategy::{CATALOGUE, Fast, Monitor, ProbeDefaults, Strategy};
 pub use target::Target;
 pub use task::{ProbeEvent, ProbeRequest};
 

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use super::attempt::{Attempt, ProbeError};
 use super::route::{Route, wait_result};
 use super::session::Session;
+use super::strategy::Fast;
 use super::target::Aim;
 use super::{Monitor, Strategy};
 use crate::mysql::{GtidState, GtidWaitOutcome, ModeFit, ProxyGtidMode, WantedGtids as Wanted};
@@ -92,6 +93,19 @@ impl Session {
         aim: &Aim,
         view: &dyn Topology,
     ) -> Result<(), ProbeError> {
+        if let Some(fast) = strategy.fast()
+            && fast.monitor == Monitor::Polled
+            && !fast.after.is_zero()
+            && self.views.is_none()
+        {
+            return Err(ProbeError(format!(
+                "refused: {strategy} routes on rwtop's polls as they are after the delay, and \
+                 this prober follows no engine; give it its own monitor \
+                 ({}(monitor=100ms,after={}))",
+                strategy.name(),
+                crate::units::short_duration(fast.after)
+            )));
+        }
         if let Some(Monitor::Every(every)) = strategy.monitor() {
             // A monitor runs before the write, as a proxy's does: its first reading must not
             // be one taken after the write (that would be a wait in disguise).
@@ -141,17 +155,19 @@ impl Session {
                 let wanted = self.primary_now(a, aim).await?;
                 self.wait_or_fall_back(a, aim, &wanted, t).await
             }
-            Strategy::MaxscaleFast(m) => {
-                let wanted = self.own(a, aim).await?;
-                self.pick(a, aim, view, &wanted, Some(m)).await
-            }
-            Strategy::MaxscaleFastGlobal(m) => {
-                let wanted = self.global(a, aim, view).await?;
-                self.pick(a, aim, view, &wanted, Some(m)).await
-            }
-            Strategy::MaxscaleFastUniversal(m) => {
-                let wanted = self.primary_now(a, aim).await?;
-                self.pick(a, aim, view, &wanted, Some(m)).await
+            Strategy::MaxscaleFast(fast)
+            | Strategy::MaxscaleFastGlobal(fast)
+            | Strategy::MaxscaleFastUniversal(fast) => {
+                // The application reads `after` its write: what the mode wants and what the
+                // monitor knows are both taken then.
+                let newest = self.after(fast).await;
+                let view = newest.as_deref().unwrap_or(view);
+                let wanted = match strategy {
+                    Strategy::MaxscaleFast(_) => self.own(a, aim).await?,
+                    Strategy::MaxscaleFastGlobal(_) => self.global(a, aim, view).await?,
+                    _ => self.primary_now(a, aim).await?,
+                };
+                self.pick(a, aim, view, &wanted, Some(fast.monitor)).await
             }
             Strategy::ProxysqlGtid => {
                 let wanted = self.own(a, aim).await?;
@@ -250,6 +266,20 @@ impl Session {
                     format!("timeout after {}{why}", short_duration(timeout))
                 }))
             }
+        }
+    }
+
+    /// A fast mode whose application reads a while after its write (`fast.after`): waits that
+    /// long, and then, on rwtop's own polls, hands back the engine's newest snapshot to route
+    /// on (the prober's own monitors keep reading meanwhile).
+    async fn after(&self, fast: Fast) -> Option<std::sync::Arc<dyn Topology>> {
+        if fast.after.is_zero() {
+            return None;
+        }
+        tokio::time::sleep(fast.after).await;
+        match fast.monitor {
+            Monitor::Polled => self.views.as_ref().map(|latest| latest()),
+            Monitor::Every(_) => None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! are only read. [`super::route`] decides where the read goes.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::attempt::{Attempt, ProbeError};
@@ -34,6 +35,14 @@ impl Prober {
             last_cleanup: None,
             written_on: BTreeSet::new(),
         }
+    }
+
+    /// Follows an engine's snapshots: a fast mode on rwtop's polls that reads a while after
+    /// its write (`after=`) routes on the newest one then.
+    pub fn follow<T: Topology>(&mut self, snapshots: tokio::sync::watch::Receiver<Arc<T>>) {
+        self.session.views = Some(Box::new(move || -> Arc<dyn Topology> {
+            snapshots.borrow().clone()
+        }));
     }
 
     #[must_use]

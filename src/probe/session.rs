@@ -18,7 +18,13 @@ pub(super) struct Session {
     ready: HashSet<String>,
     /// The fast modes' own monitors (`monitor=INTERVAL`).
     pub monitors: Monitors,
+    /// The engine's newest snapshot, for a fast mode on rwtop's polls that reads a while after
+    /// its write (`after=`); `None` for a prober that follows no engine.
+    pub views: Option<Views>,
 }
+
+/// The newest snapshot of the engine a prober follows.
+pub type Views = Box<dyn Fn() -> std::sync::Arc<dyn Topology> + Send + Sync>;
 
 impl Session {
     pub fn new(spec: ProbeSpec) -> Self {
@@ -27,6 +33,7 @@ impl Session {
             conns: HashMap::new(),
             ready: HashSet::new(),
             monitors: Monitors::default(),
+            views: None,
         }
     }
 

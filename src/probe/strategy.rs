@@ -45,11 +45,11 @@ pub enum Strategy {
     /// MaxScale `causal_reads=universal`: reads the primary's position before the read, waits.
     MaxscaleUniversal(Duration),
     /// MaxScale `causal_reads=fast`: no wait; a replica whose monitored position has the write.
-    MaxscaleFast(Monitor),
+    MaxscaleFast(Fast),
     /// MaxScale `causal_reads=fast_global`.
-    MaxscaleFastGlobal(Monitor),
+    MaxscaleFastGlobal(Fast),
     /// MaxScale `causal_reads=fast_universal`.
-    MaxscaleFastUniversal(Monitor),
+    MaxscaleFastUniversal(Fast),
     /// MySQL Router `wait_for_my_writes` with `wait_for_my_writes_timeout` (0: a subset check).
     RouterWait(Duration),
     /// ProxySQL GTID causal reads: a replica known to have the write, else the primary.
@@ -69,6 +69,64 @@ pub enum Monitor {
     /// The prober's own monitor, reading the node's position every interval
     /// (`maxscale-fast(monitor=100ms)`).
     Every(Duration),
+}
+
+/// A MaxScale fast mode's parameters: where its positions come from, and when the
+/// application reads after its write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fast {
+    pub monitor: Monitor,
+    /// The read comes this long after the write (a page's next request, say), and is routed
+    /// on what the monitor knows then; zero (the default) reads right after the write, where a
+    /// monitor has next to never seen it yet.
+    pub after: Duration,
+}
+
+impl Fast {
+    /// On rwtop's own polls, read right after the write.
+    pub const POLLED: Self = Self {
+        monitor: Monitor::Polled,
+        after: Duration::ZERO,
+    };
+
+    /// Parses what a fast mode's parentheses hold: `monitor=INTERVAL`, `after=DELAY`, or both
+    /// separated by a comma.
+    fn parse(inner: &str, name: &str, text: &str) -> Result<Self, String> {
+        let mut fast = Self::POLLED;
+        for part in inner.split(',') {
+            let part = part.trim();
+            let bad = || {
+                format!(
+                    "strategy {text:?}: {name} takes monitor=INTERVAL and/or after=DELAY, e.g. \
+                     {name}(monitor=100ms), {name}(monitor=100ms,after=300ms), or nothing to \
+                     route on rwtop's own polls right after the write"
+                )
+            };
+            let (key, value) = part.split_once('=').ok_or_else(bad)?;
+            let duration = parse_duration(value.trim())
+                .map_err(|reason| format!("strategy {text:?}: {key}: {reason}"));
+            match key.trim() {
+                "monitor" => fast.monitor = Monitor::Every(duration?),
+                "after" => fast.after = duration?,
+                _ => return Err(bad()),
+            }
+        }
+        Ok(fast)
+    }
+}
+
+impl fmt::Display for Fast {
+    /// What goes between the parentheses; empty for [`Fast::POLLED`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Monitor::Every(d) = self.monitor {
+            parts.push(format!("monitor={}", short_duration(d)));
+        }
+        if !self.after.is_zero() {
+            parts.push(format!("after={}", short_duration(self.after)));
+        }
+        f.write_str(&parts.join(","))
+    }
 }
 
 /// What each strategy's parameter means, for help texts.
@@ -118,7 +176,7 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "MaxScale causal_reads=universal: wait for the primary's position",
     ),
     (
-        "maxscale-fast(monitor=d)",
+        "maxscale-fast(monitor=d,after=d)",
         "MaxScale fast: a replica monitored past the write, else primary",
     ),
     (
@@ -187,9 +245,9 @@ impl Strategy {
             Self::MaxscaleLocal(d.timeout),
             Self::MaxscaleGlobal(d.timeout),
             Self::MaxscaleUniversal(d.timeout),
-            Self::MaxscaleFast(Monitor::Polled),
-            Self::MaxscaleFastGlobal(Monitor::Polled),
-            Self::MaxscaleFastUniversal(Monitor::Polled),
+            Self::MaxscaleFast(Fast::POLLED),
+            Self::MaxscaleFastGlobal(Fast::POLLED),
+            Self::MaxscaleFastUniversal(Fast::POLLED),
             Self::RouterWait(d.timeout),
             Self::ProxysqlGtid,
             Self::GrBefore(d.timeout),
@@ -216,15 +274,21 @@ impl Strategy {
         )
     }
 
-    /// The fast modes' monitor.
+    /// A fast mode's parameters.
     #[must_use]
-    pub fn monitor(&self) -> Option<Monitor> {
+    pub fn fast(&self) -> Option<Fast> {
         match *self {
             Self::MaxscaleFast(m)
             | Self::MaxscaleFastGlobal(m)
             | Self::MaxscaleFastUniversal(m) => Some(m),
             _ => None,
         }
+    }
+
+    /// The fast modes' monitor.
+    #[must_use]
+    pub fn monitor(&self) -> Option<Monitor> {
+        self.fast().map(|f| f.monitor)
     }
 
     #[must_use]
@@ -291,19 +355,10 @@ impl Strategy {
         let duration =
             |t: &str| parse_duration(t).map_err(|reason| format!("strategy {text:?}: {reason}"));
         if let Some(fast) = fast_mode(name) {
-            let monitor = match inner {
-                None => Monitor::Polled,
-                Some(inner) => {
-                    let every = inner.strip_prefix("monitor=").ok_or_else(|| {
-                        format!(
-                            "strategy {text:?}: {name} takes monitor=INTERVAL, e.g. \
-                             {name}(monitor=100ms), or nothing to route on rwtop's own polls"
-                        )
-                    })?;
-                    Monitor::Every(duration(every)?)
-                }
-            };
-            return Ok(fast(monitor));
+            return Ok(fast(match inner {
+                None => Fast::POLLED,
+                Some(inner) => Fast::parse(inner, name, text)?,
+            }));
         }
         let param = match inner {
             Some(t) if name == "router-wait" && is_zero(t) => Some(Duration::ZERO),
@@ -374,7 +429,7 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The constructor of a MaxScale fast mode, by name.
-fn fast_mode(name: &str) -> Option<fn(Monitor) -> Strategy> {
+fn fast_mode(name: &str) -> Option<fn(Fast) -> Strategy> {
     match name {
         "maxscale-fast" => Some(Strategy::MaxscaleFast),
         "maxscale-fast-global" => Some(Strategy::MaxscaleFastGlobal),
@@ -412,10 +467,8 @@ fn split_top_level(text: &str) -> Vec<&str> {
 
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.param(), self.monitor()) {
-            (_, Some(Monitor::Every(d))) => {
-                write!(f, "{}(monitor={})", self.name(), short_duration(d))
-            }
+        match (self.param(), self.fast()) {
+            (_, Some(fast)) if fast != Fast::POLLED => write!(f, "{}({fast})", self.name()),
             (None, _) => f.write_str(self.name()),
             (Some(d), _) => write!(f, "{}({})", self.name(), short_duration(d)),
         }

@@ -32,6 +32,7 @@ pub async fn run<T: Topology>(
     mut stop: watch::Receiver<bool>,
 ) {
     let busy = ProbeEvent::Running;
+    prober.follow(snapshots.clone());
     loop {
         let request = tokio::select! {
             r = requests.recv() => r,

@@ -18,7 +18,8 @@ impl Rig {
     pub fn new(t: TestSandbox, nodes: &[(&str, Role)]) -> Self {
         let spec = engine_spec(&t, nodes);
         let engine = Engine::start(&spec);
-        let prober = Prober::new(spec.probe_spec().expect("a primary"));
+        let mut prober = Prober::new(spec.probe_spec().expect("a primary"));
+        prober.follow(engine.snapshots());
         Self { t, engine, prober }
     }
 

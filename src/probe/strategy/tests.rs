@@ -71,13 +71,50 @@ fn the_proxy_modes_parse_their_own_parameters() {
     let parse = |t: &str| Strategy::parse(t, &d);
     assert_eq!(
         parse("maxscale-fast"),
-        Ok(Strategy::MaxscaleFast(Monitor::Polled))
+        Ok(Strategy::MaxscaleFast(Fast::POLLED))
     );
     assert_eq!(
         parse("maxscale-fast-global(monitor=250ms)"),
-        Ok(Strategy::MaxscaleFastGlobal(Monitor::Every(
-            Duration::from_millis(250)
-        )))
+        Ok(Strategy::MaxscaleFastGlobal(Fast {
+            monitor: Monitor::Every(Duration::from_millis(250)),
+            after: Duration::ZERO,
+        }))
+    );
+    // The application's delay between its write and its read, with or without a monitor, in
+    // either order, and written back as it was read.
+    let both = Fast {
+        monitor: Monitor::Every(Duration::from_millis(100)),
+        after: Duration::from_millis(300),
+    };
+    for text in [
+        "maxscale-fast-universal(monitor=100ms,after=300ms)",
+        "maxscale-fast-universal(after=300ms, monitor=100ms)",
+    ] {
+        assert_eq!(
+            parse(text),
+            Ok(Strategy::MaxscaleFastUniversal(both)),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        Strategy::MaxscaleFastUniversal(both).to_string(),
+        "maxscale-fast-universal(monitor=100ms,after=300ms)"
+    );
+    let later = Strategy::MaxscaleFast(Fast {
+        monitor: Monitor::Polled,
+        after: Duration::from_millis(1500),
+    });
+    assert_eq!(parse("maxscale-fast(after=1.5s)"), Ok(later));
+    assert_eq!(parse(&later.to_string()), Ok(later));
+    assert!(
+        parse("maxscale-fast(later=1s)")
+            .unwrap_err()
+            .contains("after=DELAY")
+    );
+    assert!(
+        parse("maxscale-fast(after=soon)")
+            .unwrap_err()
+            .contains("after")
     );
     assert!(
         parse("maxscale-fast(100ms)")
