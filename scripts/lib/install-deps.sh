@@ -12,7 +12,8 @@
 #           make (jemalloc, rwtop's allocator, is built from C with configure and make),
 #           man-db (the package test reads the man page with `man -l`), dpkg-dev (cargo-deb
 #           works out the package's dependencies with dpkg-shlibdeps), lintian (the package
-#           test checks the .deb with it)
+#           test checks the .deb with it), galera-4, mariadb-backup and socat (the Galera
+#           sandbox: its provider, and the state transfer that joins a member)
 
 # Found on PATH, or in /usr/sbin, where Debian puts mariadbd (outside a normal user's PATH).
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
@@ -39,6 +40,9 @@ install_deps() {
       man-db) have man || missing+=(man-db) ;;
       dpkg-dev) have dpkg-shlibdeps || missing+=(dpkg-dev) ;;
       lintian) have lintian || missing+=(lintian) ;;
+      galera-4) [ -f /usr/lib/galera/libgalera_smm.so ] || missing+=(galera-4) ;;
+      mariadb-backup) { have mariadb-backup || have mariabackup; } || missing+=(mariadb-backup) ;;
+      socat) have socat || missing+=(socat) ;;
       *) echo "install_deps: unknown package $extra" >&2; return 2 ;;
     esac
   done

@@ -299,9 +299,13 @@ pub enum SandboxAction {
     ///
     /// Running it again is harmless: it restarts stopped servers.
     Up {
-        /// Number of replicas.
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=32))]
+        /// Number of replicas (of n1 with --galera).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(0..=32))]
         replicas: u16,
+        /// A Galera cluster of N members (n1…nN, from the galera-4 package, joined by
+        /// mariadb-backup state transfers) instead of the primary; the replicas replicate from n1.
+        #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=9))]
+        galera: u16,
         /// Turn on semi-synchronous replication.
         #[arg(long)]
         semisync: bool,

@@ -14,6 +14,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
     match action {
         SandboxAction::Up {
             replicas,
+            galera,
             semisync,
             cascade,
             multi_source,
@@ -39,6 +40,7 @@ pub fn run(action: SandboxAction) -> anyhow::Result<()> {
                 multi_source,
                 parallel,
                 server_options: by_node,
+                galera: usize::from(galera),
             };
             let start = Instant::now();
             let sandbox = Sandbox::up(&spec)?;
@@ -173,10 +175,10 @@ fn report(sandbox: &Sandbox) -> String {
         let pid = node
             .pid
             .map_or_else(|| "down".to_owned(), |p| p.to_string());
-        let role = if node.spec.source.is_some() {
-            "replica"
-        } else {
-            "primary"
+        let role = match (&node.spec.source, node.spec.galera) {
+            (Some(_), _) => "replica",
+            (None, Some(_)) => "member",
+            (None, None) => "primary",
         };
         let (ro, gtid) = match &node.state {
             Ok(state) => (if state.read_only { "ON" } else { "OFF" }, gtid_text(state)),

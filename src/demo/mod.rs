@@ -122,6 +122,7 @@ impl Demo {
             // Four workers per replica, so the ALTER and the burst show them busy.
             parallel: 4,
             server_options: std::collections::BTreeMap::new(),
+            galera: 0,
         };
         // A port chosen free can be taken by another program before its server binds it; `up`
         // leaves nothing behind on failure, so once more on new ports is clean.

@@ -25,6 +25,26 @@ pub enum SandboxError {
         "socket path {path} is too long for a unix socket: use a shorter --dir (e.g. under /tmp)"
     )]
     SocketPathTooLong { path: String },
+    #[error("this sandbox cannot be built: {problem}")]
+    BadShape { problem: String },
+    #[error(
+        "a Galera sandbox needs {what} ({path} not found); install it: \
+         `apt-get install {package}`"
+    )]
+    MissingGalera {
+        what: &'static str,
+        path: String,
+        package: &'static str,
+    },
+    #[error(
+        "the Galera member {node} did not reach Synced in time ({state}); last lines of {log}:\n{tail}"
+    )]
+    NotSynced {
+        node: String,
+        state: String,
+        log: String,
+        tail: String,
+    },
     #[error("a sandbox already exists in {dir}, but {problem}")]
     Exists { dir: String, problem: String },
     #[error("no sandbox in {dir}: start one with `rwtop sandbox up --dir {dir}`")]

@@ -13,6 +13,7 @@
 mod admin;
 mod catch_up;
 mod error;
+mod galera;
 pub mod layout;
 mod links;
 mod mycnf;
@@ -35,12 +36,14 @@ use std::time::{Duration, Instant};
 
 pub use admin::mask_passwords;
 pub use error::SandboxError;
+pub use galera::{CLUSTER_NAME, PROVIDER as GALERA_PROVIDER};
+pub use plan::CLUSTER_DOMAIN;
 pub use plan::{AGGREGATOR, SECOND_CHANNEL, SECOND_PRIMARY};
 pub use ports::Ports;
 pub use relay::Relay;
 pub use report::{ChannelReport, NodeReport};
 pub use server::Binaries;
-pub use state::{Link, NamedChannel, NodeSpec, SandboxState};
+pub use state::{GaleraPorts, Link, NamedChannel, NodeSpec, SandboxState};
 
 use crate::mysql::{Endpoint, Family, NodeState, RawRow, Secret};
 use admin::Admin;
@@ -49,6 +52,8 @@ use layout::{MAX_SOCKET_PATH, NodeDir, password_file, state_file};
 /// How long servers get to start, and replicas to catch up, before `up` gives up. Generous: CI
 /// runs on a busy two-core machine.
 const START_DEADLINE: Duration = Duration::from_secs(60);
+/// How long a node's port may stay taken before its server is started again (see `spawn`).
+const PORT_RELEASE_WAIT: Duration = Duration::from_secs(15);
 
 pub const DEFAULT_BASE_PORT: u16 = 13306;
 pub const MONITOR_USER: &str = "rwtop";
@@ -90,6 +95,9 @@ pub struct SandboxSpec {
     /// own in that node's option file (`character_set_server=utf8mb4`): nodes set up
     /// differently. Only a new sandbox takes them.
     pub server_options: std::collections::BTreeMap<String, Vec<String>>,
+    /// A Galera cluster of this many members (`n1`…) instead of the primary, its replicas
+    /// replicating from `n1`; 0 for none.
+    pub galera: usize,
 }
 
 impl SandboxSpec {
@@ -107,6 +115,7 @@ impl SandboxSpec {
             multi_source: false,
             parallel: 0,
             server_options: std::collections::BTreeMap::new(),
+            galera: 0,
         }
     }
 }
@@ -261,7 +270,7 @@ impl Sandbox {
                 cnf + &tls::cnf_lines(&self.dir)
             } else {
                 cnf
-            };
+            } + &galera::cnf_lines(&self.state, node);
             fs::write(&dirs.cnf, cnf)
                 .map_err(|e| SandboxError::io(format!("writing {}", dirs.cnf.display()), e))?;
         }
@@ -290,36 +299,61 @@ impl Sandbox {
     /// Starts every node whose server is not running (killed, or stopped by hand), then waits
     /// until each accepts connections.
     pub fn start_stopped(&mut self) -> Result<(), SandboxError> {
+        // A Galera cluster's members first, one at a time (their replicas need them).
+        self.start_members()?;
         let mut started = Vec::new();
-        for node in &self.state.nodes {
-            let dirs = self.node_dir(&node.name);
-            if process::live_pid(&dirs.pid_file, &dirs.cnf).is_some() {
-                continue;
+        let names: Vec<String> = self.state.nodes.iter().map(|n| n.name.clone()).collect();
+        for name in names {
+            if self.pid(&name).is_none() {
+                self.spawn(&name, &[])?;
+                started.push(name);
             }
-            if TcpListener::bind(("127.0.0.1", node.port)).is_err() {
-                return Err(SandboxError::PortTaken {
-                    port: node.port,
-                    node: node.name.clone(),
-                });
-            }
-            let _ = fs::remove_file(&dirs.pid_file);
-            let child = process::spawn_server(&self.binaries.server, &dirs.cnf, &dirs.error_log)
-                .map_err(|e| SandboxError::io(format!("starting {}", node.name), e))?;
-            started.push(node.name.clone());
-            // Reap the previous server of this node (killed, or stopped by hand).
-            self.children.retain_mut(|(name, old)| {
-                let same = *name == node.name;
-                if same {
-                    let _ = old.wait();
-                }
-                !same
-            });
-            self.children.push((node.name.clone(), child));
         }
         for name in started {
             self.wait_accepting(&name)?;
         }
         Ok(())
+    }
+
+    /// Starts one node's server (its port checked free first), with `extra` options after its
+    /// option file.
+    fn spawn(&mut self, name: &str, extra: &[&str]) -> Result<(), SandboxError> {
+        let dirs = self.node_dir(name);
+        let port = self.port(name).unwrap_or_default();
+        // A server killed a moment ago may hold its port a while yet: its process reads as
+        // exited once its main thread has, while its other threads (a Galera member's, InnoDB's
+        // I/O) still hold the listening socket.
+        let freed_by = Instant::now() + PORT_RELEASE_WAIT;
+        while TcpListener::bind(("127.0.0.1", port)).is_err() {
+            if Instant::now() > freed_by {
+                return Err(SandboxError::PortTaken {
+                    port,
+                    node: name.to_owned(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = fs::remove_file(&dirs.pid_file);
+        let child = process::spawn_server(&self.binaries.server, &dirs.cnf, &dirs.error_log, extra)
+            .map_err(|e| SandboxError::io(format!("starting {name}"), e))?;
+        // Reap the previous server of this node (killed, or stopped by hand).
+        self.children.retain_mut(|(node, old)| {
+            let same = node == name;
+            if same {
+                let _ = old.wait();
+            }
+            !same
+        });
+        self.children.push((name.to_owned(), child));
+        Ok(())
+    }
+
+    /// Whether the server this handle started for `name` has exited.
+    fn exited(&mut self, name: &str) -> bool {
+        self.children
+            .iter_mut()
+            .filter(|(node, _)| node == name)
+            .any(|(_, c)| matches!(c.try_wait(), Ok(Some(_))))
     }
 
     fn wait_accepting(&mut self, name: &str) -> Result<(), SandboxError> {
@@ -329,12 +363,7 @@ impl Sandbox {
             if dirs.socket.exists() && self.admin(name, "SELECT 1").is_ok() {
                 return Ok(());
             }
-            let exited = self
-                .children
-                .iter_mut()
-                .filter(|(node, _)| node == name)
-                .any(|(_, c)| matches!(c.try_wait(), Ok(Some(_))));
-            if exited || start.elapsed() > START_DEADLINE {
+            if self.exited(name) || start.elapsed() > START_DEADLINE {
                 return Err(SandboxError::StartFailed {
                     node: name.to_owned(),
                     log: dirs.error_log.display().to_string(),

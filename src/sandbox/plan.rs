@@ -1,7 +1,7 @@
 //! Which nodes a spec asks for (names, ports, server ids, sources, channels), and whether an
 //! existing sandbox is the one a spec describes.
 
-use super::state::{NamedChannel, NodeSpec, SandboxState};
+use super::state::{GaleraPorts, NamedChannel, NodeSpec, SandboxState};
 use super::{SandboxError, SandboxSpec, ports};
 
 /// The second primary of a multi-source sandbox; it writes in GTID domain 1.
@@ -12,9 +12,18 @@ pub const AGGREGATOR: &str = "agg";
 /// The channel of the aggregator's link to the second primary.
 pub const SECOND_CHANNEL: &str = SECOND_PRIMARY;
 
+/// The GTID domain a Galera sandbox's cluster writes in (`wsrep_gtid_domain_id`); each member's
+/// own `gtid_domain_id` is [`MEMBER_DOMAIN_BASE`] plus its number.
+pub const CLUSTER_DOMAIN: u32 = 100;
+const MEMBER_DOMAIN_BASE: u32 = 10;
+/// Galera members in one sandbox: a cluster of more than 9 on one small machine helps nobody.
+pub const MAX_MEMBERS: usize = 9;
+
 /// The nodes of a new sandbox: `primary`, `r1`…`rN`, `c1` (cascade), then `p2` and `agg`
-/// (multi-source). Ports and server ids follow that order, and `down` stops the nodes in reverse,
-/// so each replica stops before its sources.
+/// (multi-source). A Galera sandbox has members `n1`…`nN` instead of the primary, and its
+/// replicas replicate from `n1`. Ports and server ids follow that order (a member's three
+/// Galera ports come after every SQL port), and `down` stops the nodes in reverse, so each
+/// replica stops before its sources.
 pub(super) fn nodes(spec: &SandboxSpec) -> Result<Vec<NodeSpec>, SandboxError> {
     let node = |name: String, source: Option<&str>| NodeSpec {
         name,
@@ -24,9 +33,40 @@ pub(super) fn nodes(spec: &SandboxSpec) -> Result<Vec<NodeSpec>, SandboxError> {
         channels: Vec::new(),
         gtid_domain_id: 0,
         options: Vec::new(),
+        galera: None,
     };
-    let mut nodes = vec![node("primary".to_owned(), None)];
-    nodes.extend((1..=spec.replicas).map(|i| node(format!("r{i}"), Some("primary"))));
+    if spec.galera > 0 && (spec.cascade || spec.multi_source || spec.semisync) {
+        return Err(SandboxError::BadShape {
+            problem: "a Galera sandbox takes async replicas (--replicas), but no --cascade, \
+                      --multi-source or --semisync"
+                .to_owned(),
+        });
+    }
+    if spec.galera > MAX_MEMBERS {
+        return Err(SandboxError::BadShape {
+            problem: format!(
+                "--galera {} asks for more than {MAX_MEMBERS} members",
+                spec.galera
+            ),
+        });
+    }
+    let members: Vec<NodeSpec> = (1..=spec.galera)
+        .map(|i| NodeSpec {
+            gtid_domain_id: MEMBER_DOMAIN_BASE + u32::try_from(i).unwrap_or(0),
+            galera: Some(GaleraPorts {
+                gcomm: 0,
+                ist: 0,
+                sst: 0,
+            }),
+            ..node(format!("n{i}"), None)
+        })
+        .collect();
+    let (mut nodes, source) = if members.is_empty() {
+        (vec![node("primary".to_owned(), None)], "primary")
+    } else {
+        (members, "n1")
+    };
+    nodes.extend((1..=spec.replicas).map(|i| node(format!("r{i}"), Some(source))));
     if spec.cascade && spec.replicas > 0 {
         nodes.push(node("c1".to_owned(), Some("r1")));
     }
@@ -55,10 +95,20 @@ pub(super) fn nodes(spec: &SandboxSpec) -> Result<Vec<NodeSpec>, SandboxError> {
             node.options.clone_from(options);
         }
     }
-    let ports = ports::choose_ports(&spec.ports, nodes.len())?;
-    for (i, (node, port)) in nodes.iter_mut().zip(ports).enumerate() {
-        node.port = port;
+    let ports = ports::choose_ports(&spec.ports, nodes.len() + 3 * spec.galera)?;
+    let (sql, mut galera) = ports.split_at(nodes.len());
+    for (i, (node, port)) in nodes.iter_mut().zip(sql).enumerate() {
+        node.port = *port;
         node.server_id = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        if let Some(member) = &mut node.galera {
+            let (three, rest) = galera.split_at(3);
+            *member = GaleraPorts {
+                gcomm: three[0],
+                ist: three[1],
+                sst: three[2],
+            };
+            galera = rest;
+        }
     }
     Ok(nodes)
 }
@@ -80,7 +130,9 @@ pub(super) fn check_same_shape(
         })
         .count();
     let (cascade, multi_source) = (named("c1"), named(AGGREGATOR));
+    let members = state.members().count();
     if replicas == spec.replicas
+        && members == spec.galera
         && state.semisync == spec.semisync
         && cascade == spec.cascade
         && multi_source == spec.multi_source
@@ -89,7 +141,9 @@ pub(super) fn check_same_shape(
         return Ok(());
     }
     let workers = format!("{} parallel workers per replica", state.parallel);
+    let cluster = format!("a Galera cluster of {members}");
     let extras: Vec<&str> = [
+        (members > 0, cluster.as_str()),
         (state.semisync, "semi-sync"),
         (cascade, "a cascaded replica"),
         (multi_source, "a second primary and an aggregator"),
@@ -149,6 +203,83 @@ mod tests {
                 .filter(|n| n.name != "p2")
                 .all(|n| n.gtid_domain_id == 0)
         );
+    }
+
+    #[test]
+    fn a_galera_sandbox_has_members_with_their_own_ports_and_replicas_of_the_first() {
+        let nodes = nodes(&spec(|s| {
+            s.galera = 3;
+            s.replicas = 1;
+        }))
+        .unwrap();
+        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["n1", "n2", "n3", "r1"]);
+        // SQL ports first, in node order, then three Galera ports per member: none repeats.
+        let sql: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+        assert_eq!(sql, [20000, 20001, 20002, 20003]);
+        let galera: Vec<GaleraPorts> = nodes.iter().filter_map(|n| n.galera).collect();
+        assert_eq!(
+            galera[1],
+            GaleraPorts {
+                gcomm: 20007,
+                ist: 20008,
+                sst: 20009
+            }
+        );
+        assert_eq!(galera[2].sst, 20012);
+        assert!(nodes[3].galera.is_none());
+        assert_eq!(nodes[3].source.as_deref(), Some("n1"));
+        // A domain of each member's own, apart from the cluster's.
+        let domains: Vec<u32> = nodes[..3].iter().map(|n| n.gtid_domain_id).collect();
+        assert_eq!(domains, [11, 12, 13]);
+        assert!(!domains.contains(&CLUSTER_DOMAIN));
+        let state = SandboxState {
+            format: SandboxState::FORMAT,
+            family: "mariadb".to_owned(),
+            server_version: String::new(),
+            semisync: false,
+            tls: false,
+            parallel: 0,
+            monitor_user: "rwtop".to_owned(),
+            repl_user: "repl".to_owned(),
+            nodes,
+        };
+        // Accounts and the schema go to n1 alone; the cluster carries them to the others.
+        let roots: Vec<&str> = state.roots().map(|n| n.name.as_str()).collect();
+        assert_eq!(roots, ["n1"]);
+        let members: Vec<&str> = state.members().map(|n| n.name.as_str()).collect();
+        assert_eq!(members, ["n1", "n2", "n3"]);
+        let gone = check_same_shape(&spec(|s| s.replicas = 1), &state)
+            .unwrap_err()
+            .to_string();
+        assert!(gone.contains("with a Galera cluster of 3"), "{gone}");
+    }
+
+    #[test]
+    fn a_galera_sandbox_refuses_what_it_cannot_build() {
+        for (what, flag) in [
+            (
+                (|s: &mut SandboxSpec| s.cascade = true) as fn(&mut SandboxSpec),
+                "--cascade",
+            ),
+            (
+                |s: &mut SandboxSpec| s.multi_source = true,
+                "--multi-source",
+            ),
+            (|s: &mut SandboxSpec| s.semisync = true, "--semisync"),
+        ] {
+            let err = nodes(&spec(|s| {
+                s.galera = 3;
+                what(s);
+            }))
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains(flag), "{err}");
+        }
+        let err = nodes(&spec(|s| s.galera = MAX_MEMBERS + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("more than 9 members"), "{err}");
     }
 
     #[test]

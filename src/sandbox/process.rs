@@ -131,11 +131,18 @@ fn read_all(pipe: Option<&mut impl Read>) -> String {
 
 /// Spawns a server in its own process group, so a Ctrl-C meant for `rwtop` does not take the
 /// sandbox down with it.
-pub fn spawn_server(server: &Path, cnf: &Path, log: &Path) -> std::io::Result<Child> {
+/// `extra` options come after the option file (`--wsrep-new-cluster`).
+pub fn spawn_server(
+    server: &Path,
+    cnf: &Path,
+    log: &Path,
+    extra: &[&str],
+) -> std::io::Result<Child> {
     use std::os::unix::process::CommandExt;
     let log = fs::OpenOptions::new().create(true).append(true).open(log)?;
     Command::new(server)
         .arg(format!("--defaults-file={}", cnf.display()))
+        .args(extra)
         .env_remove(crate::config::PASSWORD_ENV_VAR)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)

@@ -29,14 +29,12 @@ impl Binaries {
     /// Looks for `mariadbd`, then `mysqld` (on `MariaDB` installs a link to `mariadbd`; the version
     /// output tells which it is). `RWTOP_SERVER_DIR` replaces the search path entirely.
     pub fn discover() -> Result<Self, SandboxError> {
-        let dirs = search_dirs();
-        let find = |names: &[&str]| {
-            names
-                .iter()
-                .find_map(|name| dirs.iter().map(|d| d.join(name)).find(|p| is_executable(p)))
-        };
+        let find = find_in_path;
         let not_found = || SandboxError::NoServer {
-            searched: dirs.iter().map(|d| d.display().to_string()).collect(),
+            searched: search_dirs()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect(),
         };
         let server = find(&["mariadbd", "mysqld"]).ok_or_else(not_found)?;
         let flavor = server_flavor(&server)?;
@@ -68,6 +66,14 @@ impl Binaries {
             flavor,
         })
     }
+}
+
+/// The first of `names` found where the server is looked for.
+pub fn find_in_path(names: &[&str]) -> Option<PathBuf> {
+    let dirs = search_dirs();
+    names
+        .iter()
+        .find_map(|name| dirs.iter().map(|d| d.join(name)).find(|p| is_executable(p)))
 }
 
 fn search_dirs() -> Vec<PathBuf> {

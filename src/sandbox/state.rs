@@ -27,6 +27,21 @@ pub struct NodeSpec {
     /// servers set up differently, as fleets that grew over years are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
+    /// A member of the sandbox's Galera cluster: the ports of its group communication, its
+    /// incremental and its full state transfers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub galera: Option<GaleraPorts>,
+}
+
+/// A Galera member's ports besides its SQL port, all on 127.0.0.1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GaleraPorts {
+    /// Group communication (`gmcast.listen_addr`): the cluster's address lists these.
+    pub gcomm: u16,
+    /// Incremental state transfer (`ist.recv_addr`).
+    pub ist: u16,
+    /// Full state transfer, by mariadb-backup (`wsrep_sst_receive_address`).
+    pub sst: u16,
 }
 
 /// A replication channel besides the default one: its name, and the node it replicates from.
@@ -105,9 +120,19 @@ impl SandboxState {
         self.roots().next()
     }
 
-    /// The nodes that replicate from no one: the primary, then any second primary.
+    /// The nodes that replicate from no one: the primary, then any second primary. Of a Galera
+    /// cluster only its first member: the others get its writes (accounts included) from the
+    /// cluster, not on their own.
     pub fn roots(&self) -> impl Iterator<Item = &NodeSpec> {
-        self.nodes.iter().filter(|n| n.source.is_none())
+        let first_member = self.members().next().map(|m| m.name.as_str());
+        self.nodes.iter().filter(move |n| {
+            n.source.is_none() && (n.galera.is_none() || Some(n.name.as_str()) == first_member)
+        })
+    }
+
+    /// The Galera cluster's members, in order: the first one bootstraps a new cluster.
+    pub fn members(&self) -> impl Iterator<Item = &NodeSpec> {
+        self.nodes.iter().filter(|n| n.galera.is_some())
     }
 
     pub fn replicas(&self) -> impl Iterator<Item = &NodeSpec> {

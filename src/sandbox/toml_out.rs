@@ -26,12 +26,29 @@ pub fn render(sandbox: &Sandbox) -> String {
         );
     }
     // Every node that replicates from nobody is a root; several roots are `[[primary]]` each.
-    let roots = state.nodes.iter().filter(|n| n.source.is_none()).count();
+    // A Galera cluster is watched through its first member alone: the others are left as
+    // comments, since a heartbeat writer on each member would conflict on the cluster.
+    let roots = state.roots().count();
     for node in &state.nodes {
-        let table = match (node.source.is_none(), roots) {
-            (true, 1) => "[primary]",
-            (true, _) => "[[primary]]",
-            (false, _) => "[[replicas]]",
+        let root = state.roots().any(|r| r.name == node.name);
+        let table = match (node.source.is_none(), root, roots) {
+            (true, false, _) => {
+                let _ = write!(
+                    out,
+                    "\n# {name}: a member of the Galera cluster {cluster} with {first} \
+                     (127.0.0.1:{port}); not\n# listed as a primary: rwtop would write a \
+                     heartbeat row on every member, and\n# writers on several members \
+                     conflict in certification.\n",
+                    name = node.name,
+                    cluster = super::CLUSTER_NAME,
+                    first = state.primary().map_or("-", |p| p.name.as_str()),
+                    port = node.port,
+                );
+                continue;
+            }
+            (true, true, 1) => "[primary]",
+            (true, true, _) => "[[primary]]",
+            (false, _, _) => "[[replicas]]",
         };
         let _ = write!(
             out,

@@ -140,6 +140,12 @@ impl TestSandbox {
         })
     }
 
+    /// A Galera cluster of `members` (`n1`…, `rwtop sandbox up --galera`) and `replicas` async
+    /// replicas of `n1`.
+    pub fn start_galera(members: usize, replicas: usize) -> Self {
+        Self::start_spec(replicas, |spec| spec.galera = members)
+    }
+
     /// Servers that offer TLS with the sandbox's own CA (see `rwtop::sandbox::tls`).
     pub fn start_with_tls(replicas: usize) -> Self {
         Self::start_spec(replicas, |spec| spec.tls = true)
