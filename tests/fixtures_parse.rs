@@ -232,6 +232,9 @@ fn check(f: &Fixture) -> bool {
     if statement.contains("RPL_SEMI_SYNC") {
         return check_semisync(f);
     }
+    if statement.contains("'WSREP%'") {
+        return check_galera(f);
+    }
     if statement == "SHOW GRANTS" {
         return check_grants(f);
     }
@@ -375,6 +378,37 @@ fn check_applier_workers(f: &Fixture) -> bool {
     );
     let err = rwtop::mysql::appliers::workers_from_table(&[bare]).unwrap_err();
     assert!(err.to_string().contains("CHANNEL_NAME"), "{err}");
+    true
+}
+
+/// A Galera member's status means its scenario; a server without a provider is no member.
+fn check_galera(f: &Fixture) -> bool {
+    use rwtop::mysql::galera::{Component, GaleraStatus, MemberState};
+    let name = f.path.display();
+    let status = GaleraStatus::from_rows(&f.rows);
+    if f.scenario == "not_member" {
+        assert_eq!(status, None, "{name}");
+        return true;
+    }
+    let g = status.unwrap_or_else(|| panic!("{name}: a member"));
+    assert_eq!(g.component, Component::Primary, "{name}");
+    assert_eq!((g.cluster_size, g.incoming.len()), (Some(3), 3), "{name}");
+    assert!(g.conf_id.is_some() && g.cluster_uuid.len() == 36, "{name}");
+    assert!(
+        g.flow_control.paused_ns.is_some() && g.cert_failures.is_some(),
+        "{name}: {g:?}"
+    );
+    if f.scenario == "desynced" {
+        assert_eq!(g.state, MemberState::Donor, "{name}");
+        assert_eq!(g.state_comment, "Donor/Desynced", "{name}");
+        assert_eq!(g.desync_count, Some(1), "{name}");
+        assert!(g.recv_queue.is_some_and(|q| q > 0), "{name}: {g:?}");
+        assert!(!g.serving(), "{name}");
+    } else {
+        assert_eq!(g.state, MemberState::Synced, "{name}");
+        assert!(g.serving(), "{name}");
+        assert_eq!(g.recv_queue, Some(0), "{name}");
+    }
     true
 }
 

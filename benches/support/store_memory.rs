@@ -157,6 +157,7 @@ impl Feed {
                 processes: parts.processes.then(Processlist::default),
                 osc: parts.osc.then(Vec::new),
                 semisync: None,
+                galera: None,
             },
             resolving: std::collections::BTreeSet::new(),
             took: Duration::from_micros(900),

@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.13";
+pub const SCHEMA_VERSION: &str = "1.14";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -218,6 +218,9 @@ pub struct JsonNode {
     /// Since 1.12: semi-sync on this node (`null` where neither plugin is loaded, or while the
     /// node does not answer).
     pub semisync: Option<semisync::JsonSemiSync>,
+    /// Since 1.14: the node as a Galera member (`null` on any other node, or while it does not
+    /// answer).
+    pub galera: Option<galera::JsonGalera>,
     #[serde(flatten)]
     pub headroom: headroom::JsonNodeHeadroom,
 }
@@ -492,6 +495,7 @@ fn node(n: &NodeView, at: chrono::DateTime<chrono::Utc>) -> JsonNode {
         last_sql_error: r.and_then(|r| error(r.last_sql_error.as_ref())),
         channels: headroom::channels(n, at),
         semisync: n.semisync().map(semisync::semisync),
+        galera: n.galera().map(galera::galera),
         headroom: headroom::node(n),
     }
 }
@@ -546,6 +550,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
 mod appliers;
 mod catch_up;
 mod exposure;
+mod galera;
 mod grants;
 mod headroom;
 mod holders;

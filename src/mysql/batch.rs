@@ -61,6 +61,10 @@ pub struct PollParts {
     /// settings: every poll where it is on; where it is off they stand still, and are read at
     /// the first poll and every 60th (the settings show a switch-on).
     pub semisync_status: bool,
+    /// A Galera member's status (`galera.rs`, `MariaDB` only): every poll of a member, the
+    /// first and every 60th of any other node (a server can join a cluster only by a
+    /// restart, which reconnects); a refusal leaves it unread, never fails the poll.
+    pub galera: bool,
 }
 
 impl PollParts {
@@ -73,6 +77,7 @@ impl PollParts {
         osc: true,
         semisync: true,
         semisync_status: true,
+        galera: true,
     };
 }
 
@@ -109,6 +114,9 @@ pub struct Reported {
     /// `None` when not asked, refused or unreadable. A server without the plugins reports
     /// [`SemiSync::default`].
     pub semisync: Option<SemiSync>,
+    /// Galera, when asked ([`PollParts::galera`]): a member's status, or not a member; `None`
+    /// when not asked or refused.
+    pub galera: Option<super::galera::Wsrep>,
 }
 
 impl Reported {
@@ -124,6 +132,7 @@ impl Reported {
             processes: None,
             osc: None,
             semisync: None,
+            galera: None,
         }
     }
 }
@@ -168,6 +177,7 @@ enum Part {
     /// Semi-sync settings and status counters, two statements (`semisync.rs`).
     SemiSyncVariables,
     SemiSyncStatus,
+    Galera,
 }
 
 impl Part {
@@ -184,6 +194,7 @@ impl Part {
                 | Self::Osc
                 | Self::SemiSyncVariables
                 | Self::SemiSyncStatus
+                | Self::Galera
         )
     }
 }
@@ -295,6 +306,7 @@ impl NodeConn {
                 Part::Osc => super::osc::DETECT_SQL,
                 Part::SemiSyncVariables => flavor.semisync_variables_sql(),
                 Part::SemiSyncStatus => flavor.semisync_status_sql(),
+                Part::Galera => super::galera::STATUS_SQL,
             }
         };
         // The status only ever with the settings.
@@ -313,6 +325,10 @@ impl NodeConn {
             (Part::Osc, ask.parts.osc),
             (Part::SemiSyncVariables, ask.parts.semisync),
             (Part::SemiSyncStatus, semisync_status),
+            (
+                Part::Galera,
+                ask.parts.galera && family == super::Family::Mariadb,
+            ),
         ]
         .into_iter()
         .filter_map(|(part, asked)| asked.then_some(part))
@@ -379,6 +395,7 @@ struct Answers {
     osc: Option<Vec<RawRow>>,
     semisync_variables: Option<Vec<RawRow>>,
     semisync_status: Option<Vec<RawRow>>,
+    galera: Option<Vec<RawRow>>,
     /// Whether the status was asked with the settings: a settings-only read leaves the state
     /// and counters unread (the poller carries them), an unanswered status leaves all unknown.
     semisync_status_asked: bool,
@@ -472,6 +489,7 @@ impl Answers {
                 processes,
                 osc: None,
                 semisync,
+                galera: self.galera.as_deref().map(super::galera::Wsrep::from_rows),
             },
             clock: self.clock,
             lead: self.lead,
@@ -495,6 +513,7 @@ impl Answers {
             Part::Osc => self.osc = Some(rows),
             Part::SemiSyncVariables => self.semisync_variables = Some(rows),
             Part::SemiSyncStatus => self.semisync_status = Some(rows),
+            Part::Galera => self.galera = Some(rows),
         }
     }
 }

@@ -240,6 +240,15 @@ impl NodeConn {
             run_query(&mut slot, addr.clone(), timeouts.query, identity_sql).await?,
         )?;
         let identity = parse_answer(&addr, identity_sql, Identity::from_row(&row))?;
+        if flavor.family == super::Family::Mariadb {
+            // On a Galera member, reads that never wait for the cluster (`galera.rs`); a
+            // server built without wsrep refuses the variable, and needs nothing.
+            let sql = super::galera::NO_SYNC_WAIT_SQL;
+            match run_query(&mut slot, addr.clone(), timeouts.query, sql).await {
+                Ok(_) | Err(SqlError::Server { .. }) => {}
+                Err(other) => return Err(other),
+            }
+        }
         Ok(Self {
             addr,
             conn: slot,

@@ -9,6 +9,7 @@ pub mod ddl_wait;
 pub mod disks;
 pub mod endpoint;
 pub mod flavor;
+pub mod galera;
 pub mod grants;
 pub mod link;
 pub mod lock_holders;

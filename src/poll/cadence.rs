@@ -53,7 +53,16 @@ impl PollParts {
             osc: false,
             semisync: every_fifth,
             semisync_status: every_sixtieth,
+            galera: every_sixtieth,
         }
+    }
+
+    /// Adds Galera's status to every poll of a member (`on`): its state, queues and flow
+    /// control change from one poll to the next.
+    #[must_use]
+    pub fn galera_on(mut self, on: bool) -> Self {
+        self.galera |= on;
+        self
     }
 
     /// Adds semi-sync's reads to every poll while the node's last reading had it `on` (either
@@ -221,6 +230,19 @@ mod tests {
                 .semisync_on(true)
                 .semisync_status
         }));
+    }
+
+    #[test]
+    fn galera_is_asked_at_the_first_poll_and_every_60th_and_every_poll_of_a_member() {
+        for phase in [0, 7] {
+            let asked: Vec<u64> = (0..130)
+                .filter(|&n| PollParts::for_poll(n, phase, false).galera)
+                .collect();
+            assert_eq!(asked.len(), 3, "phase {phase}: {asked:?}");
+            assert_eq!(asked[0], 0);
+            assert_eq!(asked[2] - asked[1], LIST_EVERY, "phase {phase}: {asked:?}");
+            assert!((0..130).all(|n| PollParts::for_poll(n, phase, false).galera_on(true).galera));
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::occasional::{Due, GRANTS_EVERY, SETTINGS_EVERY, SETTINGS_WHILE_MISMAT
 use super::osc::OscWatch;
 use super::pace::{ReadPace, read_every};
 use super::spec::{HeartbeatTable, PollerSpec};
+use crate::mysql::galera::Wsrep;
 use crate::mysql::grants::{AccountGrants, MissingGrant, Uses, missing};
 use crate::mysql::semisync::SemiSync;
 use crate::mysql::{Family, IoRunning, ReplicaGtid};
@@ -93,6 +94,9 @@ pub(super) struct Learned<'a> {
     /// Semi-sync as last read: carried into the polls that leave it out
     /// ([`PollParts::semisync_on`]); `None` before the first reading, or when it was refused.
     semisync: Option<SemiSync>,
+    /// Galera as last read: carried into the polls that leave it out; `None` before the first
+    /// reading, or when it was refused.
+    galera: Option<Wsrep>,
     /// The account's grants as read when this connection opened (`None`: unread).
     grants: Option<AccountGrants>,
     grants_due: Due,
@@ -121,6 +125,7 @@ impl<'a> Learned<'a> {
             sql_delay: 0,
             osc: OscWatch::default(),
             semisync: None,
+            galera: None,
             grants: None,
             grants_due: Due::default(),
             lacking_since: None,
@@ -175,7 +180,8 @@ impl<'a> Learned<'a> {
             .after_ddl(self.ddl_seen.map(|seen| poll - seen))
             .list_held(self.list.is_some())
             .as_source(self.spec.feeds.feeds(&self.spec.name))
-            .semisync_on(self.semisync.as_ref().is_none_or(SemiSync::in_use));
+            .semisync_on(self.semisync.as_ref().is_none_or(SemiSync::in_use))
+            .galera_on(self.galera.as_ref().is_some_and(|g| g.member().is_some()));
         let parts = self.osc.parts(parts, poll, self.phase, self.writable_root);
         if !parts.binlog {
             self.list = None;
@@ -199,6 +205,11 @@ impl<'a> Learned<'a> {
     /// pace filled into it.
     pub fn heard(&mut self, asked: &Asked, sample: &mut NodeSample, now: Instant) -> Heard {
         self.carry_semisync(asked.parts, sample);
+        carry(
+            asked.parts.galera,
+            &mut self.galera,
+            &mut sample.reported.galera,
+        );
         let ddl = sample
             .reported
             .processes
@@ -342,6 +353,16 @@ impl<'a> Learned<'a> {
             disks: self.spec.disks_every.is_some(),
             ..Uses::default()
         }
+    }
+}
+
+/// A part read only on some polls: a poll that `asked` keeps its reading, one that did not
+/// reports the last one.
+fn carry<T: Clone>(asked: bool, last: &mut Option<T>, now: &mut Option<T>) {
+    if asked {
+        last.clone_from(now);
+    } else {
+        now.clone_from(last);
     }
 }
 

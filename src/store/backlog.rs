@@ -356,8 +356,6 @@ mod tests {
         NodeSample {
             at,
             reported: crate::mysql::batch::Reported {
-                replication: Vec::new(),
-                state: mariadb_state(binlog_pos),
                 binlog: Some(crate::mysql::BinlogStatus {
                     position: BinlogPos {
                         file: "binlog.000001".into(),
@@ -365,11 +363,7 @@ mod tests {
                     },
                     executed_gtid_set: None,
                 }),
-                binlog_files: None,
-                replica_hosts: None,
-                processes: None,
-                osc: None,
-                semisync: None,
+                ..crate::mysql::batch::Reported::status_only(Vec::new(), mariadb_state(binlog_pos))
             },
             resolving: std::collections::BTreeSet::new(),
             took: std::time::Duration::from_millis(took_ms),

@@ -14,6 +14,7 @@ mod discovery;
 pub mod disks;
 pub mod exposure;
 mod failover;
+pub mod galera;
 pub mod headroom;
 pub mod histogram;
 pub mod lag;

@@ -48,6 +48,7 @@ pub struct NodeEntry {
     pub clock: Option<ClockEstimate>,
     /// Semi-sync state and the differences of its counters between polls.
     semisync: super::semisync::SemiSyncTrack,
+    galera: super::galera::GaleraTrack,
 }
 
 /// A channel of the view under construction: the status, and where its source is known.
@@ -87,6 +88,7 @@ impl NodeEntry {
             channels: Vec::new(),
             clock: None,
             semisync: super::semisync::SemiSyncTrack::default(),
+            galera: super::galera::GaleraTrack::default(),
         }
     }
 
@@ -128,6 +130,8 @@ impl NodeEntry {
         self.as_source.record(&sample);
         self.semisync
             .record(sample.at, sample.reported.semisync.as_ref());
+        self.galera
+            .record(sample.at, sample.reported.galera.as_ref());
         let head = sample.reported.binlog.as_ref().map(|b| &b.position);
         self.writes.record(at_ms, &sample.reported.state, head);
         // A channel keeps its history while the server reports it; one that is gone (RESET
@@ -289,6 +293,7 @@ impl NodeEntry {
             settings: self.settings.clone(),
             semisync: self.semisync.view(now),
             disks: self.disks_view(now),
+            galera: self.galera.view(),
         })
     }
 

@@ -118,4 +118,8 @@ pub struct LiveParts {
     /// (`store/disks.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disks: Option<super::disks::DisksView>,
+    /// A Galera member's state, component, queues and last interval (`store/galera.rs`);
+    /// `None` on any other node, and before the first reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub galera: Option<super::galera::GaleraView>,
 }

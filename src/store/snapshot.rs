@@ -198,6 +198,12 @@ impl NodeView {
         self.live.as_ref()?.semisync.as_ref()
     }
 
+    /// The node as a Galera member, while it answers; `None` on any other node.
+    #[must_use]
+    pub fn galera(&self) -> Option<&super::galera::GaleraView> {
+        self.live.as_ref()?.galera.as_ref()
+    }
+
     /// The node's disks while it answers, where they are read.
     #[must_use]
     pub fn disks(&self) -> Option<&super::disks::DisksView> {

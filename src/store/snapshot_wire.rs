@@ -128,6 +128,8 @@ impl From<NodeViewWire> for NodeView {
                 settings: flat.settings,
                 semisync: flat.semisync,
                 disks: flat.disks,
+                // Format 1 predates Galera.
+                galera: None,
             })
         });
         Self {

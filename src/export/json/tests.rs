@@ -74,7 +74,7 @@ fn two_channels() -> Topo {
 fn each_channel_is_an_object_of_its_own() {
     let d = doc(&two_channels().snapshot);
     assert_eq!(d["schema_version"], SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, "1.13");
+    assert_eq!(SCHEMA_VERSION, "1.14");
     let channels = node(&d, "r2")["channels"].as_array().cloned();
     let channels = channels.unwrap_or_default();
     let names: Vec<&Value> = channels.iter().map(|c| &c["channel"]).collect();
@@ -374,6 +374,7 @@ fn every_key_is_documented() {
     topo.node_mut("db1", |n| {
         *scan(n) = vec![blocked_ddl("ALTER TABLE t FORCE", 95, false)];
         live(n).semisync = Some(super::semisync::example());
+        live(n).galera = Some(super::galera::example());
         n.missing_grants = vec![crate::mysql::grants::MissingGrant {
             privilege: "FILE".to_owned(),
             on: "*.*".to_owned(),

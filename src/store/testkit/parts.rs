@@ -26,6 +26,7 @@ pub(super) fn answering(read_only: bool) -> LiveParts {
         settings: None,
         semisync: None,
         disks: None,
+        galera: None,
     }
 }
 

@@ -1,0 +1,112 @@
+//! A node's `galera` object (docs/json-schema.md, since 1.14): the member's state and
+//! component, the cluster as it sees it, its queues, and what its counters did in the last
+//! interval between two polls. `null` on a node that is no member, or while it does not answer;
+//! every figure the server did not report is `null`, never 0.
+
+use serde::Serialize;
+
+use crate::mysql::galera::{Component, MemberState};
+use crate::store::galera::GaleraView;
+
+#[derive(Debug, Serialize)]
+pub struct JsonGalera {
+    /// `synced`, `donor` (donor or desynced), `joining`, `joined`, `initialized` or `other`.
+    pub state: MemberState,
+    /// The server's own words (`Donor/Desynced`).
+    pub state_comment: String,
+    pub ready: Option<bool>,
+    pub connected: Option<bool>,
+    /// `primary`, `non_primary`, `disconnected` or `other`.
+    pub component: Component,
+    pub cluster_size: Option<u64>,
+    pub conf_id: Option<u64>,
+    pub cluster_uuid: String,
+    pub incoming_addresses: Vec<String>,
+    pub recv_queue: Option<u64>,
+    pub send_queue: Option<u64>,
+    pub last_committed: Option<u64>,
+    pub cert_deps_distance: Option<f64>,
+    pub applier_threads: Option<u64>,
+    pub flow_control_active: Option<bool>,
+    pub flow_control_requested: Option<bool>,
+    pub desync_count: Option<u64>,
+    pub repl_latency_avg_seconds: Option<f64>,
+    /// The newest poll interval; `null` before two polls.
+    pub interval: Option<JsonGaleraInterval>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonGaleraInterval {
+    pub seconds: f64,
+    pub paused_share: Option<f64>,
+    pub flow_control_sent: Option<u64>,
+    pub cert_failures: Option<u64>,
+    pub bf_aborts: Option<u64>,
+}
+
+pub fn galera(g: &GaleraView) -> JsonGalera {
+    JsonGalera {
+        state: g.state,
+        state_comment: g.state_comment.clone(),
+        ready: g.ready,
+        connected: g.connected,
+        component: g.component,
+        cluster_size: g.cluster_size,
+        conf_id: g.conf_id,
+        cluster_uuid: g.cluster_uuid.clone(),
+        incoming_addresses: g.incoming.clone(),
+        recv_queue: g.recv_queue,
+        send_queue: g.send_queue,
+        last_committed: g.last_committed,
+        cert_deps_distance: g.cert_deps_distance,
+        applier_threads: g.applier_threads,
+        flow_control_active: g.fc_active,
+        flow_control_requested: g.fc_requested,
+        desync_count: g.desync_count,
+        repl_latency_avg_seconds: g.repl_latency_avg_s,
+        interval: g.interval.map(|i| JsonGaleraInterval {
+            #[expect(
+                clippy::cast_precision_loss,
+                reason = "milliseconds of a poll interval are far below 2^52"
+            )]
+            seconds: i.ms as f64 / 1000.0,
+            paused_share: i.paused_share,
+            flow_control_sent: i.fc_sent,
+            cert_failures: i.cert_failures,
+            bf_aborts: i.bf_aborts,
+        }),
+    }
+}
+
+/// A desynced member with a last interval, for the schema test.
+#[cfg(test)]
+pub(crate) fn example() -> GaleraView {
+    use crate::store::galera::GaleraInterval;
+    GaleraView {
+        state: MemberState::Donor,
+        state_comment: "Donor/Desynced".to_owned(),
+        ready: Some(true),
+        connected: Some(true),
+        component: Component::Primary,
+        cluster_size: Some(3),
+        conf_id: Some(3),
+        cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
+        incoming: vec!["127.0.0.1:14306".to_owned(), "127.0.0.1:14307".to_owned()],
+        recv_queue: Some(58),
+        send_queue: Some(0),
+        last_committed: Some(4),
+        cert_deps_distance: Some(1.0),
+        applier_threads: Some(2),
+        fc_active: Some(false),
+        fc_requested: Some(false),
+        desync_count: Some(1),
+        repl_latency_avg_s: Some(0.000_2),
+        interval: Some(GaleraInterval {
+            ms: 1000,
+            paused_share: Some(0.0),
+            fc_sent: Some(0),
+            cert_failures: Some(0),
+            bf_aborts: Some(0),
+        }),
+    }
+}

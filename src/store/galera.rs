@@ -1,0 +1,177 @@
+//! A Galera member as the store keeps it: its newest status, and what its counters did since
+//! the reading before (the flow-control paused share of that interval, the pause requests it
+//! sent, certification failures and brute-force aborts). Rates come from counters only: the
+//! server's own averages are reset by anyone's `FLUSH STATUS` (`mysql/galera.rs`).
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::mysql::galera::{Component, GaleraStatus, MemberState, Wsrep};
+
+/// The newest reading of a member, and the one before it for the counters' deltas.
+#[derive(Debug, Clone, Default)]
+pub struct GaleraTrack {
+    last: Option<(Instant, GaleraStatus)>,
+    interval: Option<GaleraInterval>,
+}
+
+/// What the counters did between two readings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GaleraInterval {
+    /// How long the interval was, in milliseconds.
+    pub ms: u64,
+    /// The share of it (0–1) the member was paused by flow control, whoever asked.
+    pub paused_share: Option<f64>,
+    /// Pause requests this member sent in it: its own backlog held the cluster back.
+    pub fc_sent: Option<u64>,
+    pub cert_failures: Option<u64>,
+    pub bf_aborts: Option<u64>,
+}
+
+impl GaleraTrack {
+    /// Takes a poll's reading: a member's status starts a new interval against the last one;
+    /// a server that is no member (or a restart's reset counters) forgets the last.
+    pub fn record(&mut self, at: Instant, reading: Option<&Wsrep>) {
+        let Some(reading) = reading else {
+            return;
+        };
+        let Some(now) = reading.member() else {
+            *self = Self::default();
+            return;
+        };
+        if let Some((then, last)) = &self.last {
+            let elapsed = at.saturating_duration_since(*then);
+            if !elapsed.is_zero() {
+                self.interval = Some(interval(elapsed, last, now));
+            }
+        }
+        self.last = Some((at, now.clone()));
+    }
+
+    #[must_use]
+    pub fn view(&self) -> Option<GaleraView> {
+        let (_, status) = self.last.as_ref()?;
+        Some(GaleraView {
+            state: status.state,
+            state_comment: status.state_comment.clone(),
+            ready: status.ready,
+            connected: status.connected,
+            component: status.component,
+            cluster_size: status.cluster_size,
+            conf_id: status.conf_id,
+            cluster_uuid: status.cluster_uuid.clone(),
+            incoming: status.incoming.clone(),
+            recv_queue: status.recv_queue,
+            send_queue: status.send_queue,
+            last_committed: status.last_committed,
+            cert_deps_distance: status.cert_deps_distance,
+            applier_threads: status.applier_threads,
+            fc_active: status.flow_control.active,
+            fc_requested: status.flow_control.requested,
+            desync_count: status.desync_count,
+            repl_latency_avg_s: status.repl_latency_avg_s,
+            interval: self.interval,
+        })
+    }
+}
+
+/// A counter's growth; `None` when either reading lacks it or it went back (a restart).
+fn grew(now: Option<u64>, then: Option<u64>) -> Option<u64> {
+    now?.checked_sub(then?)
+}
+
+fn interval(elapsed: Duration, last: &GaleraStatus, now: &GaleraStatus) -> GaleraInterval {
+    let (fc, was) = (&now.flow_control, &last.flow_control);
+    let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    GaleraInterval {
+        ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "nanoseconds of a poll interval are far below 2^52"
+        )]
+        paused_share: grew(fc.paused_ns, was.paused_ns)
+            .map(|paused| (paused as f64 / ns as f64).clamp(0.0, 1.0)),
+        fc_sent: grew(fc.sent, was.sent),
+        cert_failures: grew(now.cert_failures, last.cert_failures),
+        bf_aborts: grew(now.bf_aborts, last.bf_aborts),
+    }
+}
+
+/// A Galera member in the node's view: its state, its component and the cluster as it sees
+/// them, its queues, and what its counters did in the last interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GaleraView {
+    pub state: MemberState,
+    pub state_comment: String,
+    pub ready: Option<bool>,
+    pub connected: Option<bool>,
+    pub component: Component,
+    pub cluster_size: Option<u64>,
+    pub conf_id: Option<u64>,
+    pub cluster_uuid: String,
+    pub incoming: Vec<String>,
+    pub recv_queue: Option<u64>,
+    pub send_queue: Option<u64>,
+    pub last_committed: Option<u64>,
+    pub cert_deps_distance: Option<f64>,
+    pub applier_threads: Option<u64>,
+    pub fc_active: Option<bool>,
+    pub fc_requested: Option<bool>,
+    pub desync_count: Option<u64>,
+    pub repl_latency_avg_s: Option<f64>,
+    /// `None` until two readings.
+    pub interval: Option<GaleraInterval>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mysql::RawRow;
+
+    fn member(paused_ns: u64, sent: u64, failures: u64) -> Wsrep {
+        let pairs = [
+            ("wsrep_provider_name", "Galera".to_owned()),
+            ("wsrep_local_state", "4".to_owned()),
+            ("wsrep_cluster_status", "Primary".to_owned()),
+            ("wsrep_flow_control_paused_ns", paused_ns.to_string()),
+            ("wsrep_flow_control_sent", sent.to_string()),
+            ("wsrep_local_cert_failures", failures.to_string()),
+        ];
+        let rows: Vec<RawRow> = pairs
+            .iter()
+            .map(|(n, v)| RawRow::of(&[("Variable_name", Some(n)), ("Value", Some(v))]))
+            .collect();
+        Wsrep::from_rows(&rows)
+    }
+
+    #[test]
+    fn the_interval_comes_from_counters_and_a_restart_or_a_non_member_starts_over() {
+        let t0 = Instant::now();
+        let mut track = GaleraTrack::default();
+        assert_eq!(track.view(), None);
+        track.record(t0, Some(&member(1_000_000_000, 10, 2)));
+        assert_eq!(track.view().unwrap().interval, None, "one reading: no rate");
+        // 400 ms of pause in a second, 3 requests sent, one more certification failure.
+        track.record(
+            t0 + Duration::from_secs(1),
+            Some(&member(1_400_000_000, 13, 3)),
+        );
+        let i = track.view().unwrap().interval.unwrap();
+        assert_eq!(i.ms, 1000);
+        assert!((i.paused_share.unwrap() - 0.4).abs() < 1e-9, "{i:?}");
+        assert_eq!((i.fc_sent, i.cert_failures), (Some(3), Some(1)));
+        // A poll that did not ask keeps everything as it was.
+        track.record(t0 + Duration::from_secs(2), None);
+        assert_eq!(track.view().unwrap().interval, Some(i));
+        // Counters that went back (a restart) give no rate rather than a huge one.
+        track.record(t0 + Duration::from_secs(3), Some(&member(5, 0, 0)));
+        let i = track.view().unwrap().interval.unwrap();
+        assert_eq!(
+            (i.paused_share, i.fc_sent, i.cert_failures),
+            (None, None, None)
+        );
+        track.record(t0 + Duration::from_secs(4), Some(&Wsrep::NotMember));
+        assert_eq!(track.view(), None);
+    }
+}

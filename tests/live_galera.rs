@@ -1,0 +1,155 @@
+//! A Galera member as rwtop reads it, on real galera-4 members (`rwtop sandbox up --galera`):
+//! each member's state, component and cluster, in the view and the JSON; a backup's read lock
+//! on n3 under writes on n1 shows n3 desynced with write-sets waiting, while n1 and n2 stay
+//! synced, and n3 serves again once the lock goes. An async replica is no member.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{TestSandbox, engine_spec, until};
+use rwtop::mysql::galera::{Component, MemberState};
+use rwtop::store::Role;
+use rwtop::store::galera::GaleraView;
+
+const MEMBERS: [&str; 3] = ["n1", "n2", "n3"];
+const DEADLINE: Duration = Duration::from_secs(60);
+
+fn member<'a>(s: &'a rwtop::store::Snapshot, name: &str) -> Option<&'a GaleraView> {
+    s.node(name)?.galera()
+}
+
+/// Runs `sql` on `node` in a thread of its own, on one session (a read lock held, a stream of
+/// writes).
+fn admin_in_thread(t: &TestSandbox, node: &str, sql: String) -> std::thread::JoinHandle<()> {
+    let sandbox = rwtop::sandbox::Sandbox::open(t.sandbox().dir()).unwrap();
+    let node = node.to_owned();
+    std::thread::spawn(move || {
+        sandbox
+            .admin(&node, &sql)
+            .unwrap_or_else(|e| panic!("{node}: {e}"));
+    })
+}
+
+/// Every member synced in one primary component of three, each with an interval read: the
+/// cluster's state UUID.
+fn one_cluster(s: &rwtop::store::Snapshot) -> Option<String> {
+    let views: Vec<&GaleraView> = MEMBERS
+        .iter()
+        .map(|m| member(s, m))
+        .collect::<Option<_>>()?;
+    let one = views.iter().all(|g| {
+        g.state == MemberState::Synced
+            && g.component == Component::Primary
+            && g.cluster_size == Some(3)
+            && g.ready == Some(true)
+            && g.cluster_uuid == views[0].cluster_uuid
+            && g.conf_id.is_some()
+            && g.conf_id == views[0].conf_id
+            && g.interval.is_some()
+    });
+    one.then(|| views[0].cluster_uuid.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_member_is_read_and_a_read_lock_shows_its_member_desynced() {
+    let t = TestSandbox::start_galera(3, 1);
+    // One heartbeat writer, on n1: the other members are watched without writing.
+    let spec = engine_spec(
+        &t,
+        &[
+            ("n1", Role::Primary),
+            ("n2", Role::Replica),
+            ("n3", Role::Replica),
+            ("r1", Role::Replica),
+        ],
+    );
+    let engine = rwtop::engine::Engine::start(&spec);
+    let mut ports: Vec<String> = MEMBERS
+        .iter()
+        .map(|m| format!("127.0.0.1:{}", t.sandbox().port(m).unwrap()))
+        .collect();
+    ports.sort();
+    let (uuid, _) = until(
+        &engine,
+        "three synced members, one cluster",
+        DEADLINE,
+        one_cluster,
+    )
+    .await;
+    assert_eq!(uuid.len(), 36, "{uuid}");
+    let s = engine.latest();
+    for m in MEMBERS {
+        let mut listed = member(&s, m).unwrap().incoming.clone();
+        listed.sort();
+        assert_eq!(listed, ports, "{m} lists every member's SQL address");
+    }
+    assert!(
+        s.node("r1").is_some_and(|n| n.galera().is_none()),
+        "an async replica is no member"
+    );
+
+    // Writes on n1 while a backup's read lock holds n3.
+    t.admin(
+        "n1",
+        "CREATE TABLE rwtop.g (id INT AUTO_INCREMENT PRIMARY KEY, v INT)",
+    );
+    let lock = admin_in_thread(
+        &t,
+        "n3",
+        "FLUSH TABLES WITH READ LOCK; SELECT SLEEP(8) AS s; UNLOCK TABLES".to_owned(),
+    );
+    let load = admin_in_thread(
+        &t,
+        "n1",
+        "INSERT INTO rwtop.g (v) VALUES (1); DO SLEEP(0.02);".repeat(150),
+    );
+    let (desynced, after) = until(&engine, "n3 desynced with a backlog", DEADLINE, |s| {
+        let n3 = member(s, "n3")?;
+        (n3.state == MemberState::Donor && n3.recv_queue.is_some_and(|q| q >= 10))
+            .then(|| n3.clone())
+    })
+    .await;
+    eprintln!(
+        "n3 {} after {after:?}: receive queue {:?}, desyncs {:?}, committed {:?}",
+        desynced.state_comment, desynced.recv_queue, desynced.desync_count, desynced.last_committed
+    );
+    assert_eq!(desynced.state_comment, "Donor/Desynced");
+    assert_eq!(desynced.desync_count, Some(1));
+    assert_eq!(
+        desynced.component,
+        Component::Primary,
+        "still in the component"
+    );
+    let s = engine.latest();
+    for m in ["n1", "n2"] {
+        let g = member(&s, m).unwrap();
+        assert_eq!(g.state, MemberState::Synced, "{m}: {g:?}");
+        assert!(g.recv_queue.is_some_and(|q| q < 10), "{m}: {g:?}");
+    }
+    // Behind the others by the cluster's own sequence numbers.
+    let ahead = member(&s, "n1").unwrap().last_committed.unwrap();
+    assert!(
+        member(&s, "n3").unwrap().last_committed.unwrap() + 10 <= ahead,
+        "n3 committed as far as n1: {:?}",
+        member(&s, "n3")
+    );
+    // The same in the JSON snapshot.
+    let doc = serde_json::to_value(rwtop::export::json::from_snapshot(&s)).unwrap();
+    let json = &common::json_node(&doc, "n3")["galera"];
+    assert_eq!(json["state"], "donor", "{json:#}");
+    assert_eq!(json["component"], "primary");
+    assert_eq!(
+        common::json_node(&doc, "r1")["galera"],
+        serde_json::Value::Null
+    );
+
+    load.join().unwrap();
+    lock.join().unwrap();
+    until(&engine, "n3 synced and caught up", DEADLINE, |s| {
+        let n3 = member(s, "n3")?;
+        (n3.state == MemberState::Synced && n3.recv_queue == Some(0)).then_some(())
+    })
+    .await;
+    engine.shutdown().await;
+}
