@@ -8,6 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::{TestSandbox, engine_spec, until};
+use rwtop::alerts::AlertKind;
 use rwtop::mysql::galera::{Component, MemberState};
 use rwtop::store::Role;
 use rwtop::store::galera::GaleraView;
@@ -51,27 +52,15 @@ fn one_cluster(s: &rwtop::store::Snapshot) -> Option<String> {
     one.then(|| views[0].cluster_uuid.clone())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_member_is_read_and_a_read_lock_shows_its_member_desynced() {
-    let t = TestSandbox::start_galera(3, 1);
-    // One heartbeat writer, on n1: the other members are watched without writing.
-    let spec = engine_spec(
-        &t,
-        &[
-            ("n1", Role::Primary),
-            ("n2", Role::Replica),
-            ("n3", Role::Replica),
-            ("r1", Role::Replica),
-        ],
-    );
-    let engine = rwtop::engine::Engine::start(&spec);
+/// Every member synced in one cluster of three, listing every member; the replica no member.
+async fn one_cluster_of_three(t: &TestSandbox, engine: &rwtop::engine::Engine) {
     let mut ports: Vec<String> = MEMBERS
         .iter()
         .map(|m| format!("127.0.0.1:{}", t.sandbox().port(m).unwrap()))
         .collect();
     ports.sort();
     let (uuid, _) = until(
-        &engine,
+        engine,
         "three synced members, one cluster",
         DEADLINE,
         one_cluster,
@@ -88,6 +77,23 @@ async fn each_member_is_read_and_a_read_lock_shows_its_member_desynced() {
         s.node("r1").is_some_and(|n| n.galera().is_none()),
         "an async replica is no member"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_member_is_read_and_a_read_lock_shows_its_member_desynced() {
+    let t = TestSandbox::start_galera(3, 1);
+    // One heartbeat writer, on n1: the other members are watched without writing.
+    let spec = engine_spec(
+        &t,
+        &[
+            ("n1", Role::Primary),
+            ("n2", Role::Replica),
+            ("n3", Role::Replica),
+            ("r1", Role::Replica),
+        ],
+    );
+    let engine = rwtop::engine::Engine::start(&spec);
+    one_cluster_of_three(&t, &engine).await;
 
     // Writes on n1 while a backup's read lock holds n3.
     t.admin(
@@ -134,6 +140,30 @@ async fn each_member_is_read_and_a_read_lock_shows_its_member_desynced() {
         "n3 committed as far as n1: {:?}",
         member(&s, "n3")
     );
+    // One alert, on n3, says its reads are stale; nothing on the synced members.
+    let (stale, _) = until(&engine, "galera_not_synced on n3", DEADLINE, |s| {
+        common::alert(s, AlertKind::GaleraNotSynced, Some("n3"))
+    })
+    .await;
+    eprintln!("{}", stale.cause);
+    assert!(
+        stale.cause.contains("reads from it are stale"),
+        "{}",
+        stale.cause
+    );
+    let s = engine.latest();
+    let galera_alerts: Vec<_> = s
+        .alerts
+        .active
+        .iter()
+        .filter(|a| a.kind.name().starts_with("galera_"))
+        .map(|a| (a.kind, a.node.clone()))
+        .collect();
+    assert_eq!(
+        galera_alerts,
+        [(AlertKind::GaleraNotSynced, Some("n3".to_owned()))],
+        "a desynced member sends no flow control, and the others are synced"
+    );
     // The same in the JSON snapshot.
     let doc = serde_json::to_value(rwtop::export::json::from_snapshot(&s)).unwrap();
     let json = &common::json_node(&doc, "n3")["galera"];
@@ -146,10 +176,16 @@ async fn each_member_is_read_and_a_read_lock_shows_its_member_desynced() {
 
     load.join().unwrap();
     lock.join().unwrap();
-    until(&engine, "n3 synced and caught up", DEADLINE, |s| {
-        let n3 = member(s, "n3")?;
-        (n3.state == MemberState::Synced && n3.recv_queue == Some(0)).then_some(())
-    })
+    until(
+        &engine,
+        "n3 synced and caught up, its alert cleared",
+        DEADLINE,
+        |s| {
+            let n3 = member(s, "n3")?;
+            let cleared = common::alert(s, AlertKind::GaleraNotSynced, Some("n3")).is_none();
+            (n3.state == MemberState::Synced && n3.recv_queue == Some(0) && cleared).then_some(())
+        },
+    )
     .await;
     engine.shutdown().await;
 }

@@ -406,6 +406,9 @@ fn phrase(a: &Alert, snapshot: &Snapshot) -> String {
         AlertKind::SemisyncFellBack => format!("{node}'s semi-sync fell back to async"),
         AlertKind::SemisyncAcksShort => format!("{node} has fewer acking replicas than required"),
         AlertKind::SemisyncUnackedCommits => format!("{node} commits without a replica's ACK"),
+        AlertKind::GaleraNotPrimary => format!("{node} is out of the cluster's primary component"),
+        AlertKind::GaleraNotSynced => format!("{node} is not synced with its cluster"),
+        AlertKind::GaleraFlowControl => format!("{node}'s backlog pauses the cluster's writes"),
         kind if is_lag_symptom(kind) => format!("{place} is behind its source"),
         _ => format!("{} on {place}", a.kind.name()),
     }

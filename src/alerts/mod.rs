@@ -27,6 +27,7 @@ mod errant;
 mod eta;
 pub mod exposure;
 mod format;
+mod galera;
 mod global;
 mod hysteresis;
 pub mod incidents;

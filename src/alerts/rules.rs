@@ -75,6 +75,21 @@ pub fn node_verdicts(inputs: &RuleInputs<'_>, node: &NodeView) -> Vec<Scoped> {
             None,
             super::disk::verdict(inputs, node),
         ),
+        (
+            AlertKind::GaleraNotPrimary,
+            None,
+            super::galera::not_primary(node),
+        ),
+        (
+            AlertKind::GaleraNotSynced,
+            None,
+            super::galera::not_synced(node),
+        ),
+        (
+            AlertKind::GaleraFlowControl,
+            None,
+            super::galera::flow_control(node),
+        ),
     ]);
     out
 }

@@ -43,7 +43,7 @@ mod throttle;
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// Every alert kind, so `rwtop_alerts_active` has a series per kind even at 0.
-const ALERT_KINDS: [AlertKind; 20] = [
+const ALERT_KINDS: [AlertKind; 23] = [
     AlertKind::SbmUnderstatesLag,
     AlertKind::SbmOverstatesLag,
     AlertKind::IoThreadStopped,
@@ -64,6 +64,9 @@ const ALERT_KINDS: [AlertKind; 20] = [
     AlertKind::SemisyncAcksShort,
     AlertKind::SemisyncUnackedCommits,
     AlertKind::DiskFilling,
+    AlertKind::GaleraNotPrimary,
+    AlertKind::GaleraNotSynced,
+    AlertKind::GaleraFlowControl,
 ];
 
 const WRITER_STATES: [&str; 5] = ["starting", "writing", "observing", "refused", "failing"];

@@ -32,6 +32,13 @@ pub enum AlertKind {
     /// Commits went out without an ACK since the last poll.
     SemisyncUnackedCommits,
     DiskFilling,
+    /// A Galera member out of the primary component, or not ready.
+    GaleraNotPrimary,
+    /// A Galera member in the primary component but not synced: a donor or desynced member
+    /// serves stale reads, a joining or joined one none.
+    GaleraNotSynced,
+    /// A Galera member sent flow control: its backlog paused the cluster's writes.
+    GaleraFlowControl,
 }
 
 impl AlertKind {
@@ -59,6 +66,9 @@ impl AlertKind {
             Self::SemisyncAcksShort => "semisync_acks_short",
             Self::SemisyncUnackedCommits => "semisync_unacked_commits",
             Self::DiskFilling => "disk_filling",
+            Self::GaleraNotPrimary => "galera_not_primary",
+            Self::GaleraNotSynced => "galera_not_synced",
+            Self::GaleraFlowControl => "galera_flow_control",
         }
     }
 
@@ -80,7 +90,9 @@ impl AlertKind {
             | Self::NodeDown
             | Self::AllReplicasLagging
             | Self::SemisyncFellBack
-            | Self::SemisyncAcksShort => Severity::Critical,
+            | Self::SemisyncAcksShort
+            | Self::GaleraNotPrimary
+            | Self::GaleraNotSynced => Severity::Critical,
             Self::SbmOverstatesLag
             | Self::LagP99High
             | Self::GtidBacklogHigh
@@ -90,7 +102,8 @@ impl AlertKind {
             | Self::DdlInFlight
             | Self::ReplicaNotRecovering
             | Self::SemisyncUnackedCommits
-            | Self::DiskFilling => Severity::Warning,
+            | Self::DiskFilling
+            | Self::GaleraFlowControl => Severity::Warning,
         }
     }
 }

@@ -354,7 +354,10 @@ fn every_alert_kind_is_listed() {
         | AlertKind::SemisyncFellBack
         | AlertKind::SemisyncAcksShort
         | AlertKind::SemisyncUnackedCommits
-        | AlertKind::DiskFilling => ALERT_KINDS.contains(&kind),
+        | AlertKind::DiskFilling
+        | AlertKind::GaleraNotPrimary
+        | AlertKind::GaleraNotSynced
+        | AlertKind::GaleraFlowControl => ALERT_KINDS.contains(&kind),
     };
     assert!(ALERT_KINDS.iter().all(|k| listed(*k)));
     let unique: BTreeSet<_> = ALERT_KINDS.iter().collect();

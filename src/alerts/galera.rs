@@ -1,0 +1,263 @@
+//! Galera rules on a member, in the order a DBA asks: is it in the primary component (quorum),
+//! does it serve fresh reads (synced, or desynced and falling behind), and does its backlog
+//! pause the cluster's writes (flow control it *sent*: every member reads as paused while one
+//! asks, so only the sender is named). Each is a state the server states, raised on its first
+//! sample; a node that is no member is clean.
+
+use super::verdict::{Verdict, fact};
+use crate::mysql::galera::{Component, MemberState};
+use crate::store::NodeView;
+use crate::store::galera::GaleraView;
+
+fn known(n: Option<u64>) -> String {
+    n.map_or_else(|| "unknown".to_owned(), |n| n.to_string())
+}
+
+/// Out of the primary component, or not ready: the member refuses table reads and writes.
+pub fn not_primary(node: &NodeView) -> Verdict {
+    let Some(g) = node.galera() else {
+        return Verdict::Clean;
+    };
+    if g.component == Component::Primary && g.ready != Some(false) {
+        return Verdict::Clean;
+    }
+    let component = match g.component {
+        Component::Primary => "Primary",
+        Component::NonPrimary => "non-Primary",
+        Component::Disconnected => "Disconnected",
+        Component::Other => "unknown",
+    };
+    let evidence = vec![
+        fact("component", component),
+        fact("cluster_size", known(g.cluster_size)),
+        fact("ready", if g.ready == Some(true) { "ON" } else { "OFF" }),
+        fact("state", g.state_comment.clone()),
+    ];
+    let cause = format!(
+        "{}: out of the cluster's primary component ({component}, a component of {} member(s), \
+         wsrep_ready {}): it refuses table reads and writes (error 1047) until it rejoins. Fix: \
+         check the network between the members; a member that lost quorum rejoins by itself \
+         once it reaches the others",
+        node.name,
+        known(g.cluster_size),
+        if g.ready == Some(true) { "ON" } else { "OFF" },
+    );
+    Verdict::stated(evidence, cause)
+}
+
+/// In the primary component but not synced: a donor or desynced member falls behind without
+/// holding the cluster back, so its reads are stale; a joining or joined one does not serve yet.
+pub fn not_synced(node: &NodeView) -> Verdict {
+    let Some(g) = node.galera() else {
+        return Verdict::Clean;
+    };
+    if g.component != Component::Primary || g.state == MemberState::Synced {
+        // Out of the component is `galera_not_primary`'s.
+        return Verdict::Clean;
+    }
+    let mut evidence = vec![
+        fact("state", g.state_comment.clone()),
+        fact("recv_queue", known(g.recv_queue)),
+        fact("desync_count", known(g.desync_count)),
+    ];
+    let sends = g.interval.and_then(|i| i.fc_sent);
+    if let Some(sent) = sends {
+        evidence.push(fact("flow_control_sent", sent.to_string()));
+    }
+    let what = match g.state {
+        MemberState::Donor => format!(
+            "{} ({}: a backup's read lock, a state transfer it donates, or a desync by hand), {} \
+             write-set(s) received and not applied, and it sends no flow control: reads from it \
+             are stale, and it falls further behind while the cluster writes. Fix: let the \
+             backup or transfer finish; route reads to a synced member meanwhile",
+            g.state_comment,
+            desyncs(g),
+            known(g.recv_queue)
+        ),
+        _ => format!(
+            "{}: it does not serve yet (catching up on a state transfer). Fix: wait for Synced; \
+             route reads to a synced member meanwhile",
+            g.state_comment
+        ),
+    };
+    Verdict::stated(evidence, format!("{}: {what}", node.name))
+}
+
+fn desyncs(g: &GaleraView) -> String {
+    match g.desync_count {
+        Some(1) => "desynced once".to_owned(),
+        Some(n) => format!("desynced {n} times"),
+        None => "desync count unknown".to_owned(),
+    }
+}
+
+/// This member asked the cluster to pause in the last interval: its backlog stalls every
+/// member's writes.
+pub fn flow_control(node: &NodeView) -> Verdict {
+    let Some(g) = node.galera() else {
+        return Verdict::Clean;
+    };
+    let Some(i) = g.interval else {
+        return Verdict::Unknown;
+    };
+    let Some(sent) = i.fc_sent else {
+        return Verdict::Unknown;
+    };
+    if sent == 0 {
+        return Verdict::Clean;
+    }
+    let paused = i.paused_share.map_or_else(
+        || "an unknown share".to_owned(),
+        |p| format!("{:.0} %", p * 100.0),
+    );
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "milliseconds of a poll interval are far below 2^52"
+    )]
+    let seconds = i.ms as f64 / 1000.0;
+    let threads = known(g.applier_threads);
+    let distance = g
+        .cert_deps_distance
+        .map_or_else(|| "unknown".to_owned(), |d| format!("{d:.1}"));
+    let evidence = vec![
+        fact("flow_control_sent", sent.to_string()),
+        fact("paused", paused.clone()),
+        fact("recv_queue", known(g.recv_queue)),
+        fact("cert_deps_distance", distance.clone()),
+        fact("applier_threads", threads.clone()),
+    ];
+    let cause = format!(
+        "{}: the cluster's writes were paused {paused} of the last {seconds:.1} s, and {} sent \
+         the pause ({sent} request(s)): its receive queue {} is over its flow-control limit; \
+         cert deps distance {distance} against {threads} applier thread(s). Fix: find what slows \
+         its applying (its disk, a long query, too few wsrep_slave_threads for the distance), or \
+         raise gcs.fc_limit there",
+        node.name,
+        node.name,
+        known(g.recv_queue),
+    );
+    Verdict::stated(evidence, cause)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::testkit::Judge;
+    use crate::store::alert_view::AlertKind;
+    use crate::store::galera::GaleraInterval;
+    use crate::store::testkit::{Topo, live};
+
+    fn member(state: MemberState, comment: &str) -> GaleraView {
+        GaleraView {
+            state,
+            state_comment: comment.to_owned(),
+            ready: Some(true),
+            connected: Some(true),
+            component: Component::Primary,
+            cluster_size: Some(3),
+            conf_id: Some(3),
+            cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
+            incoming: Vec::new(),
+            recv_queue: Some(0),
+            send_queue: Some(0),
+            last_committed: Some(10),
+            cert_deps_distance: Some(1.2),
+            applier_threads: Some(8),
+            fc_active: Some(false),
+            fc_requested: Some(false),
+            desync_count: Some(0),
+            repl_latency_avg_s: None,
+            interval: Some(GaleraInterval {
+                ms: 1000,
+                paused_share: Some(0.0),
+                fc_sent: Some(0),
+                cert_failures: Some(0),
+                bf_aborts: Some(0),
+            }),
+        }
+    }
+
+    fn with(g: GaleraView) -> Topo {
+        let mut topo = Topo::new();
+        topo.node_mut("db1", |n| live(n).galera = Some(g));
+        topo
+    }
+
+    #[test]
+    fn a_synced_member_and_a_non_member_are_clean() {
+        let topo = with(member(MemberState::Synced, "Synced"));
+        for kind in [
+            AlertKind::GaleraNotPrimary,
+            AlertKind::GaleraNotSynced,
+            AlertKind::GaleraFlowControl,
+        ] {
+            topo.assert_quiet(kind);
+        }
+        Topo::new().assert_quiet(AlertKind::GaleraNotSynced);
+    }
+
+    #[test]
+    fn a_desynced_member_is_named_stale_and_a_joiner_not_serving() {
+        let mut g = member(MemberState::Donor, "Donor/Desynced");
+        g.recv_queue = Some(58);
+        g.desync_count = Some(1);
+        let topo = with(g);
+        assert!(topo.raises_at_once(AlertKind::GaleraNotSynced, Some("db1")));
+        let a = topo.raise(AlertKind::GaleraNotSynced, Some("db1"));
+        assert!(
+            a.cause.contains("Donor/Desynced (desynced once"),
+            "{}",
+            a.cause
+        );
+        assert!(a.cause.contains("58 write-set(s)"), "{}", a.cause);
+        assert!(a.cause.contains("reads from it are stale"), "{}", a.cause);
+        let joined = with(member(MemberState::Joined, "Joined"));
+        let a = joined.raise(AlertKind::GaleraNotSynced, Some("db1"));
+        assert!(a.cause.contains("does not serve yet"), "{}", a.cause);
+        // Out of the component is the quorum rule's, not this one's.
+        let mut cut = member(MemberState::Initialized, "Initialized");
+        cut.component = Component::NonPrimary;
+        cut.ready = Some(false);
+        cut.cluster_size = Some(1);
+        let cut = with(cut);
+        cut.assert_quiet(AlertKind::GaleraNotSynced);
+        let a = cut.raise(AlertKind::GaleraNotPrimary, Some("db1"));
+        assert!(
+            a.cause.contains("non-Primary, a component of 1 member(s)"),
+            "{}",
+            a.cause
+        );
+    }
+
+    #[test]
+    fn only_the_member_that_sent_flow_control_is_named() {
+        // Every member reads the pause; only the sender's count moved.
+        let paused = |sent| {
+            let mut g = member(MemberState::Synced, "Synced");
+            g.recv_queue = Some(120);
+            g.interval = Some(GaleraInterval {
+                ms: 1000,
+                paused_share: Some(0.38),
+                fc_sent: Some(sent),
+                cert_failures: Some(0),
+                bf_aborts: Some(0),
+            });
+            g
+        };
+        let receiver = with(paused(0));
+        receiver.assert_quiet(AlertKind::GaleraFlowControl);
+        let sender = with(paused(7));
+        let a = sender.raise(AlertKind::GaleraFlowControl, Some("db1"));
+        assert!(
+            a.cause
+                .contains("paused 38 % of the last 1.0 s, and db1 sent the pause (7"),
+            "{}",
+            a.cause
+        );
+        assert!(a.cause.contains("1.2 against 8 applier"), "{}", a.cause);
+        // Before two readings nothing is known of the interval.
+        let mut first = member(MemberState::Synced, "Synced");
+        first.interval = None;
+        with(first).assert_quiet(AlertKind::GaleraFlowControl);
+    }
+}
