@@ -9,15 +9,14 @@ use std::time::Duration;
 
 use common::{TestSandbox, engine_spec, until};
 use rwtop::alerts::AlertKind;
-use rwtop::mysql::galera::{Component, MemberState};
+use rwtop::mysql::galera::{Component, GaleraStatus, MemberState};
 use rwtop::store::Role;
-use rwtop::store::galera::GaleraView;
 
 const MEMBERS: [&str; 3] = ["n1", "n2", "n3"];
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn member<'a>(s: &'a rwtop::store::Snapshot, name: &str) -> Option<&'a GaleraView> {
-    s.node(name)?.galera()
+fn member<'a>(s: &'a rwtop::store::Snapshot, name: &str) -> Option<&'a GaleraStatus> {
+    Some(&s.node(name)?.galera()?.status)
 }
 
 /// Runs `sql` on `node` in a thread of its own, on one session (a read lock held, a stream of
@@ -35,7 +34,7 @@ fn admin_in_thread(t: &TestSandbox, node: &str, sql: String) -> std::thread::Joi
 /// Every member synced in one primary component of three, each with an interval read: the
 /// cluster's state UUID.
 fn one_cluster(s: &rwtop::store::Snapshot) -> Option<String> {
-    let views: Vec<&GaleraView> = MEMBERS
+    let views: Vec<&GaleraStatus> = MEMBERS
         .iter()
         .map(|m| member(s, m))
         .collect::<Option<_>>()?;
@@ -47,8 +46,11 @@ fn one_cluster(s: &rwtop::store::Snapshot) -> Option<String> {
             && g.cluster_uuid == views[0].cluster_uuid
             && g.conf_id.is_some()
             && g.conf_id == views[0].conf_id
-            && g.interval.is_some()
     });
+    let intervals = MEMBERS
+        .iter()
+        .all(|m| s.node(m).and_then(|n| n.galera()?.interval).is_some());
+    let one = one && intervals;
     one.then(|| views[0].cluster_uuid.clone())
 }
 

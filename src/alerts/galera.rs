@@ -5,9 +5,8 @@
 //! sample; a node that is no member is clean.
 
 use super::verdict::{Verdict, fact};
-use crate::mysql::galera::{Component, MemberState};
+use crate::mysql::galera::{Component, GaleraStatus, MemberState};
 use crate::store::NodeView;
-use crate::store::galera::GaleraView;
 
 fn known(n: Option<u64>) -> String {
     n.map_or_else(|| "unknown".to_owned(), |n| n.to_string())
@@ -15,7 +14,7 @@ fn known(n: Option<u64>) -> String {
 
 /// Out of the primary component, or not ready: the member refuses table reads and writes.
 pub fn not_primary(node: &NodeView) -> Verdict {
-    let Some(g) = node.galera() else {
+    let Some(g) = node.galera().map(|v| &v.status) else {
         return Verdict::Clean;
     };
     if g.component == Component::Primary && g.ready != Some(false) {
@@ -48,9 +47,10 @@ pub fn not_primary(node: &NodeView) -> Verdict {
 /// In the primary component but not synced: a donor or desynced member falls behind without
 /// holding the cluster back, so its reads are stale; a joining or joined one does not serve yet.
 pub fn not_synced(node: &NodeView) -> Verdict {
-    let Some(g) = node.galera() else {
+    let Some(view) = node.galera() else {
         return Verdict::Clean;
     };
+    let g = &view.status;
     if g.component != Component::Primary || g.state == MemberState::Synced {
         // Out of the component is `galera_not_primary`'s.
         return Verdict::Clean;
@@ -60,7 +60,7 @@ pub fn not_synced(node: &NodeView) -> Verdict {
         fact("recv_queue", known(g.recv_queue)),
         fact("desync_count", known(g.desync_count)),
     ];
-    let sends = g.interval.and_then(|i| i.fc_sent);
+    let sends = view.interval.and_then(|i| i.fc_sent);
     if let Some(sent) = sends {
         evidence.push(fact("flow_control_sent", sent.to_string()));
     }
@@ -83,7 +83,7 @@ pub fn not_synced(node: &NodeView) -> Verdict {
     Verdict::stated(evidence, format!("{}: {what}", node.name))
 }
 
-fn desyncs(g: &GaleraView) -> String {
+fn desyncs(g: &GaleraStatus) -> String {
     match g.desync_count {
         Some(1) => "desynced once".to_owned(),
         Some(n) => format!("desynced {n} times"),
@@ -94,10 +94,11 @@ fn desyncs(g: &GaleraView) -> String {
 /// This member asked the cluster to pause in the last interval: its backlog stalls every
 /// member's writes.
 pub fn flow_control(node: &NodeView) -> Verdict {
-    let Some(g) = node.galera() else {
+    let Some(view) = node.galera() else {
         return Verdict::Clean;
     };
-    let Some(i) = g.interval else {
+    let g = &view.status;
+    let Some(i) = view.interval else {
         return Verdict::Unknown;
     };
     let Some(sent) = i.fc_sent else {
@@ -143,30 +144,34 @@ pub fn flow_control(node: &NodeView) -> Verdict {
 mod tests {
     use super::*;
     use crate::alerts::testkit::Judge;
+    use crate::mysql::galera::FlowControl;
     use crate::store::alert_view::AlertKind;
-    use crate::store::galera::GaleraInterval;
+    use crate::store::galera::{GaleraInterval, GaleraView};
     use crate::store::testkit::{Topo, live};
 
     fn member(state: MemberState, comment: &str) -> GaleraView {
         GaleraView {
-            state,
-            state_comment: comment.to_owned(),
-            ready: Some(true),
-            connected: Some(true),
-            component: Component::Primary,
-            cluster_size: Some(3),
-            conf_id: Some(3),
-            cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
-            incoming: Vec::new(),
-            recv_queue: Some(0),
-            send_queue: Some(0),
-            last_committed: Some(10),
-            cert_deps_distance: Some(1.2),
-            applier_threads: Some(8),
-            fc_active: Some(false),
-            fc_requested: Some(false),
-            desync_count: Some(0),
-            repl_latency_avg_s: None,
+            status: GaleraStatus {
+                state,
+                state_comment: comment.to_owned(),
+                ready: Some(true),
+                connected: Some(true),
+                component: Component::Primary,
+                cluster_size: Some(3),
+                conf_id: Some(3),
+                cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
+                incoming: Vec::new(),
+                recv_queue: Some(0),
+                send_queue: Some(0),
+                last_committed: Some(10),
+                cert_deps_distance: Some(1.2),
+                applier_threads: Some(8),
+                flow_control: FlowControl::default(),
+                cert_failures: Some(0),
+                bf_aborts: Some(0),
+                desync_count: Some(0),
+                repl_latency_avg_s: None,
+            },
             interval: Some(GaleraInterval {
                 ms: 1000,
                 paused_share: Some(0.0),
@@ -199,8 +204,8 @@ mod tests {
     #[test]
     fn a_desynced_member_is_named_stale_and_a_joiner_not_serving() {
         let mut g = member(MemberState::Donor, "Donor/Desynced");
-        g.recv_queue = Some(58);
-        g.desync_count = Some(1);
+        g.status.recv_queue = Some(58);
+        g.status.desync_count = Some(1);
         let topo = with(g);
         assert!(topo.raises_at_once(AlertKind::GaleraNotSynced, Some("db1")));
         let a = topo.raise(AlertKind::GaleraNotSynced, Some("db1"));
@@ -216,9 +221,9 @@ mod tests {
         assert!(a.cause.contains("does not serve yet"), "{}", a.cause);
         // Out of the component is the quorum rule's, not this one's.
         let mut cut = member(MemberState::Initialized, "Initialized");
-        cut.component = Component::NonPrimary;
-        cut.ready = Some(false);
-        cut.cluster_size = Some(1);
+        cut.status.component = Component::NonPrimary;
+        cut.status.ready = Some(false);
+        cut.status.cluster_size = Some(1);
         let cut = with(cut);
         cut.assert_quiet(AlertKind::GaleraNotSynced);
         let a = cut.raise(AlertKind::GaleraNotPrimary, Some("db1"));
@@ -234,7 +239,7 @@ mod tests {
         // Every member reads the pause; only the sender's count moved.
         let paused = |sent| {
             let mut g = member(MemberState::Synced, "Synced");
-            g.recv_queue = Some(120);
+            g.status.recv_queue = Some(120);
             g.interval = Some(GaleraInterval {
                 ms: 1000,
                 paused_share: Some(0.38),

@@ -180,6 +180,21 @@ mod tests {
         spec
     }
 
+    /// A MariaDB sandbox's state over `nodes`, as `up` saves it.
+    fn state_of(nodes: Vec<NodeSpec>) -> SandboxState {
+        SandboxState {
+            format: SandboxState::FORMAT,
+            family: "mariadb".to_owned(),
+            server_version: String::new(),
+            semisync: false,
+            tls: false,
+            parallel: 0,
+            monitor_user: "rwtop".to_owned(),
+            repl_user: "repl".to_owned(),
+            nodes,
+        }
+    }
+
     #[test]
     fn a_multi_source_sandbox_adds_a_second_primary_and_an_aggregator() {
         let nodes = nodes(&spec(|s| s.multi_source = true)).unwrap();
@@ -233,17 +248,7 @@ mod tests {
         let domains: Vec<u32> = nodes[..3].iter().map(|n| n.gtid_domain_id).collect();
         assert_eq!(domains, [11, 12, 13]);
         assert!(!domains.contains(&CLUSTER_DOMAIN));
-        let state = SandboxState {
-            format: SandboxState::FORMAT,
-            family: "mariadb".to_owned(),
-            server_version: String::new(),
-            semisync: false,
-            tls: false,
-            parallel: 0,
-            monitor_user: "rwtop".to_owned(),
-            repl_user: "repl".to_owned(),
-            nodes,
-        };
+        let state = state_of(nodes);
         // Accounts and the schema go to n1 alone; the cluster carries them to the others.
         let roots: Vec<&str> = state.roots().map(|n| n.name.as_str()).collect();
         assert_eq!(roots, ["n1"]);
@@ -284,22 +289,14 @@ mod tests {
 
     #[test]
     fn links_list_every_channel_and_roots_every_primary() {
-        let state = SandboxState {
-            format: SandboxState::FORMAT,
-            family: "mariadb".to_owned(),
-            server_version: String::new(),
-            semisync: false,
-            tls: false,
-            parallel: 0,
-            monitor_user: "rwtop".to_owned(),
-            repl_user: "repl".to_owned(),
-            nodes: nodes(&spec(|s| {
+        let state = state_of(
+            nodes(&spec(|s| {
                 s.replicas = 1;
                 s.cascade = true;
                 s.multi_source = true;
             }))
             .unwrap(),
-        };
+        );
         let links: Vec<(&str, &str, &str)> = state
             .links()
             .map(|l| (l.replica, l.channel, l.source))

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::mysql::galera::{Component, GaleraStatus, MemberState, Wsrep};
+use crate::mysql::galera::{GaleraStatus, Wsrep};
 
 /// The newest reading of a member, and the one before it for the counters' deltas.
 #[derive(Debug, Clone, Default)]
@@ -53,24 +53,7 @@ impl GaleraTrack {
     pub fn view(&self) -> Option<GaleraView> {
         let (_, status) = self.last.as_ref()?;
         Some(GaleraView {
-            state: status.state,
-            state_comment: status.state_comment.clone(),
-            ready: status.ready,
-            connected: status.connected,
-            component: status.component,
-            cluster_size: status.cluster_size,
-            conf_id: status.conf_id,
-            cluster_uuid: status.cluster_uuid.clone(),
-            incoming: status.incoming.clone(),
-            recv_queue: status.recv_queue,
-            send_queue: status.send_queue,
-            last_committed: status.last_committed,
-            cert_deps_distance: status.cert_deps_distance,
-            applier_threads: status.applier_threads,
-            fc_active: status.flow_control.active,
-            fc_requested: status.flow_control.requested,
-            desync_count: status.desync_count,
-            repl_latency_avg_s: status.repl_latency_avg_s,
+            status: status.clone(),
             interval: self.interval,
         })
     }
@@ -98,28 +81,11 @@ fn interval(elapsed: Duration, last: &GaleraStatus, now: &GaleraStatus) -> Galer
     }
 }
 
-/// A Galera member in the node's view: its state, its component and the cluster as it sees
-/// them, its queues, and what its counters did in the last interval.
+/// A Galera member in the node's view: its newest status (state, component, the cluster as it
+/// sees it, queues), and what its counters did in the last interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GaleraView {
-    pub state: MemberState,
-    pub state_comment: String,
-    pub ready: Option<bool>,
-    pub connected: Option<bool>,
-    pub component: Component,
-    pub cluster_size: Option<u64>,
-    pub conf_id: Option<u64>,
-    pub cluster_uuid: String,
-    pub incoming: Vec<String>,
-    pub recv_queue: Option<u64>,
-    pub send_queue: Option<u64>,
-    pub last_committed: Option<u64>,
-    pub cert_deps_distance: Option<f64>,
-    pub applier_threads: Option<u64>,
-    pub fc_active: Option<bool>,
-    pub fc_requested: Option<bool>,
-    pub desync_count: Option<u64>,
-    pub repl_latency_avg_s: Option<f64>,
+    pub status: GaleraStatus,
     /// `None` until two readings.
     pub interval: Option<GaleraInterval>,
 }

@@ -44,7 +44,8 @@ pub struct JsonGaleraInterval {
     pub bf_aborts: Option<u64>,
 }
 
-pub fn galera(g: &GaleraView) -> JsonGalera {
+pub fn galera(view: &GaleraView) -> JsonGalera {
+    let g = &view.status;
     JsonGalera {
         state: g.state,
         state_comment: g.state_comment.clone(),
@@ -60,11 +61,11 @@ pub fn galera(g: &GaleraView) -> JsonGalera {
         last_committed: g.last_committed,
         cert_deps_distance: g.cert_deps_distance,
         applier_threads: g.applier_threads,
-        flow_control_active: g.fc_active,
-        flow_control_requested: g.fc_requested,
+        flow_control_active: g.flow_control.active,
+        flow_control_requested: g.flow_control.requested,
         desync_count: g.desync_count,
         repl_latency_avg_seconds: g.repl_latency_avg_s,
-        interval: g.interval.map(|i| JsonGaleraInterval {
+        interval: view.interval.map(|i| JsonGaleraInterval {
             #[expect(
                 clippy::cast_precision_loss,
                 reason = "milliseconds of a poll interval are far below 2^52"
@@ -81,26 +82,36 @@ pub fn galera(g: &GaleraView) -> JsonGalera {
 /// A desynced member with a last interval, for the schema test.
 #[cfg(test)]
 pub(crate) fn example() -> GaleraView {
+    use crate::mysql::galera::{FlowControl, GaleraStatus};
     use crate::store::galera::GaleraInterval;
     GaleraView {
-        state: MemberState::Donor,
-        state_comment: "Donor/Desynced".to_owned(),
-        ready: Some(true),
-        connected: Some(true),
-        component: Component::Primary,
-        cluster_size: Some(3),
-        conf_id: Some(3),
-        cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
-        incoming: vec!["127.0.0.1:14306".to_owned(), "127.0.0.1:14307".to_owned()],
-        recv_queue: Some(58),
-        send_queue: Some(0),
-        last_committed: Some(4),
-        cert_deps_distance: Some(1.0),
-        applier_threads: Some(2),
-        fc_active: Some(false),
-        fc_requested: Some(false),
-        desync_count: Some(1),
-        repl_latency_avg_s: Some(0.000_2),
+        status: GaleraStatus {
+            state: MemberState::Donor,
+            state_comment: "Donor/Desynced".to_owned(),
+            ready: Some(true),
+            connected: Some(true),
+            component: Component::Primary,
+            cluster_size: Some(3),
+            conf_id: Some(3),
+            cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
+            incoming: vec!["127.0.0.1:14306".to_owned(), "127.0.0.1:14307".to_owned()],
+            recv_queue: Some(58),
+            send_queue: Some(0),
+            last_committed: Some(4),
+            cert_deps_distance: Some(1.0),
+            applier_threads: Some(2),
+            flow_control: FlowControl {
+                paused_ns: Some(0),
+                sent: Some(0),
+                received: Some(0),
+                active: Some(false),
+                requested: Some(false),
+            },
+            cert_failures: Some(0),
+            bf_aborts: Some(0),
+            desync_count: Some(1),
+            repl_latency_avg_s: Some(0.000_2),
+        },
         interval: Some(GaleraInterval {
             ms: 1000,
             paused_share: Some(0.0),
