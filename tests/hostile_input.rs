@@ -25,6 +25,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use rwtop::config::{CliOverrides, Config, ConfigError, FileSettings, Origin, parse_duration};
 use rwtop::gtid::{DomainGtid, Gtid, GtidList, GtidSet};
+use rwtop::mysql::galera::Wsrep;
 use rwtop::mysql::{
     BinlogFile, BinlogPos, BinlogStatus, DdlStatement, Family, Identity, LockRows, NodeState,
     Processlist, RawRow, ReplicaHost, ReplicaStatus, RowError, SemiSync, StatusError, ThreadError,
@@ -390,6 +391,8 @@ enum Kind {
     BinlogFiles,
     ReplicaHosts,
     SemiSync,
+    /// `SHOW GLOBAL STATUS LIKE 'wsrep%'` (`mysql::galera`): a member's status, or none.
+    Galera,
     NodeState,
     Identity,
     Processlist,
@@ -432,6 +435,8 @@ fn kind_of(statement: &str) -> Kind {
         Kind::ReplicaHosts
     } else if upper.contains("RPL_SEMI_SYNC") {
         Kind::SemiSync
+    } else if upper.contains("'WSREP%'") {
+        Kind::Galera
     } else if upper.contains("GTID_BINLOG_POS") {
         Kind::NodeState
     } else if upper.contains("RWTOP LOCK HOLDERS") {
@@ -561,6 +566,8 @@ fn parse_rows(kind: Kind, family: Family, rows: &[RawRow]) -> Result<String, Sta
         Kind::NodeState => each(rows, |r| NodeState::from_row(r, family)),
         Kind::Identity => each(rows, Identity::from_row),
         Kind::SemiSync => Ok(format!("{:?}", SemiSync::from_rows(rows, &[])?)),
+        // Never an error: a garbled figure is unknown, a row without a name is skipped.
+        Kind::Galera => Ok(format!("{:?}", Wsrep::from_rows(rows))),
         Kind::Processlist => {
             let list = Processlist::from_rows(rows)?;
             for ddl in &list.ddl {
@@ -687,7 +694,7 @@ fn reads(kind: Kind) -> &'static [&'static str] {
             "replica_uuid",
             "slave_uuid",
         ],
-        Kind::SemiSync => &["variable_name", "value"],
+        Kind::SemiSync | Kind::Galera => &["variable_name", "value"],
         Kind::NodeState => &[
             "gtid_executed",
             "gtid_binlog_pos",
@@ -905,8 +912,9 @@ proptest! {
         let rows: Vec<RawRow> = rows.into_iter().map(RawRow::new).collect();
         for kind in [
             Kind::ReplicaStatus, Kind::BinlogStatus, Kind::BinlogFiles, Kind::ReplicaHosts,
-            Kind::SemiSync, Kind::NodeState, Kind::Identity, Kind::Processlist, Kind::Workers,
-            Kind::Queued, Kind::Grants, Kind::LockThreads, Kind::LockTrx, Kind::LockMetadata,
+            Kind::SemiSync, Kind::Galera, Kind::NodeState, Kind::Identity, Kind::Processlist,
+            Kind::Workers, Kind::Queued, Kind::Grants, Kind::LockThreads, Kind::LockTrx,
+            Kind::LockMetadata,
         ] {
             for family in [Family::Mysql, Family::Mariadb] {
                 if let Err(err) = parse_rows(kind, family, &rows) {
@@ -925,6 +933,7 @@ fn all_columns() -> Vec<&'static str> {
         Kind::BinlogFiles,
         Kind::ReplicaHosts,
         Kind::SemiSync,
+        Kind::Galera,
         Kind::NodeState,
         Kind::Identity,
         Kind::Processlist,
