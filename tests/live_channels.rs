@@ -223,11 +223,22 @@ async fn live_a_second_channel_that_cannot_connect_is_alerted_by_name() {
         "CHANGE MASTER 'extra' TO MASTER_HOST='127.0.0.1', MASTER_PORT=1, \
          MASTER_USER='rwtop', MASTER_CONNECT_RETRY=1; START SLAVE 'extra'",
     );
-    let (s, _) = until(&engine, "io_thread_stopped on r1/extra", DEADLINE, |s| {
-        channel_alert(s, AlertKind::IoThreadStopped, "r1", "extra")
-            .is_some()
-            .then(|| s.clone())
-    })
+    // The two statements are not one step: a poll between them sees the new connection
+    // stopped (IO `No`), which is alerted as a stop. Waited for: the alert on a poll that reads
+    // it connecting, whose cause must then say so.
+    let (s, _) = until(
+        &engine,
+        "io_thread_stopped on r1/extra, connecting",
+        DEADLINE,
+        |s| {
+            let connecting = s
+                .node("r1")
+                .and_then(|n| n.channel("extra"))
+                .is_some_and(|c| c.io_running == rwtop::mysql::IoRunning::Connecting);
+            (connecting && channel_alert(s, AlertKind::IoThreadStopped, "r1", "extra").is_some())
+                .then(|| s.clone())
+        },
+    )
     .await;
     let polls = sample_seq(&s, "r1") - seq_at_add;
     assert!(
