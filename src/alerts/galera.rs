@@ -144,42 +144,15 @@ pub fn flow_control(node: &NodeView) -> Verdict {
 mod tests {
     use super::*;
     use crate::alerts::testkit::Judge;
-    use crate::mysql::galera::FlowControl;
     use crate::store::alert_view::AlertKind;
     use crate::store::galera::{GaleraInterval, GaleraView};
-    use crate::store::testkit::{Topo, live};
+    use crate::store::testkit::{Topo, galera_member, live};
 
     fn member(state: MemberState, comment: &str) -> GaleraView {
-        GaleraView {
-            status: GaleraStatus {
-                state,
-                state_comment: comment.to_owned(),
-                ready: Some(true),
-                connected: Some(true),
-                component: Component::Primary,
-                cluster_size: Some(3),
-                conf_id: Some(3),
-                cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
-                incoming: Vec::new(),
-                recv_queue: Some(0),
-                send_queue: Some(0),
-                last_committed: Some(10),
-                cert_deps_distance: Some(1.2),
-                applier_threads: Some(8),
-                flow_control: FlowControl::default(),
-                cert_failures: Some(0),
-                bf_aborts: Some(0),
-                desync_count: Some(0),
-                repl_latency_avg_s: None,
-            },
-            interval: Some(GaleraInterval {
-                ms: 1000,
-                paused_share: Some(0.0),
-                fc_sent: Some(0),
-                cert_failures: Some(0),
-                bf_aborts: Some(0),
-            }),
-        }
+        let mut g = galera_member();
+        g.status.state = state;
+        comment.clone_into(&mut g.status.state_comment);
+        g
     }
 
     fn with(g: GaleraView) -> Topo {

@@ -24,7 +24,7 @@ const BASE_SEQ: u64 = 10;
 
 mod parts;
 use parts::answering;
-pub use parts::{flavor, fresh_scan, live, scan, set_clock, set_osc, stale_scan};
+pub use parts::{flavor, fresh_scan, galera_member, live, scan, set_clock, set_osc, stale_scan};
 
 /// A node at `127.0.0.1:port` as the user `rwtop`, for stores built in tests and benches.
 #[must_use]

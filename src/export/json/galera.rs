@@ -82,42 +82,12 @@ pub fn galera(view: &GaleraView) -> JsonGalera {
 /// A desynced member with a last interval, for the schema test.
 #[cfg(test)]
 pub(crate) fn example() -> GaleraView {
-    use crate::mysql::galera::{FlowControl, GaleraStatus};
-    use crate::store::galera::GaleraInterval;
-    GaleraView {
-        status: GaleraStatus {
-            state: MemberState::Donor,
-            state_comment: "Donor/Desynced".to_owned(),
-            ready: Some(true),
-            connected: Some(true),
-            component: Component::Primary,
-            cluster_size: Some(3),
-            conf_id: Some(3),
-            cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
-            incoming: vec!["127.0.0.1:14306".to_owned(), "127.0.0.1:14307".to_owned()],
-            recv_queue: Some(58),
-            send_queue: Some(0),
-            last_committed: Some(4),
-            cert_deps_distance: Some(1.0),
-            applier_threads: Some(2),
-            flow_control: FlowControl {
-                paused_ns: Some(0),
-                sent: Some(0),
-                received: Some(0),
-                active: Some(false),
-                requested: Some(false),
-            },
-            cert_failures: Some(0),
-            bf_aborts: Some(0),
-            desync_count: Some(1),
-            repl_latency_avg_s: Some(0.000_2),
-        },
-        interval: Some(GaleraInterval {
-            ms: 1000,
-            paused_share: Some(0.0),
-            fc_sent: Some(0),
-            cert_failures: Some(0),
-            bf_aborts: Some(0),
-        }),
-    }
+    let mut g = crate::store::testkit::galera_member();
+    g.status.state = MemberState::Donor;
+    "Donor/Desynced".clone_into(&mut g.status.state_comment);
+    g.status.incoming = vec!["127.0.0.1:14306".to_owned(), "127.0.0.1:14307".to_owned()];
+    g.status.recv_queue = Some(58);
+    g.status.desync_count = Some(1);
+    g.status.repl_latency_avg_s = Some(0.000_2);
+    g
 }

@@ -79,3 +79,40 @@ pub fn set_clock(node: &mut NodeView, offset_ms: i64) {
         error_ms,
     });
 }
+
+/// A synced Galera member of a primary component of three, one poll interval read with nothing
+/// paused: tests change what their case needs.
+#[must_use]
+pub fn galera_member() -> crate::store::galera::GaleraView {
+    use crate::mysql::galera::{Component, FlowControl, GaleraStatus, MemberState};
+    crate::store::galera::GaleraView {
+        status: GaleraStatus {
+            state: MemberState::Synced,
+            state_comment: "Synced".to_owned(),
+            ready: Some(true),
+            connected: Some(true),
+            component: Component::Primary,
+            cluster_size: Some(3),
+            conf_id: Some(3),
+            cluster_uuid: "f8a72840-f280-11f1-a37c-4e9b18735d0b".to_owned(),
+            incoming: Vec::new(),
+            recv_queue: Some(0),
+            send_queue: Some(0),
+            last_committed: Some(10),
+            cert_deps_distance: Some(1.2),
+            applier_threads: Some(8),
+            flow_control: FlowControl::default(),
+            cert_failures: Some(0),
+            bf_aborts: Some(0),
+            desync_count: Some(0),
+            repl_latency_avg_s: None,
+        },
+        interval: Some(crate::store::galera::GaleraInterval {
+            ms: 1000,
+            paused_share: Some(0.0),
+            fc_sent: Some(0),
+            cert_failures: Some(0),
+            bf_aborts: Some(0),
+        }),
+    }
+}
