@@ -279,17 +279,18 @@ impl<'a> Learned<'a> {
     /// A poll that left semi-sync out reports the last reading, and one that read its settings
     /// alone the last state and counters: they stand still while semi-sync is off.
     fn carry_semisync(&mut self, parts: PollParts, sample: &mut NodeSample) {
-        if parts.semisync {
-            if !parts.semisync_status
-                && let (Some(now), Some(last)) =
-                    (sample.reported.semisync.as_mut(), self.semisync.as_ref())
-            {
-                now.keep_status_of(last);
-            }
-            self.semisync.clone_from(&sample.reported.semisync);
-        } else {
-            sample.reported.semisync.clone_from(&self.semisync);
+        if parts.semisync
+            && !parts.semisync_status
+            && let (Some(now), Some(last)) =
+                (sample.reported.semisync.as_mut(), self.semisync.as_ref())
+        {
+            now.keep_status_of(last);
         }
+        carry(
+            parts.semisync,
+            &mut self.semisync,
+            &mut sample.reported.semisync,
+        );
     }
 
     /// Whether the lint's settings are due at `now`: at connect, every [`SETTINGS_EVERY`] (a
