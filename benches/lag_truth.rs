@@ -292,6 +292,7 @@ fn engine_spec(sandbox: &Sandbox, nodes_wanted: usize) -> Result<EngineSpec> {
         drain: None,
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
+        clusters: Vec::new(),
         test_reads: rwtop::engine::TestReads::Task,
         disks_every: None,
     })

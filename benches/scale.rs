@@ -259,6 +259,7 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize, opts: &Options) -> Result<Engine
         drain: None,
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
+        clusters: Vec::new(),
         test_reads: rwtop::engine::TestReads::Task,
         disks_every: None,
     })

@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 pub enum Role {
     Primary,
     Replica,
+    /// A Galera cluster's member: writable and serving reads as every other member is, neither
+    /// a primary of its own nor anyone's replica. One member per cluster carries rwtop's
+    /// heartbeat; in an engine's spec that one is the cluster's root and configured `Primary`.
+    Member,
 }
 
 /// One node as the tasks see it.

@@ -148,11 +148,23 @@ fn row(out: &mut String, n: &rwtop::store::NodeView, r: Option<&rwtop::store::Re
     )
     .unwrap_or_default();
     let source = r.map_or(n.source.as_deref(), |r| r.source.as_deref());
-    let minute = r.and_then(|r| r.windows.first().and_then(|(_, w)| *w));
-    let lag_now = r.map_or_else(
+    // A Galera member's own row: its lag behind the cluster's writer, its receive queue.
+    let member = r.is_none().then(|| n.galera()).flatten();
+    let (lag_now, windows) = match (r, member) {
+        (Some(r), _) => (Some(&r.heartbeat_lag), &r.windows[..]),
+        (None, Some(g)) => (Some(&g.lag), &g.windows[..]),
+        (None, None) => (None, &[][..]),
+    };
+    let minute = windows.first().and_then(|(_, w)| *w);
+    let lag_now = lag_now.map_or_else(
         || "-".to_owned(),
-        |r| r.heartbeat_lag.text().unwrap_or_else(|| "?".to_owned()),
+        |l| l.text().unwrap_or_else(|| "?".to_owned()),
     );
+    let backlog = match (r, member) {
+        (Some(r), _) => r.gtid_backlog.total(),
+        (None, Some(g)) => g.status.recv_queue,
+        (None, None) => None,
+    };
     let _ = writeln!(
         out,
         "{:<12} {:<8} {:<10} {:<8} {:>6} {:>9} {:>9} {:>9} {:>10}",
@@ -169,7 +181,6 @@ fn row(out: &mut String, n: &rwtop::store::NodeView, r: Option<&rwtop::store::Re
         lag_now,
         lag(minute.map(|m| m.p50)),
         lag(minute.map(|m| m.p99)),
-        r.and_then(|r| r.gtid_backlog.total())
-            .map_or("-".to_owned(), |b| b.to_string()),
+        backlog.map_or("-".to_owned(), |b| b.to_string()),
     );
 }

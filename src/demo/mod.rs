@@ -209,6 +209,7 @@ impl Demo {
             drain: None,
             found_roots: crate::engine::upward::FoundRoots::Write,
             found: Vec::new(),
+            clusters: Vec::new(),
             test_reads: crate::engine::TestReads::Task,
             disks_every: None,
         }

@@ -4,6 +4,7 @@
 //! operator's requests (poll now, probe, drain, and where enabled the kill of a waiting DDL's
 //! blocker).
 
+mod clusters;
 mod spec;
 mod store_task;
 pub mod upward;

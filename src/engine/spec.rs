@@ -12,6 +12,7 @@ use crate::mysql::{Endpoint, Timeouts};
 use crate::poll::{HeartbeatTable, READ_BUDGET, ReadPace};
 use crate::probe::ProbeSpec;
 use crate::store::StoreSettings;
+use crate::store::cluster::ClusterSpec;
 use crate::topology::Role;
 
 /// Everything the engine needs, independent of where it came from.
@@ -46,6 +47,9 @@ pub struct EngineSpec {
     /// How often each node's disks are read (`[headroom] read_disks`); `None`, the default:
     /// never.
     pub disks_every: Option<Duration>,
+    /// The Galera clusters found among the nodes before the engine started
+    /// (`engine/clusters.rs`).
+    pub clusters: Vec<ClusterSpec>,
 }
 
 /// Who runs test reads: one prober per process, never two side by side.
@@ -85,6 +89,7 @@ impl EngineSpec {
                 super::upward::FoundRoots::Read
             },
             found: Vec::new(),
+            clusters: Vec::new(),
             test_reads: TestReads::Task,
             disks_every: config
                 .settings
@@ -234,6 +239,7 @@ impl EngineSpec {
             pt_table: self.read_only.then(|| self.pt_table.clone()),
             drain_backend: self.drain.as_ref().map(|d| d.backend.kind().to_owned()),
             drain_detail: self.drain.as_ref().map(|d| d.backend.summary()),
+            clusters: self.clusters.clone(),
         }
     }
 

@@ -20,6 +20,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use super::EngineSpec;
+use super::clusters::{self, MemberRead};
 use crate::mysql::{Endpoint, NodeConn, ReplicaStatus, Timeouts};
 use crate::topology::Role;
 
@@ -68,6 +69,35 @@ impl Found {
                 "found {} ({}) through {}: an intermediate replica, followed up to its roots",
                 self.name, self.address, self.via
             ),
+            (Role::Member, _) => format!(
+                "found {} ({}) through {}: polled as a member of that cluster (rwtop writes \
+                 a cluster's heartbeat on one member only)",
+                self.name, self.address, self.via
+            ),
+        }
+    }
+}
+
+impl Found {
+    /// The node found answered `read`: its role, and its own name for itself when it gives
+    /// a usable one no other node has (a member's `wsrep_node_name`, else its `report_host`).
+    fn answered(&mut self, read: &Read, names: &mut HashSet<String>) {
+        self.role = if read.member.is_some() {
+            Role::Member
+        } else if read.statuses.is_empty() {
+            Role::Primary
+        } else {
+            Role::Replica
+        };
+        let own = read.member.as_ref().map(|m| m.names.node.as_str());
+        if let Some(better) = [own, read.report_host.as_deref()]
+            .into_iter()
+            .flatten()
+            .find(|h| usable(h) && !names.contains(*h))
+        {
+            names.remove(&self.name);
+            better.clone_into(&mut self.name);
+            names.insert(self.name.clone());
         }
     }
 }
@@ -77,6 +107,8 @@ struct Read {
     server_id: Option<u32>,
     report_host: Option<String>,
     statuses: Vec<ReplicaStatus>,
+    /// A Galera member's status and names; `None` for any other server.
+    member: Option<MemberRead>,
 }
 
 async fn read(endpoint: Endpoint, timeouts: Timeouts) -> Option<Read> {
@@ -91,28 +123,34 @@ async fn read(endpoint: Endpoint, timeouts: Timeouts) -> Option<Read> {
             rows.first()
                 .and_then(|r| r.optional_text(&["report_host"]).map(str::to_owned))
         });
+    let member = clusters::read_member(&mut conn).await;
     conn.close().await;
     Some(Read {
         server_id,
         report_host,
         statuses,
+        member,
     })
 }
 
 /// Follows every channel of the spec's nodes to its source, adds the sources nobody named
 /// (roots as primaries, after the configured ones, so the first root stays the first), and
-/// returns what it added. A node that does not answer within the timeouts is left for the
-/// engine; the whole walk ends after `limit`.
+/// returns what it added. A Galera member's fellow members are added too, and each cluster
+/// gets one writer ([`clusters::settle`]). A node that does not answer within the timeouts is
+/// left for the engine; the whole walk ends after `limit`. With discovery off, only the
+/// configured nodes are read, for their clusters.
 pub async fn find_roots(spec: &mut EngineSpec, limit: Duration) -> Vec<Found> {
-    if !spec.discovery || spec.nodes.is_empty() {
+    if spec.nodes.is_empty() {
         return Vec::new();
     }
+    let follow = spec.discovery;
     let deadline = tokio::time::Instant::now() + limit;
     let template = spec.nodes[0].1.clone();
     let mut addresses: HashSet<String> = spec.nodes.iter().map(|(_, e, _)| e.address()).collect();
     let mut names: HashSet<String> = spec.nodes.iter().map(|(n, _, _)| n.clone()).collect();
     let mut server_ids: HashSet<u32> = HashSet::new();
-    let mut found = Vec::new();
+    let mut found: Vec<Found> = Vec::new();
+    let mut members: Vec<(String, MemberRead)> = Vec::new();
     // (name, endpoint, index in `found` when discovered here)
     let mut level: Vec<(String, Endpoint, Option<usize>)> = spec
         .nodes
@@ -127,23 +165,34 @@ pub async fn find_roots(spec: &mut EngineSpec, limit: Duration) -> Vec<Found> {
         let mut next = Vec::new();
         for (i, read) in reads {
             let (node, _, discovered) = &level[i];
+            let mut node = node.clone();
             if let Some(at) = *discovered {
-                let entry: &mut Found = &mut found[at];
-                entry.role = if read.statuses.is_empty() {
-                    Role::Primary
-                } else {
-                    Role::Replica
-                };
-                // The source's own name for itself, when it gives a usable one.
-                if let Some(better) = read
-                    .report_host
-                    .as_deref()
-                    .filter(|h| usable(h) && !names.contains(*h))
-                {
-                    names.remove(&entry.name);
-                    better.clone_into(&mut entry.name);
-                    names.insert(entry.name.clone());
+                found[at].answered(&read, &mut names);
+                node.clone_from(&found[at].name);
+            }
+            if let Some(member) = &read.member {
+                members.push((node.clone(), member.clone()));
+            }
+            if !follow {
+                continue;
+            }
+            for address in read.member.iter().flat_map(|m| &m.status.incoming) {
+                if addresses.contains(address) {
+                    continue;
                 }
+                let Some(endpoint) = template.at(address) else {
+                    continue;
+                };
+                addresses.insert(address.clone());
+                names.insert(address.clone());
+                found.push(Found {
+                    name: address.clone(),
+                    address: address.clone(),
+                    role: Role::Member,
+                    via: clusters::via(&node, read.member.as_ref()),
+                    writes: false,
+                });
+                next.push((address.clone(), endpoint, Some(found.len() - 1)));
             }
             for status in &read.statuses {
                 let address = format!("{}:{}", status.source_host, status.source_port);
@@ -182,16 +231,34 @@ pub async fn find_roots(spec: &mut EngineSpec, limit: Duration) -> Vec<Found> {
         }
         level = next;
     }
-    for f in &found {
+    add_found(spec, &mut found, &template, &members);
+    found
+}
+
+/// Adds what the walk found to `spec`, settles its Galera clusters, and orders the nodes.
+fn add_found(
+    spec: &mut EngineSpec,
+    found: &mut [Found],
+    template: &Endpoint,
+    members: &[(String, MemberRead)],
+) {
+    // Members found after everything else found, by name (their fellows list them in no
+    // particular order); the sort is stable, so roots keep the order they were found in.
+    found.sort_by_cached_key(|f| (f.role == Role::Member).then(|| f.name.clone()));
+    for f in found.iter() {
         if let Some(endpoint) = template.at(&f.address) {
             spec.nodes.push((f.name.clone(), endpoint, f.role));
         }
     }
-    // Roots after the configured ones, replicas last: the writers' order is the nodes' order.
-    spec.nodes
-        .sort_by_key(|(_, _, role)| *role != Role::Primary);
-    spec.found.clone_from(&found);
-    found
+    spec.clusters = clusters::settle(&mut spec.nodes, members);
+    // Roots after the configured ones, members and replicas last: the writers' order is the
+    // nodes' order.
+    spec.nodes.sort_by_key(|(_, _, role)| match role {
+        Role::Primary => 0,
+        Role::Member => 1,
+        Role::Replica => 2,
+    });
+    spec.found = found.to_vec();
 }
 
 /// A name a node may go by: what a config accepts.

@@ -11,7 +11,7 @@ use crate::store::windows::Window;
 use crate::store::{NodeView, ReplicaView, Role, Snapshot};
 
 /// Bumped on any change a consumer could notice; additions bump the minor part.
-pub const SCHEMA_VERSION: &str = "1.14";
+pub const SCHEMA_VERSION: &str = "1.15";
 
 #[derive(Debug, Serialize)]
 pub struct JsonSnapshot {
@@ -37,6 +37,8 @@ pub struct JsonSnapshot {
     pub exposure: Vec<exposure::JsonExposure>,
     /// Since 1.13: per node, what this run needs that rwtop's account lacks (docs/grants.md).
     pub missing_grants: Vec<grants::JsonMissingGrant>,
+    /// Since 1.15: each Galera cluster as one unit (docs/guide/galera.md).
+    pub clusters: Vec<galera::JsonCluster>,
 }
 
 #[derive(Debug, Serialize)]
@@ -354,7 +356,10 @@ fn state_detail(conn: &ConnState) -> Option<String> {
     }
 }
 
-fn lag(lag: &Lag, windows: &[(Window, Option<crate::store::windows::WindowStats>)]) -> JsonLag {
+pub(super) fn lag(
+    lag: &Lag,
+    windows: &[(Window, Option<crate::store::windows::WindowStats>)],
+) -> JsonLag {
     let (kind, reason) = match lag {
         Lag::Exact { .. } => ("exact", None),
         Lag::AtLeast { .. } => ("at_least", None),
@@ -544,6 +549,7 @@ pub fn from_snapshot(s: &Snapshot) -> JsonSnapshot {
         drain: drain(s),
         exposure: s.exposure.iter().map(exposure::exposure).collect(),
         missing_grants: grants::missing(s),
+        clusters: s.clusters.iter().map(|c| galera::cluster(c, s)).collect(),
     }
 }
 

@@ -278,6 +278,7 @@ fn nodes(e: &mut DescriptorEncoder, s: &Snapshot) -> Fmt {
                 let role = match n.role {
                     Role::Primary => "primary",
                     Role::Replica => "replica",
+                    Role::Member => "member",
                 };
                 let flavor = n.identity.flavor_name();
                 let labels = [

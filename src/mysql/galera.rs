@@ -21,6 +21,45 @@ pub const STATUS_SQL: &str = "SHOW GLOBAL STATUS LIKE 'wsrep%'";
 /// A server built without wsrep does not know the variable (error 1193), which is harmless.
 pub const NO_SYNC_WAIT_SQL: &str = "SET SESSION wsrep_sync_wait = 0";
 
+/// A member's names for its cluster and itself (`wsrep_cluster_name`, `wsrep_node_name`): asked
+/// only of a member, once, when rwtop starts.
+pub const IDENTITY_SQL: &str =
+    "SELECT @@wsrep_cluster_name AS cluster_name, @@wsrep_node_name AS node_name";
+
+/// The server's error for a table read on a member outside the primary component ("WSREP has
+/// not yet prepared node for application use"). `SHOW STATUS` and `SELECT 1` still answer there.
+pub const NOT_IN_COMPONENT: u16 = 1047;
+
+/// Whether `err` is a table read refused because the member is out of the primary component.
+#[must_use]
+pub fn out_of_component(err: &super::SqlError) -> bool {
+    matches!(err, super::SqlError::Server { code, .. } if *code == NOT_IN_COMPONENT)
+}
+
+/// A member's names, as [`IDENTITY_SQL`] answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberNames {
+    pub cluster: String,
+    pub node: String,
+}
+
+impl MemberNames {
+    #[must_use]
+    pub fn from_rows(rows: &[RawRow]) -> Option<Self> {
+        let row = rows.first()?;
+        let text = |name: &str| {
+            row.optional_text(&[name])
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        };
+        Some(Self {
+            cluster: text("cluster_name"),
+            node: text("node_name"),
+        })
+    }
+}
+
 /// What a server said of Galera when asked: no provider loaded, or a member's status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Wsrep {

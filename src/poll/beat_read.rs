@@ -20,10 +20,11 @@ pub fn heartbeat_sql(table: &HeartbeatTable) -> String {
     }
 }
 
-/// Whether a node reads a heartbeat row: rwtop's own on a replica, pt-heartbeat's on every node
-/// in read-only mode (a primary's own row is nothing to read).
-pub fn reads_heartbeat(table: &HeartbeatTable, is_replica: bool) -> bool {
-    is_replica || matches!(table, HeartbeatTable::Pt { .. })
+/// Whether a node reads a heartbeat row: rwtop's own on a replica or a Galera member (`below`
+/// a writer), pt-heartbeat's on every node in read-only mode (a primary's own row is nothing
+/// to read).
+pub fn reads_heartbeat(table: &HeartbeatTable, below: bool) -> bool {
+    below || matches!(table, HeartbeatTable::Pt { .. })
 }
 
 /// The reading `rows` (of [`heartbeat_sql`], sent at `sent_at`) make.

@@ -227,6 +227,12 @@ pub enum PollEvent {
         node: String,
         read: HeartbeatRead,
     },
+    /// A Galera member refused the heartbeat read sent at `sent_at` with error 1047: it is out
+    /// of the primary component, and its tables serve nothing.
+    OutOfComponent {
+        node: String,
+        sent_at: Instant,
+    },
     /// A replica's heartbeat reading taken from its applied position instead of the table.
     Applied {
         node: String,

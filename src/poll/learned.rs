@@ -132,10 +132,16 @@ impl<'a> Learned<'a> {
         }
     }
 
-    /// Whether a heartbeat reading is this node's to make now (a replica, or any node in
-    /// pt-heartbeat mode).
+    /// Whether a heartbeat reading is this node's to make now (a replica, a Galera member, or
+    /// any node in pt-heartbeat mode).
     pub fn reads(&self) -> bool {
-        reads_heartbeat(&self.spec.heartbeat, self.is_replica)
+        reads_heartbeat(&self.spec.heartbeat, self.is_replica || self.is_member())
+    }
+
+    /// Whether the last Galera reading showed a member: its lag is read from the row rwtop
+    /// writes on one member of its cluster.
+    fn is_member(&self) -> bool {
+        self.galera.as_ref().is_some_and(|g| g.member().is_some())
     }
 
     /// Whether the last sample's applied position stands for the heartbeat table.
@@ -181,7 +187,7 @@ impl<'a> Learned<'a> {
             .list_held(self.list.is_some())
             .as_source(self.spec.feeds.feeds(&self.spec.name))
             .semisync_on(self.semisync.as_ref().is_none_or(SemiSync::in_use))
-            .galera_on(self.galera.as_ref().is_some_and(|g| g.member().is_some()));
+            .galera_on(self.is_member());
         let parts = self.osc.parts(parts, poll, self.phase, self.writable_root);
         if !parts.binlog {
             self.list = None;

@@ -21,6 +21,7 @@ use super::pace::ReadPace;
 use super::pt_heartbeat;
 use super::spec::PollerSpec;
 use super::status_poll::poll_status;
+use crate::mysql::galera::out_of_component;
 use crate::mysql::{DisksUnavailable, NodeConn, lock_holders};
 
 pub(super) struct Session<'a> {
@@ -144,8 +145,7 @@ impl<'a> Session<'a> {
         if let Some(read) = ahead.lead {
             read_done = true;
             // A refused read ends the session after the sample, as it does alone.
-            let rows = read?;
-            let event = heartbeat_event(self.spec, &rows, sent_at, ahead.first_answer);
+            let event = self.beat_event(read, sent_at, ahead.first_answer)?;
             self.send(event).await?;
         } else if let Some(read) = heard.applied {
             read_done = true;
@@ -270,10 +270,28 @@ impl<'a> Session<'a> {
             self.learned.position_lost();
         }
         let sent_at = std::time::Instant::now();
-        let (rows, answered) = self.conn.query_lead(&self.beat_sql).await?;
-        let took = answered.duration_since(sent_at);
-        self.send(heartbeat_event(self.spec, &rows, sent_at, took))
-            .await
+        let answer = self.conn.query_lead(&self.beat_sql).await;
+        let took = answer.as_ref().map_or(Duration::ZERO, |(_, answered)| {
+            answered.duration_since(sent_at)
+        });
+        let event = self.beat_event(answer.map(|(rows, _)| rows), sent_at, took)?;
+        self.send(event).await
+    }
+
+    /// The event a heartbeat read sent at `sent_at` makes. A Galera member out of the primary
+    /// component refuses table reads (error 1047): news of the member, not a failed
+    /// connection. Any other refusal ends the session.
+    fn beat_event(
+        &self,
+        answer: Result<Vec<crate::mysql::RawRow>, crate::mysql::SqlError>,
+        sent_at: std::time::Instant,
+        rtt: Duration,
+    ) -> Result<PollEvent, Ended> {
+        let node = self.spec.name.clone();
+        match answer {
+            Err(err) if out_of_component(&err) => Ok(PollEvent::OutOfComponent { node, sent_at }),
+            answer => Ok(heartbeat_event(self.spec, &answer?, sent_at, rtt)),
+        }
     }
 }
 

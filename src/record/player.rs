@@ -280,6 +280,7 @@ fn empty() -> Snapshot {
         probes: crate::probe::ProbesView::default(),
         drain: crate::drain::DrainView::default(),
         exposure: Vec::new(),
+        clusters: Vec::new(),
     }
 }
 

@@ -26,8 +26,8 @@ pub fn render(sandbox: &Sandbox) -> String {
         );
     }
     // Every node that replicates from nobody is a root; several roots are `[[primary]]` each.
-    // A Galera cluster is watched through its first member alone: the others are left as
-    // comments, since a heartbeat writer on each member would conflict on the cluster.
+    // A Galera cluster is named by its first member alone: rwtop finds the others from it
+    // (they are left as comments, for the reader).
     let roots = state.roots().count();
     for node in &state.nodes {
         let root = state.roots().any(|r| r.name == node.name);
@@ -36,9 +36,8 @@ pub fn render(sandbox: &Sandbox) -> String {
                 let _ = write!(
                     out,
                     "\n# {name}: a member of the Galera cluster {cluster} with {first} \
-                     (127.0.0.1:{port}); not\n# listed as a primary: rwtop would write a \
-                     heartbeat row on every member, and\n# writers on several members \
-                     conflict in certification.\n",
+                     (127.0.0.1:{port}); rwtop\n# finds it from {first}, and writes the \
+                     cluster's heartbeat on {first} only.\n",
                     name = node.name,
                     cluster = super::CLUSTER_NAME,
                     first = state.primary().map_or("-", |p| p.name.as_str()),

@@ -1,20 +1,46 @@
-//! A Galera member as the store keeps it: its newest status, and what its counters did since
+//! A Galera member as the store keeps it: its newest status, what its counters did since
 //! the reading before (the flow-control paused share of that interval, the pause requests it
-//! sent, certification failures and brute-force aborts). Rates come from counters only: the
-//! server's own averages are reset by anyone's `FLUSH STATUS` (`mysql/galera.rs`).
+//! sent, certification failures and brute-force aborts), and its lag behind the member rwtop
+//! writes the cluster's heartbeat on. Rates come from counters only: the server's own averages
+//! are reset by anyone's `FLUSH STATUS` (`mysql/galera.rs`).
 
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::carried::Carried;
+use super::lag::Lag;
+use super::windows::{LagWindows, Window, WindowStats};
 use crate::mysql::galera::{GaleraStatus, Wsrep};
 
-/// The newest reading of a member, and the one before it for the counters' deltas.
-#[derive(Debug, Clone, Default)]
+/// The newest reading of a member, the one before it for the counters' deltas, and its lag.
+#[derive(Debug)]
 pub struct GaleraTrack {
     last: Option<(Instant, GaleraStatus)>,
     interval: Option<GaleraInterval>,
+    /// The heartbeat lag as last read, carried forward while the member applies nothing.
+    lag: Carried,
+    windows: LagWindows,
+    /// When the newest exact reading was sent, less its lag: everything committed on the
+    /// writer before then was here. What a member cut off from the component is behind from.
+    complete_at: Option<Instant>,
 }
+
+impl Default for GaleraTrack {
+    fn default() -> Self {
+        Self {
+            last: None,
+            interval: None,
+            lag: Carried::new("no heartbeat read on this member yet"),
+            windows: LagWindows::new(),
+            complete_at: None,
+        }
+    }
+}
+
+/// Why a member cut off before rwtop's first reading has no lag figure.
+const OUT_BEFORE_FIRST_READ: &str = "out of the primary component since before rwtop's first \
+    reading: its tables refuse reads (error 1047), so it serves nothing and applies nothing";
 
 /// What the counters did between two readings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -37,7 +63,8 @@ impl GaleraTrack {
             return;
         };
         let Some(now) = reading.member() else {
-            *self = Self::default();
+            self.last = None;
+            self.interval = None;
             return;
         };
         if let Some((then, last)) = &self.last {
@@ -49,12 +76,49 @@ impl GaleraTrack {
         self.last = Some((at, now.clone()));
     }
 
+    /// Whether the newest poll that asked showed a member.
     #[must_use]
-    pub fn view(&self) -> Option<GaleraView> {
+    pub fn is_member(&self) -> bool {
+        self.last.is_some()
+    }
+
+    /// A heartbeat reading sent at `at`: the member's lag behind the cluster's writer.
+    pub fn apply_lag(&mut self, at: Instant, lag: Lag) {
+        if let Lag::Exact { lag } = lag {
+            self.windows.record(at, lag);
+            self.complete_at = at.checked_sub(lag);
+        }
+        self.lag.record(at, lag, false);
+    }
+
+    /// A heartbeat reading sent at `at` that the member refused with error 1047: it is out of
+    /// the primary component, so it has applied nothing since its last complete reading, and
+    /// is at least that far behind (never "unknown": the cause is known).
+    pub fn refused_out_of_component(&mut self, at: Instant) {
+        let lag = self.complete_at.map_or_else(
+            || Lag::Unknown {
+                reason: OUT_BEFORE_FIRST_READ.to_owned(),
+            },
+            |since| Lag::AtLeast {
+                lag: at.saturating_duration_since(since),
+                upper: None,
+            },
+        );
+        self.lag.record(at, lag, false);
+    }
+
+    /// The member as of `now`; `None` while no poll has shown it a member.
+    #[must_use]
+    pub fn view(&self, now: Instant) -> Option<GaleraView> {
         let (_, status) = self.last.as_ref()?;
         Some(GaleraView {
             status: status.clone(),
             interval: self.interval,
+            lag: self.lag.at(now),
+            windows: Window::ALL
+                .iter()
+                .map(|w| (*w, self.windows.stats(now, *w)))
+                .collect(),
         })
     }
 }
@@ -88,6 +152,19 @@ pub struct GaleraView {
     pub status: GaleraStatus,
     /// `None` until two readings.
     pub interval: Option<GaleraInterval>,
+    /// Behind the member rwtop writes the cluster's heartbeat on, measured as an async
+    /// replica's is; unknown in recordings made before it existed.
+    #[serde(default = "unrecorded")]
+    pub lag: Lag,
+    /// The lag's distributions over the sliding windows.
+    #[serde(default)]
+    pub windows: Vec<(Window, Option<WindowStats>)>,
+}
+
+fn unrecorded() -> Lag {
+    Lag::Unknown {
+        reason: "not recorded".to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -115,29 +192,70 @@ mod tests {
     fn the_interval_comes_from_counters_and_a_restart_or_a_non_member_starts_over() {
         let t0 = Instant::now();
         let mut track = GaleraTrack::default();
-        assert_eq!(track.view(), None);
+        assert_eq!(track.view(t0), None);
         track.record(t0, Some(&member(1_000_000_000, 10, 2)));
-        assert_eq!(track.view().unwrap().interval, None, "one reading: no rate");
+        assert_eq!(
+            track.view(t0).unwrap().interval,
+            None,
+            "one reading: no rate"
+        );
         // 400 ms of pause in a second, 3 requests sent, one more certification failure.
         track.record(
             t0 + Duration::from_secs(1),
             Some(&member(1_400_000_000, 13, 3)),
         );
-        let i = track.view().unwrap().interval.unwrap();
+        let i = track.view(t0).unwrap().interval.unwrap();
         assert_eq!(i.ms, 1000);
         assert!((i.paused_share.unwrap() - 0.4).abs() < 1e-9, "{i:?}");
         assert_eq!((i.fc_sent, i.cert_failures), (Some(3), Some(1)));
         // A poll that did not ask keeps everything as it was.
         track.record(t0 + Duration::from_secs(2), None);
-        assert_eq!(track.view().unwrap().interval, Some(i));
+        assert_eq!(track.view(t0).unwrap().interval, Some(i));
         // Counters that went back (a restart) give no rate rather than a huge one.
         track.record(t0 + Duration::from_secs(3), Some(&member(5, 0, 0)));
-        let i = track.view().unwrap().interval.unwrap();
+        let i = track.view(t0).unwrap().interval.unwrap();
         assert_eq!(
             (i.paused_share, i.fc_sent, i.cert_failures),
             (None, None, None)
         );
         track.record(t0 + Duration::from_secs(4), Some(&Wsrep::NotMember));
-        assert_eq!(track.view(), None);
+        assert_eq!(track.view(t0), None);
+    }
+
+    #[test]
+    fn a_member_cut_off_is_behind_from_its_last_complete_reading_never_unknown() {
+        let t0 = Instant::now();
+        let secs = Duration::from_secs;
+        let mut track = GaleraTrack::default();
+        track.record(t0, Some(&member(0, 0, 0)));
+        track.refused_out_of_component(t0);
+        let before = track.view(t0).unwrap().lag;
+        assert!(
+            matches!(&before, Lag::Unknown { reason } if reason.contains("error 1047")),
+            "{before:?}"
+        );
+        // Complete up to 0.2 s before the reading at 1 s, then cut off: at 5 s, 4.2 s behind
+        // at least.
+        track.apply_lag(
+            t0 + secs(1),
+            Lag::Exact {
+                lag: Duration::from_millis(200),
+            },
+        );
+        track.refused_out_of_component(t0 + secs(5));
+        let view = track.view(t0 + secs(5)).unwrap();
+        assert_eq!(
+            view.lag,
+            Lag::AtLeast {
+                lag: Duration::from_millis(4_200),
+                upper: None
+            }
+        );
+        let one_minute = view.windows[0].1.unwrap();
+        assert_eq!(
+            one_minute.p99,
+            Duration::from_millis(200),
+            "only exact readings count"
+        );
     }
 }

@@ -9,6 +9,7 @@ pub mod backlog;
 mod carried;
 mod channel_entry;
 mod clock;
+pub mod cluster;
 pub mod delay;
 mod discovery;
 pub mod disks;
@@ -103,6 +104,8 @@ pub struct StoreSettings {
     pub drain_backend: Option<String>,
     /// Where that backend is, for the TUI's confirmation.
     pub drain_detail: Option<String>,
+    /// The Galera clusters found at start-up: their members and the one each writes on.
+    pub clusters: Vec<cluster::ClusterSpec>,
 }
 
 pub struct Store {
@@ -248,7 +251,9 @@ impl Store {
                 self.apply_lags(&node, read.sent_at, |store, writer| {
                     store.root_lag(writer, &node, &read)
                 });
+                self.apply_member_lag(&node, &read);
             }
+            PollEvent::OutOfComponent { node, sent_at } => self.apply_out_of(&node, sent_at),
             PollEvent::Applied { node, read } => {
                 self.apply_lags(&node, read.sent_at, |store, writer| {
                     match store.beat(writer, read.sent_at) {
@@ -430,9 +435,15 @@ impl Store {
             uptime: now.saturating_duration_since(self.started),
             taken_at: chrono::Utc::now(),
             heartbeat: self.heartbeat_view(now),
-            nodes,
             alerts: alert_view::AlertsView::default(),
             probes: self.probes.view(),
+            clusters: self
+                .settings
+                .clusters
+                .iter()
+                .map(|spec| cluster::ClusterView::of(spec, &nodes))
+                .collect(),
+            nodes,
             drain,
             exposure: Vec::new(),
         }

@@ -48,7 +48,8 @@ pub struct NodeEntry {
     pub clock: Option<ClockEstimate>,
     /// Semi-sync state and the differences of its counters between polls.
     semisync: super::semisync::SemiSyncTrack,
-    galera: super::galera::GaleraTrack,
+    /// A Galera member's status, counters and lag behind its cluster's writer.
+    pub(super) galera: super::galera::GaleraTrack,
 }
 
 /// A channel of the view under construction: the status, and where its source is known.
@@ -213,7 +214,11 @@ impl NodeEntry {
         // Role, source and the channels come from the last sample even when the node is down;
         // live values (threads, lag, backlog) only from a node that answers now.
         let read_only = self.sample.as_ref().map(|s| s.reported.state.read_only);
-        let role = role(self.configured_role, !self.statuses().is_empty(), read_only);
+        let role = if self.galera.is_member() || self.configured_role == Some(Role::Member) {
+            Role::Member
+        } else {
+            role(self.configured_role, !self.statuses().is_empty(), read_only)
+        };
         let channels = self.sample.as_ref().map_or_else(Vec::new, |last| {
             last.reported
                 .replication
@@ -293,7 +298,7 @@ impl NodeEntry {
             settings: self.settings.clone(),
             semisync: self.semisync.view(now),
             disks: self.disks_view(now),
-            galera: self.galera.view(),
+            galera: self.galera.view(now),
         })
     }
 
@@ -420,7 +425,8 @@ impl NodeEntry {
 /// replicates and refuses writes was demoted, and a configured replica that replicates from
 /// nobody and takes writes was promoted. Anything else keeps the configured role, so that a
 /// replica that lost its channel, or a primary in a ring, is reported as what it was meant to
-/// be. Unconfigured (discovered) nodes are replicas when they replicate.
+/// be. Unconfigured (discovered) nodes are replicas when they replicate. (A Galera member is a
+/// member whatever it was configured as: the caller settles that first.)
 fn role(configured: Option<Role>, replicates: bool, read_only: Option<bool>) -> Role {
     match (configured, replicates, read_only) {
         (None, true, _) | (Some(Role::Primary), true, Some(true)) => Role::Replica,

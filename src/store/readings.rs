@@ -44,6 +44,32 @@ impl Store {
         }
     }
 
+    /// A Galera member's lag behind the member its cluster's heartbeat is written on, from one
+    /// heartbeat reading; nothing for a node in no cluster, or in one rwtop writes nothing into.
+    pub(super) fn apply_member_lag(&mut self, node: &str, read: &crate::poll::HeartbeatRead) {
+        let writer = self
+            .settings
+            .clusters
+            .iter()
+            .find(|c| c.members.iter().any(|m| m == node))
+            .and_then(|c| c.writer.as_deref())
+            .and_then(|w| self.beats.iter().position(|b| b.node.as_deref() == Some(w)));
+        let Some(writer) = writer else {
+            return;
+        };
+        let lag = self.root_lag(writer, node, read);
+        if let Some(entry) = self.nodes.get_mut(node) {
+            entry.galera.apply_lag(read.sent_at, lag);
+        }
+    }
+
+    /// A Galera member refused the heartbeat reading sent at `sent_at`: out of the component.
+    pub(super) fn apply_out_of(&mut self, node: &str, sent_at: Instant) {
+        if let Some(entry) = self.nodes.get_mut(node) {
+            entry.galera.refused_out_of_component(sent_at);
+        }
+    }
+
     /// Each channel's received heartbeat (`lag_split.rs`), from the position in the status
     /// `node` just reported.
     pub(super) fn apply_received(&mut self, node: &str) {

@@ -36,6 +36,10 @@ pub struct Snapshot {
     /// alerts; empty as the store builds it, and in recordings made before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exposure: Vec<super::exposure::ClusterExposure>,
+    /// Each Galera cluster as one unit (`store/cluster.rs`); empty without one, and in
+    /// recordings made before they were seen as clusters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<super::cluster::ClusterView>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

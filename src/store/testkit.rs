@@ -52,6 +52,7 @@ pub fn store_settings() -> StoreSettings {
         pt_table: None,
         drain_backend: None,
         drain_detail: None,
+        clusters: Vec::new(),
     }
 }
 
@@ -309,6 +310,7 @@ impl Topo {
                 probes: crate::probe::ProbesView::default(),
                 drain: crate::drain::DrainView::default(),
                 exposure: Vec::new(),
+                clusters: Vec::new(),
             },
         };
         topo.add_replica("r1", "db1", 2);

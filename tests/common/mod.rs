@@ -498,6 +498,7 @@ pub fn engine_spec(
         drain: None,
         found_roots: rwtop::engine::upward::FoundRoots::Write,
         found: Vec::new(),
+        clusters: Vec::new(),
         test_reads: rwtop::engine::TestReads::Task,
         disks_every: None,
     }

@@ -1,12 +1,59 @@
 //! A node's `galera` object (docs/json-schema.md, since 1.14): the member's state and
-//! component, the cluster as it sees it, its queues, and what its counters did in the last
-//! interval between two polls. `null` on a node that is no member, or while it does not answer;
-//! every figure the server did not report is `null`, never 0.
+//! component, the cluster as it sees it, its queues, what its counters did in the last
+//! interval between two polls, and (since 1.15) its lag behind the member rwtop writes the
+//! cluster's heartbeat on. `null` on a node that is no member, or while it does not answer;
+//! every figure the server did not report is `null`, never 0. And the top-level `clusters`
+//! (since 1.15): each cluster as one unit.
 
 use serde::Serialize;
 
+use super::JsonLag;
 use crate::mysql::galera::{Component, MemberState};
+use crate::store::Snapshot;
+use crate::store::cluster::ClusterView;
 use crate::store::galera::GaleraView;
+
+#[derive(Debug, Serialize)]
+pub struct JsonCluster {
+    /// `wsrep_cluster_name`.
+    pub name: String,
+    /// Every member found when rwtop started, in display order.
+    pub members: Vec<String>,
+    /// The member rwtop writes the cluster's heartbeat on; `null` when it writes none there.
+    pub writer: Option<String>,
+    pub expected_size: usize,
+    /// The largest primary component's size as its members report it.
+    pub size: Option<u64>,
+    pub in_primary: Vec<String>,
+    pub outside_primary: Vec<String>,
+    pub not_answering: Vec<String>,
+    pub split: bool,
+    pub newest_committed: Option<u64>,
+    /// Per member, in `members`' order: write-sets committed fewer than the newest member
+    /// (`null` when unknown). Polls of different members are up to a poll apart, so a few
+    /// under load are skew, not lag.
+    pub behind_writesets: Vec<Option<u64>>,
+}
+
+pub fn cluster(view: &ClusterView, s: &Snapshot) -> JsonCluster {
+    JsonCluster {
+        name: view.name.clone(),
+        members: view.members.clone(),
+        writer: view.writer.clone(),
+        expected_size: view.expected_size,
+        size: view.size,
+        in_primary: view.in_primary.clone(),
+        outside_primary: view.outside.clone(),
+        not_answering: view.silent.clone(),
+        split: view.split,
+        newest_committed: view.newest_committed,
+        behind_writesets: view
+            .members
+            .iter()
+            .map(|m| s.node(m).and_then(|n| view.behind(n)))
+            .collect(),
+    }
+}
 
 #[derive(Debug, Serialize)]
 pub struct JsonGalera {
@@ -33,6 +80,10 @@ pub struct JsonGalera {
     pub repl_latency_avg_seconds: Option<f64>,
     /// The newest poll interval; `null` before two polls.
     pub interval: Option<JsonGaleraInterval>,
+    /// Since 1.15: behind the member rwtop writes the cluster's heartbeat on, as a replica's
+    /// `heartbeat_lag_seconds`. `at_least` while the member is out of the primary component
+    /// (its tables refuse reads): behind by at least the time since its last complete reading.
+    pub lag_seconds: JsonLag,
 }
 
 #[derive(Debug, Serialize)]
@@ -76,6 +127,7 @@ pub fn galera(view: &GaleraView) -> JsonGalera {
             cert_failures: i.cert_failures,
             bf_aborts: i.bf_aborts,
         }),
+        lag_seconds: super::lag(&view.lag, &view.windows),
     }
 }
 

@@ -74,7 +74,7 @@ fn two_channels() -> Topo {
 fn each_channel_is_an_object_of_its_own() {
     let d = doc(&two_channels().snapshot);
     assert_eq!(d["schema_version"], SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, "1.14");
+    assert_eq!(SCHEMA_VERSION, "1.15");
     let channels = node(&d, "r2")["channels"].as_array().cloned();
     let channels = channels.unwrap_or_default();
     let names: Vec<&Value> = channels.iter().map(|c| &c["channel"]).collect();
@@ -387,6 +387,15 @@ fn every_key_is_documented() {
     snapshot.alerts = judged(&topo);
     snapshot.exposure = crate::alerts::exposure::judge(&snapshot);
     assert!(!snapshot.exposure.is_empty());
+    let cluster = crate::store::cluster::ClusterSpec {
+        name: "c".to_owned(),
+        members: vec!["db1".to_owned()],
+        writer: Some("db1".to_owned()),
+    };
+    snapshot.clusters = vec![crate::store::cluster::ClusterView::of(
+        &cluster,
+        &snapshot.nodes,
+    )];
     snapshot.alerts.log = vec![LogEntry {
         at: snapshot.taken_at,
         raised: false,

@@ -114,5 +114,9 @@ pub fn galera_member() -> crate::store::galera::GaleraView {
             cert_failures: Some(0),
             bf_aborts: Some(0),
         }),
+        lag: crate::store::lag::Lag::Exact {
+            lag: std::time::Duration::from_millis(120),
+        },
+        windows: Vec::new(),
     }
 }

@@ -1,0 +1,246 @@
+//! A Galera cluster seen as one, on real galera-4 members (`rwtop sandbox up --galera`): given
+//! one member's DSN and an async replica of it, rwtop finds the other two members, shows the
+//! three as one cluster with the replica under its member, writes the heartbeat on one member
+//! only, and measures every member's lag in seconds behind it. A backup's read lock on n3 under
+//! writes has n3's lag grow about a second a second while n1's and n2's stay low; a member cut
+//! off from the primary component is at least some seconds behind, never "lag unknown", and
+//! rejoins. rwtop's own writes cause no certification failure anywhere.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestSandbox, engine_spec, until};
+use rwtop::alerts::AlertKind;
+use rwtop::engine::{Engine, EngineSpec};
+use rwtop::mysql::galera::{Component, MemberState};
+use rwtop::store::lag::Lag;
+use rwtop::store::{Role, Snapshot};
+
+const MEMBERS: [&str; 3] = ["n1", "n2", "n3"];
+const DEADLINE: Duration = Duration::from_secs(60);
+/// A synced member's lag behind the writer: the bound for a healthy member.
+const SYNCED_LAG: Duration = Duration::from_millis(500);
+
+/// n1 and its async replica r1, as a user would name them; discovery finds the rest.
+async fn from_one_member(t: &TestSandbox) -> (EngineSpec, Engine) {
+    let mut spec = engine_spec(t, &[("n1", Role::Primary), ("r1", Role::Replica)]);
+    spec.discovery = true;
+    let engine = Engine::start_finding_roots(&mut spec).await;
+    (spec, engine)
+}
+
+/// A member's lag as the snapshot shows it.
+fn lag(s: &Snapshot, name: &str) -> Option<Lag> {
+    Some(s.node(name)?.galera()?.lag.clone())
+}
+
+fn exact(s: &Snapshot, name: &str) -> Option<Duration> {
+    lag(s, name)?.exact()
+}
+
+/// Each member's cumulative certification failures, in `MEMBERS`' order.
+fn cert_failures(s: &Snapshot) -> Option<Vec<u64>> {
+    MEMBERS
+        .iter()
+        .map(|m| s.node(m)?.galera()?.status.cert_failures)
+        .collect()
+}
+
+/// Runs `sql` on `node` in a thread of its own, on one session.
+fn admin_in_thread(t: &TestSandbox, node: &str, sql: String) -> std::thread::JoinHandle<()> {
+    let sandbox = rwtop::sandbox::Sandbox::open(t.sandbox().dir()).unwrap();
+    let node = node.to_owned();
+    std::thread::spawn(move || {
+        sandbox
+            .admin(&node, &sql)
+            .unwrap_or_else(|e| panic!("{node}: {e}"));
+    })
+}
+
+/// Every member in the primary component, each with an exact lag under [`SYNCED_LAG`].
+fn healthy(s: &Snapshot) -> Option<()> {
+    let c = s.clusters.first()?;
+    let all_in = c.in_primary.len() == 3 && !c.split;
+    let caught_up = MEMBERS
+        .iter()
+        .all(|m| exact(s, m).is_some_and(|l| l < SYNCED_LAG));
+    (all_in && caught_up).then_some(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_members_dsn_finds_the_cluster_and_each_member_lags_in_seconds() {
+    let t = TestSandbox::start_galera(3, 1);
+    let (spec, engine) = from_one_member(&t).await;
+
+    // Found at start-up: n2 and n3 by their own names, one cluster, one writer.
+    let roles: Vec<(&str, Role)> = spec
+        .nodes
+        .iter()
+        .map(|(n, _, r)| (n.as_str(), *r))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("n1", Role::Primary),
+            ("n2", Role::Member),
+            ("n3", Role::Member),
+            ("r1", Role::Replica)
+        ],
+        "n1 is the cluster's one heartbeat root"
+    );
+    assert_eq!(spec.clusters.len(), 1, "{:?}", spec.clusters);
+    assert_eq!(spec.clusters[0].name, "rwtop-galera");
+    assert_eq!(spec.clusters[0].members, MEMBERS);
+    assert_eq!(spec.clusters[0].writer.as_deref(), Some("n1"));
+
+    let ((), after) = until(&engine, "three members caught up", DEADLINE, healthy).await;
+    eprintln!("three members in one component, caught up, {after:?} after start");
+    let s = engine.latest();
+    let c = &s.clusters[0];
+    assert_eq!((c.size, c.expected_size), (Some(3), 3));
+    assert_eq!(
+        s.heartbeat.roots.len(),
+        1,
+        "one heartbeat row for the cluster"
+    );
+    assert_eq!(s.heartbeat.node.as_deref(), Some("n1"));
+    for m in MEMBERS {
+        assert_eq!(s.node(m).unwrap().role, Role::Member, "{m}");
+    }
+    let r1 = s.node("r1").unwrap();
+    assert_eq!(r1.role, Role::Replica);
+    assert_eq!(r1.replica().unwrap().source.as_deref(), Some("n1"));
+    let baseline = cert_failures(&s).expect("every member's certification failures");
+
+    // Writes on n1 while a backup's read lock holds n3 for 10 s.
+    t.admin(
+        "n1",
+        "CREATE TABLE rwtop.g (id INT AUTO_INCREMENT PRIMARY KEY, v INT)",
+    );
+    let lock = admin_in_thread(
+        &t,
+        "n3",
+        "FLUSH TABLES WITH READ LOCK; SELECT SLEEP(10) AS s; UNLOCK TABLES".to_owned(),
+    );
+    let load = admin_in_thread(
+        &t,
+        "n1",
+        "INSERT INTO rwtop.g (v) VALUES (1); DO SLEEP(0.02);".repeat(200),
+    );
+    let (first, _) = until(&engine, "n3 3 s behind", DEADLINE, |s| {
+        exact(s, "n3").filter(|l| *l >= Duration::from_secs(3))
+    })
+    .await;
+    let t0 = Instant::now();
+    // n3's lag grows with the clock for the next 3 s, while n1 and n2 stay caught up.
+    let mut worst = Duration::ZERO;
+    let (last, _) = until(&engine, "3 s more of n3 behind", DEADLINE, |s| {
+        for m in ["n1", "n2"] {
+            let l = exact(s, m).unwrap_or_else(|| panic!("{m}: {:?}", lag(s, m)));
+            worst = worst.max(l);
+        }
+        let n3 = exact(s, "n3")?;
+        (t0.elapsed() >= Duration::from_secs(3)).then(|| (n3, t0.elapsed()))
+    })
+    .await;
+    let (n3_then, elapsed) = last;
+    let rate = (n3_then.as_secs_f64() - first.as_secs_f64()) / elapsed.as_secs_f64();
+    eprintln!(
+        "n3 {first:?} → {n3_then:?} in {elapsed:?}: {rate:.2} s/s; n1 and n2 at most {worst:?}"
+    );
+    assert!(
+        (0.7..=1.3).contains(&rate),
+        "n3's lag grew {rate:.2} s a second"
+    );
+    assert!(worst < SYNCED_LAG, "a synced member read {worst:?} behind");
+    let s = engine.latest();
+    let n3 = s.node("n3").unwrap().galera().unwrap();
+    assert_eq!(n3.status.state, MemberState::Donor);
+    // The JSON: the cluster as one, and n3's lag in seconds.
+    let doc = serde_json::to_value(rwtop::export::json::from_snapshot(&s)).unwrap();
+    let cluster = &doc["clusters"][0];
+    assert_eq!(cluster["name"], "rwtop-galera", "{cluster:#}");
+    assert_eq!(cluster["writer"], "n1");
+    assert_eq!(cluster["members"], serde_json::json!(MEMBERS));
+    let json_lag = &common::json_node(&doc, "n3")["galera"]["lag_seconds"];
+    assert_eq!(json_lag["kind"], "exact", "{json_lag:#}");
+    assert!(json_lag["now"].as_f64().unwrap() >= 3.0, "{json_lag:#}");
+
+    load.join().unwrap();
+    lock.join().unwrap();
+    until(&engine, "n3 caught up again", DEADLINE, healthy).await;
+    let s = engine.latest();
+    let after = cert_failures(&s).expect("every member's certification failures");
+    assert_eq!(
+        after, baseline,
+        "rwtop's heartbeat, written on n1 only, failed certification somewhere"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_cut_off_is_out_of_the_component_never_lag_unknown_and_rejoins() {
+    let t = TestSandbox::start_galera(3, 0);
+    let mut spec = engine_spec(&t, &[("n1", Role::Primary)]);
+    spec.discovery = true;
+    let engine = Engine::start_finding_roots(&mut spec).await;
+    until(&engine, "three members caught up", DEADLINE, healthy).await;
+
+    t.admin(
+        "n2",
+        "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'",
+    );
+    let cut = Instant::now();
+    let (behind, after) = until(
+        &engine,
+        "n2 out, at least some seconds behind",
+        DEADLINE,
+        |s| {
+            let g = s.node("n2")?.galera()?;
+            match &g.lag {
+                Lag::AtLeast { lag, .. } if g.status.component != Component::Primary => Some(*lag),
+                _ => None,
+            }
+        },
+    )
+    .await;
+    eprintln!("n2 out of the component, at least {behind:?} behind, {after:?} after the cut");
+    // Watched for a few seconds: the member answers, its lag is a bound (never unknown), and
+    // the alert names the component.
+    let (alert, _) = until(&engine, "galera_not_primary on n2", DEADLINE, |s| {
+        let g = s.node("n2").and_then(|n| n.galera());
+        if let Some(Lag::Unknown { reason }) = g.map(|g| &g.lag) {
+            panic!("n2's lag is unknown while out of the component: {reason}");
+        }
+        assert_eq!(s.node("n2").unwrap().conn.name(), "up", "n2 answers");
+        common::alert(s, AlertKind::GaleraNotPrimary, Some("n2"))
+    })
+    .await;
+    eprintln!("{}", alert.cause);
+    let s = engine.latest();
+    let c = &s.clusters[0];
+    assert_eq!(c.outside, ["n2"], "{c:?}");
+    assert_eq!((c.size, c.expected_size), (Some(2), 3), "{c:?}");
+    let grown = match &s.node("n2").unwrap().galera().unwrap().lag {
+        Lag::AtLeast { lag, .. } => *lag,
+        other => panic!("n2: {other:?}"),
+    };
+    assert!(
+        grown + Duration::from_secs(2) >= cut.elapsed(),
+        "n2 shown {grown:?} behind, {:?} after it was cut off",
+        cut.elapsed()
+    );
+
+    t.admin(
+        "n2",
+        "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'",
+    );
+    let ((), back) = until(&engine, "n2 back and caught up", DEADLINE, |s| {
+        let cleared = common::alert(s, AlertKind::GaleraNotPrimary, Some("n2")).is_none();
+        healthy(s).filter(|()| cleared)
+    })
+    .await;
+    eprintln!("n2 rejoined and caught up {back:?} after the isolation ended");
+    engine.shutdown().await;
+}
