@@ -4,7 +4,9 @@
 //! only, and measures every member's lag in seconds behind it. A backup's read lock on n3 under
 //! writes has n3's lag grow about a second a second while n1's and n2's stay low; a member cut
 //! off from the primary component is at least some seconds behind, never "lag unknown", and
-//! rejoins. rwtop's own writes cause no certification failure anywhere.
+//! rejoins; the few seconds the cluster's commits stall while it evicts the member are named as
+//! that, and the heartbeat writes again after. rwtop's own writes cause no certification
+//! failure anywhere.
 
 mod common;
 
@@ -192,11 +194,21 @@ async fn a_member_cut_off_is_out_of_the_component_never_lag_unknown_and_rejoins(
         "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'",
     );
     let cut = Instant::now();
+    // While the others have not evicted n2, the cluster commits nothing: n1's heartbeat stalls.
+    let mut stall: Option<(Duration, String)> = None;
+    let mut watch_stall = |s: &Snapshot| {
+        let age = s.heartbeat.last_ack_age.unwrap_or_default();
+        if let Some(a) = common::alert(s, AlertKind::HeartbeatStale, None) {
+            let longest = stall.as_ref().map_or(Duration::ZERO, |(d, _)| *d);
+            stall = Some((age.max(longest), a.cause));
+        }
+    };
     let (behind, after) = until(
         &engine,
         "n2 out, at least some seconds behind",
         DEADLINE,
         |s| {
+            watch_stall(s);
             let g = s.node("n2")?.galera()?;
             match &g.lag {
                 Lag::AtLeast { lag, .. } if g.status.component != Component::Primary => Some(*lag),
@@ -209,6 +221,7 @@ async fn a_member_cut_off_is_out_of_the_component_never_lag_unknown_and_rejoins(
     // Watched for a few seconds: the member answers, its lag is a bound (never unknown), and
     // the alert names the component.
     let (alert, _) = until(&engine, "galera_not_primary on n2", DEADLINE, |s| {
+        watch_stall(s);
         let g = s.node("n2").and_then(|n| n.galera());
         if let Some(Lag::Unknown { reason }) = g.map(|g| &g.lag) {
             panic!("n2's lag is unknown while out of the component: {reason}");
@@ -236,11 +249,27 @@ async fn a_member_cut_off_is_out_of_the_component_never_lag_unknown_and_rejoins(
         "n2",
         "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'",
     );
-    let ((), back) = until(&engine, "n2 back and caught up", DEADLINE, |s| {
-        let cleared = common::alert(s, AlertKind::GaleraNotPrimary, Some("n2")).is_none();
-        healthy(s).filter(|()| cleared)
+    // Back, caught up, and n1's writer writing with no stale heartbeat (the rejoin's own view
+    // change may stall the commits again for a moment).
+    let ((), back) = until(&engine, "n2 back, caught up, n1 writing", DEADLINE, |s| {
+        let cleared = common::alert(s, AlertKind::GaleraNotPrimary, Some("n2")).is_none()
+            && common::alert(s, AlertKind::HeartbeatStale, None).is_none();
+        let writing = s.heartbeat.writer == rwtop::poll::WriterState::Writing;
+        healthy(s).filter(|()| cleared && writing)
     })
     .await;
-    eprintln!("n2 rejoined and caught up {back:?} after the isolation ended");
+    eprintln!("n2 rejoined and caught up, n1 writing, {back:?} after the isolation ended");
+    match stall {
+        Some((longest, cause)) => {
+            eprintln!(
+                "the cluster's commits stalled, the heartbeat {longest:?} old at most: {cause}"
+            );
+            assert!(
+                cause.contains("the Galera cluster rwtop-galera's commits are stalled"),
+                "{cause}"
+            );
+        }
+        None => eprintln!("the cluster's commits did not stall long enough for an alert"),
+    }
     engine.shutdown().await;
 }

@@ -14,9 +14,10 @@ fn known(n: Option<u64>) -> String {
 
 /// Out of the primary component, or not ready: the member refuses table reads and writes.
 pub fn not_primary(node: &NodeView) -> Verdict {
-    let Some(g) = node.galera().map(|v| &v.status) else {
+    let Some(view) = node.galera() else {
         return Verdict::Clean;
     };
+    let g = &view.status;
     if g.component == Component::Primary && g.ready != Some(false) {
         return Verdict::Clean;
     }
@@ -26,20 +27,26 @@ pub fn not_primary(node: &NodeView) -> Verdict {
         Component::Disconnected => "Disconnected",
         Component::Other => "unknown",
     };
-    let evidence = vec![
+    let mut evidence = vec![
         fact("component", component),
         fact("cluster_size", known(g.cluster_size)),
         fact("ready", if g.ready == Some(true) { "ON" } else { "OFF" }),
         fact("state", g.state_comment.clone()),
     ];
+    // How long it has applied nothing, where rwtop writes the cluster's heartbeat.
+    let frozen = view.lag.text().map(|lag| {
+        evidence.push(fact("lag", lag.clone()));
+        format!("; its data is {lag} behind")
+    });
     let cause = format!(
         "{}: out of the cluster's primary component ({component}, a component of {} member(s), \
-         wsrep_ready {}): it refuses table reads and writes (error 1047) until it rejoins. Fix: \
-         check the network between the members; a member that lost quorum rejoins by itself \
-         once it reaches the others",
+         wsrep_ready {}): it refuses table reads and writes (error 1047) until it rejoins{}. \
+         Fix: check the network between the members; a member that lost quorum rejoins by \
+         itself once it reaches the others",
         node.name,
         known(g.cluster_size),
         if g.ready == Some(true) { "ON" } else { "OFF" },
+        frozen.unwrap_or_default(),
     );
     Verdict::stated(evidence, cause)
 }
@@ -64,14 +71,20 @@ pub fn not_synced(node: &NodeView) -> Verdict {
     if let Some(sent) = sends {
         evidence.push(fact("flow_control_sent", sent.to_string()));
     }
+    // Behind the cluster's writer, where rwtop writes one.
+    let behind = view.lag.text().map(|lag| {
+        evidence.push(fact("lag", lag.clone()));
+        format!("{lag} behind, ")
+    });
     let what = match g.state {
         MemberState::Donor => format!(
-            "{} ({}: a backup's read lock, a state transfer it donates, or a desync by hand), {} \
-             write-set(s) received and not applied, and it sends no flow control: reads from it \
-             are stale, and it falls further behind while the cluster writes. Fix: let the \
-             backup or transfer finish; route reads to a synced member meanwhile",
+            "{} ({}: a backup's read lock, a state transfer it donates, or a desync by hand), \
+             {}{} write-set(s) received and not applied, and it sends no flow control: reads \
+             from it are stale, and it falls further behind while the cluster writes. Fix: let \
+             the backup or transfer finish; route reads to a synced member meanwhile",
             g.state_comment,
             desyncs(g),
+            behind.unwrap_or_default(),
             known(g.recv_queue)
         ),
         _ => format!(

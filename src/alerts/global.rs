@@ -10,27 +10,41 @@ use crate::units;
 /// The heartbeat is stale: one verdict for the topology with one root, or one per root (keyed
 /// by the root's node) when several primaries each have a writer.
 pub fn heartbeat_stale(inputs: &RuleInputs<'_>) -> Vec<(Option<String>, Verdict)> {
-    let hb = &inputs.snapshot.heartbeat;
+    let s = inputs.snapshot;
+    let hb = &s.heartbeat;
+    // A root that is a Galera cluster's writer: its commits wait for the whole cluster.
+    let cluster = |node: Option<&str>| {
+        s.clusters
+            .iter()
+            .find(|c| node.is_some() && c.writer.as_deref() == node)
+    };
     if hb.roots.len() <= 1 {
-        return vec![(
-            None,
-            stale_verdict(&hb.writer, hb.last_seq, hb.last_ack_age, hb.stale),
-        )];
+        let writer = (&hb.writer, hb.last_seq, hb.last_ack_age, hb.stale);
+        let cluster = cluster(hb.node.as_deref());
+        return vec![(None, stale_verdict(writer, hb.node.as_deref(), cluster))];
     }
     hb.roots
         .iter()
         .map(|root| {
-            let verdict = stale_verdict(&root.writer, root.last_seq, root.last_ack_age, root.stale);
-            (root.node.clone(), verdict)
+            let writer = (&root.writer, root.last_seq, root.last_ack_age, root.stale);
+            let node = root.node.as_deref();
+            (
+                root.node.clone(),
+                stale_verdict(writer, node, cluster(node)),
+            )
         })
         .collect()
 }
 
 fn stale_verdict(
-    writer: &WriterState,
-    last_seq: Option<u64>,
-    last_ack_age: Option<std::time::Duration>,
-    stale: bool,
+    (writer, last_seq, last_ack_age, stale): (
+        &WriterState,
+        Option<u64>,
+        Option<std::time::Duration>,
+        bool,
+    ),
+    node: Option<&str>,
+    cluster: Option<&crate::store::cluster::ClusterView>,
 ) -> Verdict {
     if !stale {
         return Verdict::Clean;
@@ -50,8 +64,22 @@ fn stale_verdict(
             "heartbeat writer refused: {}",
             format::quote(&writer.detail().unwrap_or_default())
         ),
-        _ => "heartbeat not advancing on the primary: lag of caught-up replicas is unknown"
-            .to_owned(),
+        _ => match cluster {
+            Some(c) => {
+                evidence.push(fact("cluster", c.name.clone()));
+                format!(
+                    "heartbeat not committing on {}: the Galera cluster {}'s commits are \
+                     stalled (a member that went silent and is not evicted yet, for \
+                     evs.suspect_timeout, 5 s by default; flow control; or a DDL run as TOI), so \
+                     every member's lag is unknown meanwhile",
+                    node.unwrap_or("its writer"),
+                    c.name
+                )
+            }
+            None => "heartbeat not advancing on the primary: lag of caught-up replicas is \
+                     unknown"
+                .to_owned(),
+        },
     };
     Verdict::bad(evidence, cause)
 }

@@ -351,6 +351,31 @@ impl Topo {
             .push(node(name, Role::Primary, server_id));
     }
 
+    /// Adds a Galera cluster `name` of synced `members` (writer the first), each caught up, as
+    /// the store shows them: role member, no channels.
+    pub fn add_cluster(&mut self, name: &str, members: &[&str]) {
+        for (id, member) in (40..).zip(members) {
+            let mut node = node(member, Role::Member, id);
+            node.live
+                .get_or_insert_with(|| parts::answering(false))
+                .galera = Some(galera_member());
+            self.snapshot.nodes.push(node);
+        }
+        self.recount_clusters(name, members);
+    }
+
+    /// Works the cluster's view out again from its members' views, after a test changed them.
+    pub fn recount_clusters(&mut self, name: &str, members: &[&str]) {
+        let spec = crate::store::cluster::ClusterSpec {
+            name: name.to_owned(),
+            members: members.iter().map(|m| (*m).to_owned()).collect(),
+            writer: members.first().map(|m| (*m).to_owned()),
+        };
+        let view = crate::store::cluster::ClusterView::of(&spec, &self.snapshot.nodes);
+        self.snapshot.clusters.retain(|c| c.name != name);
+        self.snapshot.clusters.push(view);
+    }
+
     /// Adds a named channel to `name`, healthy, replicating from `source`.
     pub fn add_channel(&mut self, name: &str, channel: &str, source: &str) {
         let mut added = healthy_replica(source);

@@ -290,16 +290,43 @@ impl ReplicaRow<'_> {
             && self.channel.map(|c| c.channel.as_str()) == channel.map(|c| c.channel.as_str())
     }
 
+    /// The row's lag: its channel's, or a Galera member's behind its cluster's writer.
+    #[must_use]
+    pub fn lag(&self) -> Option<&crate::store::lag::Lag> {
+        match self.channel {
+            Some(c) => Some(&c.heartbeat_lag),
+            None => self.node.galera().map(|g| &g.lag),
+        }
+    }
+
+    /// The row's lag over the sliding windows, as [`Self::lag`] picks.
+    #[must_use]
+    pub fn windows(
+        &self,
+    ) -> &[(
+        crate::store::windows::Window,
+        Option<crate::store::windows::WindowStats>,
+    )] {
+        match (self.channel, self.node.galera()) {
+            (Some(c), _) => &c.windows,
+            (None, Some(g)) => &g.windows,
+            (None, None) => &[],
+        }
+    }
+
     fn lag_ms(&self) -> u128 {
-        self.channel
-            .and_then(|c| c.heartbeat_lag.value())
+        self.lag()
+            .and_then(crate::store::lag::Lag::value)
             .map_or(u128::MAX, |d| d.as_millis())
     }
 
+    /// Transactions behind: a channel's GTID backlog, or a member's receive queue.
     fn backlog(&self) -> u64 {
-        self.channel
-            .and_then(|c| c.gtid_backlog.total())
-            .unwrap_or(0)
+        match self.channel {
+            Some(c) => c.gtid_backlog.total(),
+            None => self.node.galera().and_then(|g| g.status.recv_queue),
+        }
+        .unwrap_or(0)
     }
 }
 
@@ -308,7 +335,8 @@ impl UiState {
     #[must_use]
     pub fn rows<'a>(&self, snapshot: &'a Snapshot) -> Vec<ReplicaRow<'a>> {
         let mut rows: Vec<ReplicaRow<'a>> = Vec::with_capacity(snapshot.nodes.len());
-        for node in snapshot.nodes.iter().filter(|n| n.role == Role::Replica) {
+        // Replicas and Galera members: the nodes reads are sent to.
+        for node in snapshot.nodes.iter().filter(|n| n.role != Role::Primary) {
             if node.channels.is_empty() {
                 rows.push(ReplicaRow {
                     node,

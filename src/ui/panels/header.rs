@@ -14,7 +14,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::status_marks::conn_glyph;
+use super::status_marks::{cluster_mark, conn_glyph};
 use crate::alerts::Severity;
 use crate::mysql::DdlStatement;
 use crate::poll::{ConnState, WriterState};
@@ -33,6 +33,16 @@ fn one_line(text: &str, max_chars: usize) -> String {
     cut
 }
 
+/// Each Galera cluster's mark, after what is there.
+fn clusters(spans: &mut Vec<Span<'static>>, snap: &crate::store::Snapshot, theme: &Theme) {
+    for c in &snap.clusters {
+        if !spans.is_empty() {
+            spans.push(Span::styled(" │ ", theme.muted));
+        }
+        spans.extend(cluster_mark(c, theme));
+    }
+}
+
 /// Primary identity, replicas up, heartbeat writer. `detail` 0 drops nothing, 1 the version,
 /// 2 the address as well, so the line fits narrower terminals.
 fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
@@ -42,7 +52,12 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
             .iter()
             .filter(move |n: &&NodeView| n.role == role)
     };
-    let mut spans = vec![Span::styled("no primary", theme.unknown)];
+    // A Galera cluster stands where a primary would, after the primaries.
+    let mut spans = if snap.clusters.is_empty() {
+        vec![Span::styled("no primary", theme.unknown)]
+    } else {
+        Vec::new()
+    };
     if let Some(p) = role(Role::Primary).next() {
         spans = vec![
             conn_glyph(&p.conn, theme),
@@ -63,6 +78,7 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
     if more > 0 {
         spans.push(Span::styled(format!(" +{more} primaries"), theme.warning));
     }
+    clusters(&mut spans, snap, theme);
     spans.extend(semisync::markers(
         snap,
         ctx.state.window,
@@ -114,8 +130,15 @@ fn summary(ctx: &RenderCtx<'_>, detail: u8) -> Line<'static> {
     ]);
     // After a failover the writer may write elsewhere than the primary named on the left.
     let shown = role(Role::Primary).next().map(|p| p.name.as_str());
+    let cluster_writer = |n: &str| snap.clusters.iter().any(|c| c.writer.as_deref() == Some(n));
     if let Some(node) = hb.node.as_deref().filter(|n| Some(*n) != shown) {
-        spans.push(Span::styled(format!(" on {node}"), theme.warning));
+        // A cluster's writer is where it should be; anything else moved after a failover.
+        let style = if cluster_writer(node) {
+            theme.muted
+        } else {
+            theme.warning
+        };
+        spans.push(Span::styled(format!(" on {node}"), style));
     }
     if hb.stale {
         spans.push(Span::styled(" STALE", theme.critical));

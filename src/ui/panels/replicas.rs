@@ -146,6 +146,9 @@ impl Col {
             },
             _ => match row.channel {
                 Some(r) if node.answers() => self.replica_cell(r, window, theme),
+                None if node.answers() && node.galera().is_some() => {
+                    self.member_cell(row, window, theme)
+                }
                 // A node that does not answer keeps a row per channel it had, with nothing live
                 // on it: its lag reads unknown, the rest is not known.
                 Some(r) if self == Now => Line::from(lag_span(&r.heartbeat_lag, theme)),
@@ -159,16 +162,39 @@ impl Col {
         }
     }
 
-    fn replica_cell(self, r: &ReplicaView, window: Window, theme: &Theme) -> Line<'static> {
-        let stats = r
-            .windows
-            .iter()
-            .find(|(w, _)| *w == window)
-            .and_then(|(_, s)| *s);
-        let stat = |pick: fn(&WindowStats) -> Duration| match stats.as_ref().map(pick) {
-            Some(d) => Line::styled(units::lag(d), lag_style(d.as_millis(), theme)),
-            None => Line::styled("-", theme.muted),
+    /// A Galera member's row: its state where a replica shows its threads, its lag behind the
+    /// cluster's writer, and its receive queue as what waits to be applied.
+    fn member_cell(self, row: &ReplicaRow<'_>, window: Window, theme: &Theme) -> Line<'static> {
+        let Some(g) = row.node.galera() else {
+            return Line::default();
         };
+        match self {
+            Threads => {
+                let (word, style) = super::status_marks::member_state(&g.status, theme);
+                Line::styled(word, style)
+            }
+            Now => Line::from(row.lag().map_or_else(
+                || Span::styled("?", theme.unknown),
+                |lag| lag_span(lag, theme),
+            )),
+            P50 => window_stat(row.windows(), window, |s| s.p50, theme),
+            P99 => window_stat(row.windows(), window, |s| s.p99, theme),
+            Max => window_stat(row.windows(), window, |s| s.max, theme),
+            Backlog | NotApplied => {
+                let queue = match g.status.recv_queue {
+                    Some(0) => Span::styled("0", theme.muted),
+                    Some(n) => Span::styled(n.to_string(), theme.warning),
+                    None => Span::styled("?", theme.unknown),
+                };
+                Line::from(vec![Span::styled("q ", theme.muted), queue])
+            }
+            _ => Line::styled("-", theme.muted),
+        }
+    }
+
+    fn replica_cell(self, r: &ReplicaView, window: Window, theme: &Theme) -> Line<'static> {
+        let stat =
+            |pick: fn(&WindowStats) -> Duration| window_stat(&r.windows, window, pick, theme);
         let count = |n: Option<u64>, text: fn(u64) -> String| match n {
             Some(0) => Span::styled(text(0), theme.muted),
             Some(n) => Span::styled(text(n), theme.text),
@@ -226,6 +252,23 @@ impl Col {
             },
             State | StateWord | Name | Address | Source => Line::default(),
         }
+    }
+}
+
+/// One figure of `window`'s lag statistics, or `-` before there are any.
+fn window_stat(
+    windows: &[(Window, Option<WindowStats>)],
+    window: Window,
+    pick: fn(&WindowStats) -> Duration,
+    theme: &Theme,
+) -> Line<'static> {
+    let stats = windows
+        .iter()
+        .find(|(w, _)| *w == window)
+        .and_then(|(_, s)| *s);
+    match stats.as_ref().map(pick) {
+        Some(d) => Line::styled(units::lag(d), lag_style(d.as_millis(), theme)),
+        None => Line::styled("-", theme.muted),
     }
 }
 

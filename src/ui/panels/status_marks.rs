@@ -48,3 +48,54 @@ pub(crate) fn conn_glyph(conn: &ConnState, theme: &Theme) -> Span<'static> {
         ConnState::Down { .. } => Span::styled("✖", theme.critical),
     }
 }
+
+/// A Galera member's state in a word of at most 8 characters, in the colour of what it means
+/// for reads: `synced` serves, `donor` and `joined` serve stale reads, `non-Prim` and anything
+/// not ready serves none.
+pub(crate) fn member_state(
+    g: &crate::mysql::galera::GaleraStatus,
+    theme: &Theme,
+) -> (&'static str, Style) {
+    use crate::mysql::galera::{Component, MemberState};
+    if g.component != Component::Primary {
+        return ("non-Prim", theme.critical);
+    }
+    match g.state {
+        MemberState::Synced if g.ready == Some(true) => ("synced", theme.ok),
+        MemberState::Synced => ("not rdy", theme.critical),
+        MemberState::Donor => ("donor", theme.warning),
+        MemberState::Joined => ("joined", theme.warning),
+        MemberState::Joining => ("joining", theme.warning),
+        MemberState::Initialized => ("init", theme.critical),
+        MemberState::Other => ("?", theme.unknown),
+    }
+}
+
+/// `⬡ rwtop-galera 2/3`: a Galera cluster's name and its members in a primary component
+/// against the members found, the hexagon in the colour of its quorum (lost at half or fewer);
+/// ` SPLIT` when primary components disagree.
+pub(crate) fn cluster_mark(
+    c: &crate::store::cluster::ClusterView,
+    theme: &Theme,
+) -> [Span<'static>; 2] {
+    let style = if c.split || c.in_primary.len() * 2 <= c.expected_size {
+        theme.critical
+    } else if c.in_primary.len() < c.expected_size {
+        theme.warning
+    } else {
+        theme.ok
+    };
+    let split = if c.split { " SPLIT" } else { "" };
+    [
+        Span::styled("⬡ ", style),
+        Span::styled(
+            format!(
+                "{} {}/{}{split}",
+                c.name,
+                c.in_primary.len(),
+                c.expected_size
+            ),
+            theme.title,
+        ),
+    ]
+}

@@ -7,6 +7,11 @@
 //! right on a monochrome terminal too. Nodes whose source is not in the tree are listed under
 //! "unattached" rather than dropped: a replica that fell out of the topology is exactly the one
 //! to notice.
+//!
+//! A Galera cluster is one unit after the primaries: a line naming it with its members in the
+//! primary component against the members found (`⬡ rwtop-galera 3/3`), and its members under
+//! it, each with its lag behind the cluster's writer and, when it is not synced, its state;
+//! async replicas of a member hang under that member.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -14,9 +19,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::block;
-use super::status_marks::{conn_glyph, lag_span, sbm_span};
+use super::status_marks::{cluster_mark, conn_glyph, lag_span, member_state, sbm_span};
 use crate::mysql::IoRunning;
+use crate::mysql::galera::Component;
 use crate::poll::ConnState;
+use crate::store::cluster::ClusterView;
 use crate::store::{Role, Snapshot};
 use crate::ui::{RenderCtx, ReplicaRow};
 
@@ -28,14 +35,22 @@ const SBM_WIDTH: usize = 6;
 /// Replication along this edge does not flow: the node is down, or the channel's IO or SQL
 /// thread is not running.
 fn broken(row: &ReplicaRow<'_>) -> bool {
+    let outside = || {
+        row.node
+            .galera()
+            .is_some_and(|g| g.status.component != Component::Primary)
+    };
     matches!(row.node.conn, ConnState::Down { .. })
         || row
             .channel
             .is_some_and(|r| r.io_running != IoRunning::Yes || !r.sql_running)
+        || (row.channel.is_none() && outside())
 }
 
 enum Entry<'a> {
     Unattached,
+    /// A Galera cluster's line; its members follow as nodes.
+    Cluster(&'a ClusterView),
     /// Tree guides (`│  └`) and the node as fed along this edge (its channel); a prefix ending in
     /// a branch hangs from a parent.
     Node {
@@ -177,6 +192,22 @@ fn tree(snap: &Snapshot) -> Vec<Entry<'_>> {
     for i in (0..count).filter(|&i| snap.nodes.get(i).is_some_and(|n| n.role == Role::Primary)) {
         forest.walk(i, (String::new(), ""), &mut seen, &mut out);
     }
+    for cluster in &snap.clusters {
+        out.push(Entry::Cluster(cluster));
+        let members: Vec<usize> = cluster
+            .members
+            .iter()
+            .filter_map(|m| snap.nodes.iter().position(|n| &n.name == m))
+            .collect();
+        for (n, &i) in members.iter().enumerate() {
+            let (branch, rest) = if n + 1 == members.len() {
+                ("└", "   ")
+            } else {
+                ("├", "│  ")
+            };
+            forest.walk(i, (branch.to_owned(), rest), &mut seen, &mut out);
+        }
+    }
     let attached = out.len();
     for i in 0..count {
         let source_pending = forest.source[i].is_some_and(|s| !seen[s]);
@@ -201,6 +232,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     let linked = |prefix: &str| prefix.ends_with(['└', '├']);
     let left = |e: &Entry<'_>| match e {
         Entry::Unattached => 10,
+        Entry::Cluster(c) => cluster_mark(c, theme).iter().map(Span::width).sum(),
         Entry::Node { prefix, row } => {
             prefix.chars().count()
                 + if linked(prefix) { 4 } else { 2 }
@@ -234,9 +266,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
     }
     let shown = entries.iter().skip(first.saturating_sub(head_rows));
     for entry in shown.take(rows - lines.len()) {
-        let Entry::Node { prefix, row } = entry else {
-            lines.push(Line::styled("unattached", theme.warning));
-            continue;
+        let (prefix, row) = match entry {
+            Entry::Node { prefix, row } => (prefix, row),
+            Entry::Unattached => {
+                lines.push(Line::styled("unattached", theme.warning));
+                continue;
+            }
+            Entry::Cluster(c) => {
+                lines.push(Line::from(cluster_mark(c, theme).to_vec()));
+                continue;
+            }
         };
         let node = row.node;
         let mut spans = vec![Span::styled(prefix.clone(), theme.border)];
@@ -265,7 +304,17 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
             (true, None) if node.role == Role::Replica => {
                 spans.extend(right(Span::styled("?", theme.unknown), LAG_WIDTH));
             }
+            (true, None) if row.lag().is_some() => {
+                let lag = row.lag().map(|l| lag_span(l, theme));
+                spans.extend(right(lag.unwrap_or_default(), LAG_WIDTH));
+            }
             _ => {}
+        }
+        if let Some(g) = node.galera().filter(|_| node.answers()) {
+            let (word, style) = member_state(&g.status, theme);
+            if word != "synced" {
+                spans.push(Span::styled(format!(" {word}"), style));
+            }
         }
         if let Some(lb) = node.lb.as_deref().filter(|l| *l != "READY") {
             let style = if lb == "DRAIN" {
@@ -283,6 +332,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::store::testkit::Topo;
     use crate::ui::panels::header::tests::{
@@ -411,5 +462,37 @@ mod tests {
             alone.contains("● db1") && !alone.contains("unattached"),
             "{alone}"
         );
+    }
+
+    /// A Galera cluster is one unit after the primary: its members under its line, the
+    /// async replica under its member, a desynced member's lag and state beside it, and a
+    /// member cut off drawn as a broken link with its quorum mark.
+    #[test]
+    fn a_galera_cluster_is_one_unit_with_its_members_under_it() {
+        use crate::mysql::galera::{Component, MemberState};
+        use crate::store::lag::Lag;
+        let mut topo = Topo::new();
+        topo.add_cluster("c", &["g1", "g2", "g3"]);
+        topo.add_replica("gr", "g1", 50);
+        topo.node_mut("g3", |n| {
+            let g = n.live.as_mut().unwrap().galera.as_mut().unwrap();
+            g.status.state = MemberState::Donor;
+            g.lag = Lag::Exact {
+                lag: Duration::from_millis(12_400),
+            };
+        });
+        let all = text(&topo.snapshot, 44, 14).join("\n");
+        has_all(
+            &all,
+            "● db1|⬡ c 3/3|├──● g1|│  └──● gr|├──● g2|└──● g3     12.40s donor",
+        );
+        assert!(!all.contains("unattached"), "{all}");
+        topo.node_mut("g2", |n| {
+            let g = n.live.as_mut().unwrap().galera.as_mut().unwrap();
+            g.status.component = Component::NonPrimary;
+        });
+        topo.recount_clusters("c", &["g1", "g2", "g3"]);
+        let all = text(&topo.snapshot, 44, 14).join("\n");
+        has_all(&all, "⬡ c 2/3|├╌╳● g2|non-Prim");
     }
 }

@@ -3,7 +3,7 @@
 //! then the numbers an operator acts on: window percentiles, the catch-up (rate and ETA), binlog
 //! positions and bytes behind, GTID backlog, delay, parallel appliers, GTID state, and the
 //! threads' last errors, and semi-sync (this replica's ACKs, its source's state and ACK wait). A multi-source replica's other channels get a line each (source,
-//! threads, lag), so none is out of sight.
+//! threads, lag), so none is out of sight. A Galera member gets its own text (`galera.rs`).
 //!
 //! The text has priority over the chart: at 80×24 the pane is 48 columns by about ten rows and
 //! the numbers must all be there, so the chart is drawn only where it gets a useful size. It goes
@@ -12,6 +12,7 @@
 mod appliers;
 mod blockers;
 pub(super) mod catch_up;
+mod galera;
 mod headroom;
 mod semisync;
 #[cfg(test)]
@@ -51,6 +52,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &RenderCtx<'_>) {
         frame.render_widget(Paragraph::new(calm), inner);
         return;
     };
+    if let (None, Some(g)) = (row.channel, row.node.galera()) {
+        let text = galera::lines(&row, g, ctx, usize::from(inner.width));
+        frame.render_widget(Paragraph::new(text), inner);
+        return;
+    }
     let Some(replica) = row.channel else {
         let line = Line::from(vec![
             Span::styled("no replication status yet", ctx.theme.unknown),

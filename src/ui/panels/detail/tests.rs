@@ -515,3 +515,58 @@ fn a_channel_of_a_node_that_does_not_answer_shows_nothing_live() {
         assert!(!p2.contains(live), "{live} shown:\n{p2}");
     }
 }
+
+/// A Galera member selected: what its state means for reads, its lag behind the writer, the
+/// cluster as it sees it, its queue and distance, and flow control that names it the sender;
+/// its row in the replica table shows its state, lag and queue.
+#[test]
+fn a_galera_member_shows_what_it_means_for_reads_and_who_stalls_the_writes() {
+    use crate::mysql::galera::MemberState;
+    let mut topo = Topo::new();
+    topo.add_cluster("c", &["g1", "g2"]);
+    topo.node_mut("g2", |n| {
+        let g = n.live.as_mut().unwrap().galera.as_mut().unwrap();
+        g.status.state = MemberState::Donor;
+        g.status.state_comment = "Donor/Desynced".to_owned();
+        g.status.recv_queue = Some(185);
+        g.status.last_committed = Some(1);
+        g.lag = Lag::Exact {
+            lag: Duration::from_millis(12_400),
+        };
+        let i = g.interval.as_mut().unwrap();
+        (i.fc_sent, i.paused_share) = (Some(12), Some(0.38));
+    });
+    topo.recount_clusters("c", &["g1", "g2"]);
+    // The replicas (r1, r2) come first; the members after them.
+    let state = UiState {
+        selected: 3,
+        ..UiState::default()
+    };
+    let shown = rows(&draw(&topo.snapshot, &state, 100, 14)).join("\n");
+    for part in [
+        " g2 ",
+        "lag 12.40s · donor (Donor/Desynced) · behind g1",
+        "reads here are stale",
+        "size 3 of 2 · c",
+        "recv 185 send 0 · 9 write-set(s) behind the newest",
+        "paused 38% of 1s",
+        "sent 12: its backlog pauses every member's writes",
+    ] {
+        assert!(shown.contains(part), "{part:?} missing:\n{shown}");
+    }
+    let table = header::tests::draw(
+        crate::ui::panels::replicas::render,
+        &topo.snapshot,
+        &state,
+        100,
+        8,
+    );
+    let table = rows(&table).join("\n");
+    let g2 = table
+        .lines()
+        .find(|l| l.contains(" g2 "))
+        .unwrap_or_default();
+    for part in ["donor", "12.40s", "q 185"] {
+        assert!(g2.contains(part), "{part:?} missing from {g2:?}:\n{table}");
+    }
+}

@@ -45,7 +45,7 @@ pub(super) fn lines(
         // Nothing live is known of a channel whose node does not answer: its lag (unknown), the
         // node's other channels, and the readings taken while it answered.
         lines.extend(others(row, r, t, width));
-        lines.push(window_line(r, ctx.state.window, t));
+        lines.push(window_line(&r.windows, ctx.state.window, t));
         return lines;
     }
     // A delayed replica's window comes first: when it matters, it matters at once.
@@ -59,7 +59,7 @@ pub(super) fn lines(
     }
     lines.extend(super::blockers::lines(node, t, width, INDENT));
     lines.extend(others(row, r, t, width));
-    lines.push(window_line(r, ctx.state.window, t));
+    lines.push(window_line(&r.windows, ctx.state.window, t));
     lines.extend(super::semisync::lines(row, r, ctx, width, INDENT));
     if !(brief && r.catch_up.state == crate::store::apply_rate::CatchUpState::CaughtUp) {
         lines.extend(super::catch_up::lines(r, t, width, INDENT));
@@ -247,10 +247,13 @@ fn error_lines(thread: &str, e: &ThreadError, t: &Theme, width: usize) -> Vec<Li
     wrap(tokens, width, INDENT)
 }
 
-fn window_line(r: &ReplicaView, window: Window, t: &Theme) -> Line<'static> {
+pub(super) fn window_line(
+    windows: &[(Window, Option<crate::store::windows::WindowStats>)],
+    window: Window,
+    t: &Theme,
+) -> Line<'static> {
     let label = Span::styled(format!("{:<4}", chart::window_label(window)), t.title);
-    let stats = r
-        .windows
+    let stats = windows
         .iter()
         .find(|(w, _)| *w == window)
         .and_then(|(_, s)| s.as_ref());
