@@ -9,6 +9,8 @@
 //! failure anywhere.
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve;
 
 use std::time::{Duration, Instant};
 
@@ -68,6 +70,46 @@ fn healthy(s: &Snapshot) -> Option<()> {
         .iter()
         .all(|m| exact(s, m).is_some_and(|l| l < SYNCED_LAG));
     (all_in && caught_up).then_some(())
+}
+
+/// The JSON and `/metrics` of a snapshot where n3 is desynced and at least 3 s behind: the
+/// cluster as one, n3's lag in seconds, each member labelled with its cluster; promtool finds
+/// nothing to fault in the families.
+fn outputs_show_n3_behind(s: &std::sync::Arc<Snapshot>) {
+    let doc = serde_json::to_value(rwtop::export::json::from_snapshot(s)).unwrap();
+    let cluster = &doc["clusters"][0];
+    assert_eq!(cluster["name"], "rwtop-galera", "{cluster:#}");
+    assert_eq!(cluster["writer"], "n1");
+    assert_eq!(cluster["members"], serde_json::json!(MEMBERS));
+    let json_lag = &common::json_node(&doc, "n3")["galera"]["lag_seconds"];
+    assert_eq!(json_lag["kind"], "exact", "{json_lag:#}");
+    assert!(json_lag["now"].as_f64().unwrap() >= 3.0, "{json_lag:#}");
+    // And in /metrics, each member labelled with its cluster; promtool finds nothing to fault.
+    let body = rwtop::export::prometheus::render(s, "test");
+    let sample = |family: &str, labels: &[&str]| -> f64 {
+        let line = body
+            .lines()
+            .find(|l| {
+                l.starts_with(&format!("{family}{{"))
+                    && labels.iter().all(|want| l.contains(want))
+                    && l.contains(r#"galera_cluster="rwtop-galera""#)
+            })
+            .unwrap_or_else(|| panic!("no {family} {labels:?} in:\n{body}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(sample("rwtop_galera_lag_seconds", &[r#"node="n3""#]) >= 3.0);
+    assert!(sample("rwtop_galera_lag_seconds", &[r#"node="n1""#]) < 0.5);
+    let donor = [r#"node="n3""#, r#"state="donor""#];
+    assert!((sample("rwtop_galera_member_state", &donor) - 1.0).abs() < f64::EPSILON);
+    assert!(sample("rwtop_galera_recv_queue", &[r#"node="n3""#]) >= 1.0);
+    assert!((sample("rwtop_galera_cluster_size", &[]) - 3.0).abs() < f64::EPSILON);
+    let out = serve::promtool(&["check", "metrics"], Some(&body));
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,15 +201,7 @@ async fn one_members_dsn_finds_the_cluster_and_each_member_lags_in_seconds() {
     let s = engine.latest();
     let n3 = s.node("n3").unwrap().galera().unwrap();
     assert_eq!(n3.status.state, MemberState::Donor);
-    // The JSON: the cluster as one, and n3's lag in seconds.
-    let doc = serde_json::to_value(rwtop::export::json::from_snapshot(&s)).unwrap();
-    let cluster = &doc["clusters"][0];
-    assert_eq!(cluster["name"], "rwtop-galera", "{cluster:#}");
-    assert_eq!(cluster["writer"], "n1");
-    assert_eq!(cluster["members"], serde_json::json!(MEMBERS));
-    let json_lag = &common::json_node(&doc, "n3")["galera"]["lag_seconds"];
-    assert_eq!(json_lag["kind"], "exact", "{json_lag:#}");
-    assert!(json_lag["now"].as_f64().unwrap() >= 3.0, "{json_lag:#}");
+    outputs_show_n3_behind(&s);
 
     load.join().unwrap();
     lock.join().unwrap();

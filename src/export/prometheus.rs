@@ -30,6 +30,7 @@ use crate::store::{NodeView, Role, Snapshot};
 mod appliers;
 mod catch_up;
 mod exposure;
+mod galera;
 mod headroom;
 mod incidents;
 mod osc;
@@ -140,6 +141,7 @@ impl Collector for SnapshotCollector {
         headroom::headroom(&mut e, s)?;
         osc::osc(&mut e, s)?;
         semisync::semisync(&mut e, s)?;
+        galera::galera(&mut e, s)?;
         alerts(&mut e, s)?;
         incidents::incidents(&mut e, s)?;
         lint(&mut e, s)?;
