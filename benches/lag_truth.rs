@@ -63,6 +63,7 @@ use rwtop::engine::{Engine, EngineSpec};
 use rwtop::sandbox::Sandbox;
 use rwtop::store::lag::Lag;
 use rwtop::store::{Role, Snapshot};
+use truth::quantile;
 
 const REPLICAS: [&str; 2] = ["r1", "r2"];
 /// The replica each disturbance is applied to; the other stays healthy.
@@ -640,22 +641,6 @@ fn print_table(by: &[Errors], stops: &Errors) {
 
 fn row(name: &str, value: f64, unit: &str) {
     println!("{name:<40} {value:>12.3} {unit}");
-}
-
-/// Nearest-rank quantile; `None` of nothing.
-fn quantile(values: &[f64], q: f64) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "q in [0, 1] times a length"
-    )]
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(sorted[rank - 1])
 }
 
 fn secs(v: Option<f64>) -> String {

@@ -229,6 +229,23 @@ fn interpolate(before: Seen, next: Seen, t: Instant) -> u64 {
 
 /// Runs where this file is included in a test crate (`tests/live_lag.rs`); a bench has no test
 /// harness. Full paths, no `use`: the bench build strips the test and would flag the imports.
+/// Nearest-rank quantile; `None` of nothing.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "q in [0, 1] times a length"
+    )]
+    #[expect(clippy::cast_precision_loss, reason = "a count far below 2^52")]
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
