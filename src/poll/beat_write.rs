@@ -72,10 +72,13 @@ pub fn heartbeat_read_sql(writer_ids: &[String]) -> String {
     )
 }
 
+/// Tries for the writer's named lock, and says who holds it and who asks: a holder that is
+/// this writer's own earlier session (stuck in a write the server has not finished) is told
+/// apart from another rwtop.
 fn lock_sql(writer_id: &str) -> String {
+    let name = literal(&format!("rwtop-hb-{writer_id}"));
     format!(
-        "SELECT GET_LOCK({}, 0) AS got",
-        literal(&format!("rwtop-hb-{writer_id}"))
+        "SELECT GET_LOCK({name}, 0) AS got, IS_USED_LOCK({name}) AS holder, CONNECTION_ID() AS me"
     )
 }
 
@@ -105,11 +108,15 @@ pub(super) enum Served {
     Refused,
 }
 
-/// What a serving writer listens to and reports to.
+/// What a serving writer listens to and reports to, and what it hands from one connection to
+/// the next.
 pub(super) struct Watch<'a, T> {
     pub events: &'a mpsc::Sender<PollEvent>,
     pub stop: &'a mut watch::Receiver<bool>,
     pub snapshots: &'a watch::Receiver<Arc<T>>,
+    /// The server's id of the writer's last session that held the lock: when a later one finds
+    /// the lock held by it, that session is this writer's own, stuck in a write.
+    pub held_by: &'a mut Option<u64>,
 }
 
 /// Serves one connection until it fails, the node refuses, or the engine stops: a [`Writer`]
@@ -124,8 +131,9 @@ pub(super) async fn serve<T: Topology>(
         events,
         stop,
         snapshots,
+        held_by,
     } = watch;
-    let mut writer = match Writer::open(spec, conn, events).await? {
+    let mut writer = match Writer::open(spec, conn, events, *held_by).await? {
         Opened::Serving(writer) => writer,
         Opened::Done(served) => return Ok(served),
     };
@@ -139,7 +147,11 @@ pub(super) async fn serve<T: Topology>(
                 return Ok(Served::Stopped);
             }
         }
-        match writer.tick(snapshots, failures).await? {
+        let outcome = writer.tick(snapshots, failures).await;
+        if let Some(me) = writer.serving.held_by_me {
+            *held_by = Some(me);
+        }
+        match outcome? {
             Ticked::Next => {}
             Ticked::Refuse => return Ok(refuse(spec, writer.conn, events).await),
             Ticked::Stopped => return Ok(Served::Stopped),
@@ -219,6 +231,7 @@ impl<'a> Writer<'a> {
         spec: &'a WriterSpec,
         mut conn: NodeConn,
         events: &'a mpsc::Sender<PollEvent>,
+        held_before: Option<u64>,
     ) -> Result<Opened<'a>, SqlError> {
         // A new connection starts a new run, and until it writes no position can be read by it.
         spec.marks.set(spec.index, None);
@@ -239,7 +252,8 @@ impl<'a> Writer<'a> {
             None => None,
         };
         let last_seen = row_seq(&mut conn, spec).await?;
-        let serving = Serving::new(Run::after(answer), last_seen, Instant::now());
+        let mut serving = Serving::new(Run::after(answer), last_seen, Instant::now());
+        serving.held_before = held_before;
         Ok(Opened::Serving(Box::new(Self {
             spec,
             conn,
@@ -274,7 +288,8 @@ impl<'a> Writer<'a> {
         })
     }
 
-    /// Tries for the named lock: whoever holds it writes, the others watch its row.
+    /// Tries for the named lock: whoever holds it writes, the others watch its row (or wait for
+    /// this writer's own earlier session to let go).
     async fn take_lock(&mut self) -> Result<(), SqlError> {
         let got = self
             .conn
@@ -386,6 +401,13 @@ struct Serving {
     /// Why the gate holds the writes back, as last reported; `None`: it lets them through.
     blocked: Option<String>,
     last_lock_try: Option<Instant>,
+    /// The server's id of the writer's session before this one that held the lock.
+    held_before: Option<u64>,
+    /// This session's id once it holds the lock.
+    held_by_me: Option<u64>,
+    /// The lock is held by the writer's own earlier session: tried again every tick, since it
+    /// goes the moment that session's write ends.
+    own_holder: bool,
 }
 
 /// The own-table gate's answer for one tick ([`Serving::gate`]).
@@ -406,15 +428,19 @@ impl Serving {
             since,
             blocked: None,
             last_lock_try: None,
+            held_before: None,
+            held_by_me: None,
+            own_holder: false,
         }
     }
 
     /// Whether to try for the lock at `now`: never while holding it, else at once and every
     /// [`RECHECK_EVERY`] (the holder may have gone away); a try counts from `now`.
     fn lock_due(&mut self, now: Instant) -> bool {
-        let tried_lately = self
-            .last_lock_try
-            .is_some_and(|t| now.saturating_duration_since(t) < RECHECK_EVERY);
+        let tried_lately = !self.own_holder
+            && self
+                .last_lock_try
+                .is_some_and(|t| now.saturating_duration_since(t) < RECHECK_EVERY);
         if self.writing || tried_lately {
             return false;
         }
@@ -425,12 +451,23 @@ impl Serving {
     /// The lock statement answered `rows`: this connection writes when it got the lock, and
     /// watches its holder's row when not (or when the answer is unreadable).
     fn locked(&mut self, rows: &[RawRow]) -> WriterState {
-        self.writing = rows
-            .first()
-            .and_then(|r| r.optional_u64(&["got"]).ok().flatten())
-            == Some(1);
+        let number = |name: &str| {
+            rows.first()
+                .and_then(|r| r.optional_u64(&[name]).ok().flatten())
+        };
+        self.writing = number("got") == Some(1);
+        let holder = number("holder");
+        self.own_holder = !self.writing && holder.is_some() && holder == self.held_before;
         if self.writing {
+            self.held_by_me = number("me");
             WriterState::Writing
+        } else if self.own_holder {
+            WriterState::Failing {
+                cause: "the writer's previous session still holds its lock, in a write the \
+                        server has not finished (a Galera cluster stalling its commits, or a \
+                        long lock wait): writing again as soon as it ends"
+                    .to_owned(),
+            }
         } else {
             WriterState::Observing
         }

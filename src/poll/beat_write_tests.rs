@@ -17,7 +17,8 @@ fn writer_ids_are_quoted_not_trusted() {
     );
     assert_eq!(
         lock_sql("a'b"),
-        "SELECT GET_LOCK('rwtop-hb-a''b', 0) AS got"
+        "SELECT GET_LOCK('rwtop-hb-a''b', 0) AS got, IS_USED_LOCK('rwtop-hb-a''b') AS holder, \
+         CONNECTION_ID() AS me"
     );
     assert_eq!(
         write_sql("a'b", 42),
@@ -174,4 +175,38 @@ fn a_write_refused_for_read_only_is_a_refusal_not_a_failure() {
     assert!(!refused_by_read_only(&SqlError::Closed {
         addr: "db1:3306".to_owned(),
     }));
+}
+
+/// The lock held by the writer's own earlier session (its write stuck in a commit the server
+/// has not finished, as while a Galera cluster evicts a silent member) is not another rwtop:
+/// the writer says it waits for its own session and tries again every tick, and takes the lock
+/// the moment it is free. Held by anyone else, it watches and tries every few seconds.
+#[test]
+fn its_own_stuck_session_is_waited_out_every_tick_and_another_writer_is_watched() {
+    let answer = |got: &str, holder: &str, me: &str| {
+        vec![RawRow::new(vec![
+            ("got".to_owned(), Some(got.to_owned())),
+            ("holder".to_owned(), Some(holder.to_owned())),
+            ("me".to_owned(), Some(me.to_owned())),
+        ])]
+    };
+    let (mut s, start) = serving(None);
+    s.held_before = Some(7);
+    let at = |ms: u64| start + Duration::from_millis(ms);
+    assert!(s.lock_due(at(0)));
+    let state = s.locked(&answer("0", "7", "9"));
+    assert!(
+        matches!(&state, WriterState::Failing { cause } if cause.contains("previous session")),
+        "{state:?}"
+    );
+    assert!(s.lock_due(at(250)), "tried again at the next tick");
+    assert_eq!(s.locked(&answer("1", "9", "9")), WriterState::Writing);
+    assert_eq!(s.held_by_me, Some(9));
+    // Held by a session that is not the writer's own: another rwtop.
+    let (mut other, start) = serving(None);
+    other.held_before = Some(7);
+    assert!(other.lock_due(start));
+    assert_eq!(other.locked(&answer("0", "8", "9")), WriterState::Observing);
+    assert!(!other.lock_due(start + Duration::from_millis(250)));
+    assert_eq!(other.held_by_me, None);
 }

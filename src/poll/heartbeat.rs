@@ -52,6 +52,7 @@ pub async fn run<T: Topology>(
 ) {
     let _ = events.send(spec.state(WriterState::Starting)).await;
     let mut failures = 0u32;
+    let mut held_by = None;
     loop {
         let outcome = match NodeConn::connect(&spec.endpoint, spec.timeouts).await {
             Ok(conn) => {
@@ -59,6 +60,7 @@ pub async fn run<T: Topology>(
                     events: &events,
                     stop: &mut stop,
                     snapshots: &snapshots,
+                    held_by: &mut held_by,
                 };
                 serve(&spec, conn, watch, &mut failures).await
             }
