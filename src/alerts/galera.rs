@@ -141,11 +141,11 @@ pub fn flow_control(node: &NodeView) -> Verdict {
         fact("applier_threads", threads.clone()),
     ];
     let cause = format!(
-        "{}: the cluster's writes were paused {paused} of the last {seconds:.1} s, and {} sent \
-         the pause ({sent} request(s)): its receive queue {} is over its flow-control limit; \
-         cert deps distance {distance} against {threads} applier thread(s). Fix: find what slows \
-         its applying (its disk, a long query, too few wsrep_slave_threads for the distance), or \
-         raise gcs.fc_limit there",
+        "{}: {} sent {sent} flow-control pause request(s) in the last {seconds:.1} s (its \
+         receive queue passed its limit; {} now), pausing every member's writes ({paused} of \
+         the interval); cert deps distance {distance} against {threads} applier thread(s). Fix: \
+         find what slows its applying (its disk, a long query, too few wsrep_slave_threads for \
+         the distance, a desync it is catching up from), or raise gcs.fc_limit there",
         node.name,
         node.name,
         known(g.recv_queue),
@@ -241,10 +241,11 @@ mod tests {
         let a = sender.raise(AlertKind::GaleraFlowControl, Some("db1"));
         assert!(
             a.cause
-                .contains("paused 38 % of the last 1.0 s, and db1 sent the pause (7"),
+                .contains("db1 sent 7 flow-control pause request(s) in the last 1.0 s"),
             "{}",
             a.cause
         );
+        assert!(a.cause.contains("(38 % of the interval)"), "{}", a.cause);
         assert!(a.cause.contains("1.2 against 8 applier"), "{}", a.cause);
         // Before two readings nothing is known of the interval.
         let mut first = member(MemberState::Synced, "Synced");

@@ -14,6 +14,7 @@ use super::outputs::{Notes, Outputs};
 pub fn run(
     theme_spec: Option<&str>,
     dir: Option<PathBuf>,
+    galera: bool,
     metrics: Option<std::net::SocketAddr>,
     record: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
@@ -22,10 +23,17 @@ pub fn run(
     let runtime = super::runtime()?;
     // A taken port is reported before any server starts.
     let prepared = runtime.block_on(Outputs::prepare(metrics, record, &report))?;
-    eprintln!(
-        "rwtop demo: starting a primary, two replicas, a cascaded one, a second primary and an aggregator of both on 127.0.0.1 ..."
-    );
-    let demo = Demo::start(dir)?;
+    let demo = if galera {
+        eprintln!(
+            "rwtop demo: starting a Galera cluster of three members and an async replica on 127.0.0.1 (about 30 s) ..."
+        );
+        Demo::start_galera(dir)?
+    } else {
+        eprintln!(
+            "rwtop demo: starting a primary, two replicas, a cascaded one, a second primary and an aggregator of both on 127.0.0.1 ..."
+        );
+        Demo::start(dir)?
+    };
     runtime.block_on(async move {
         let engine = Engine::start(&demo.engine_spec());
         // With --record, each DDL window's report lands beside the recording.

@@ -192,6 +192,10 @@ pub enum Command {
         /// Sandbox folder [default: a new temporary folder].
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// The Galera act instead: a three-member cluster and an async replica, a backup's read
+        /// lock, flow control and a member cut off (needs galera-4, mariadb-backup and socat).
+        #[arg(long)]
+        galera: bool,
     },
     /// Poll the topology for a while, then print one snapshot.
     ///
@@ -363,9 +367,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             record,
         ),
         Some(Command::Serve) => serve_cmd::run(&cli.target, cli.metrics_listen, record),
-        Some(Command::Demo { dir }) => {
-            demo_cmd::run(cli.theme.as_deref(), dir, cli.metrics_listen, record)
-        }
+        Some(Command::Demo { dir, galera }) => demo_cmd::run(
+            cli.theme.as_deref(),
+            dir,
+            galera,
+            cli.metrics_listen,
+            record,
+        ),
         Some(Command::Replay { file, speed }) => {
             replay_cmd::run(&file, speed, cli.theme.as_deref())
         }

@@ -30,6 +30,7 @@
 mod channel;
 mod director;
 pub mod footer;
+mod galera;
 mod script;
 mod stop;
 mod timeline;
@@ -91,6 +92,9 @@ pub struct Demo {
     monitor: Vec<(String, Endpoint, Role)>,
     /// The demo's own stop, sent on drop, so a script the caller forgot to stop ends too.
     stop: watch::Sender<bool>,
+    /// The Galera act (`rwtop demo --galera`): its cluster, and its script instead of the
+    /// replication one.
+    cluster: Option<crate::store::cluster::ClusterSpec>,
 }
 
 impl Demo {
@@ -182,6 +186,71 @@ impl Demo {
             app_p2,
             monitor,
             stop,
+            cluster: None,
+        })
+    }
+
+    /// The Galera act: three real members (`n1`–`n3`, galera-4) and `r1`, an async replica of
+    /// `n1`; the app account and the load's table on the cluster. Blocking, as [`Self::start`];
+    /// a missing `galera-4` is named with what to install.
+    pub fn start_galera(dir: Option<PathBuf>) -> Result<Self, DemoError> {
+        let dir = if let Some(dir) = dir {
+            ensure_empty(&dir)?;
+            dir
+        } else {
+            reap_orphans();
+            default_dir()
+        };
+        let mut spec = SandboxSpec::new(dir);
+        spec.galera = galera::MEMBERS.len();
+        spec.replicas = 1;
+        spec.ports = Ports::Free;
+        spec.ephemeral = true;
+        let sandbox = match Sandbox::up(&spec) {
+            Err(SandboxError::PortTaken { .. } | SandboxError::StartFailed { .. }) => {
+                Sandbox::up(&spec)?
+            }
+            other => other?,
+        };
+        let password = random_hex()?;
+        sandbox.admin(
+            "n1",
+            &format!(
+                "CREATE USER '{APP_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'; \
+                 GRANT ALL ON rwtop.* TO '{APP_USER}'@'127.0.0.1'; \
+                 CREATE TABLE IF NOT EXISTS {} (id BIGINT AUTO_INCREMENT PRIMARY KEY, \
+                 at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), v INT)",
+                script::LOAD_TABLE
+            ),
+        )?;
+        // n1 carries the heartbeat; the other members are members, as rwtop settles a
+        // cluster found from n1 (`engine/clusters.rs`).
+        let mut monitor = vec![("n1".to_owned(), sandbox.endpoint("n1")?, Role::Primary)];
+        for member in &galera::MEMBERS[1..] {
+            monitor.push((
+                (*member).to_owned(),
+                sandbox.endpoint(member)?,
+                Role::Member,
+            ));
+        }
+        monitor.push(("r1".to_owned(), sandbox.endpoint("r1")?, Role::Replica));
+        let app = Endpoint {
+            user: APP_USER.to_owned(),
+            password: Some(Secret::new(password)),
+            ..sandbox.endpoint("n1")?
+        };
+        let (stop, _) = watch::channel(false);
+        Ok(Self {
+            sandbox: Arc::new(sandbox),
+            app_p2: app.clone(),
+            app,
+            monitor,
+            stop,
+            cluster: Some(crate::store::cluster::ClusterSpec {
+                name: crate::sandbox::CLUSTER_NAME.to_owned(),
+                members: galera::MEMBERS.iter().map(|m| (*m).to_owned()).collect(),
+                writer: Some("n1".to_owned()),
+            }),
         })
     }
 
@@ -209,7 +278,7 @@ impl Demo {
             drain: None,
             found_roots: crate::engine::upward::FoundRoots::Write,
             found: Vec::new(),
-            clusters: Vec::new(),
+            clusters: self.cluster.iter().cloned().collect(),
             test_reads: crate::engine::TestReads::Task,
             disks_every: None,
         }
@@ -243,7 +312,14 @@ impl Demo {
             events,
         };
         let stop = stop::Stop::new(stop, self.stop.subscribe());
-        script::run(director, stop)
+        let galera = self.cluster.is_some();
+        async move {
+            if galera {
+                galera::run(director, stop).await;
+            } else {
+                script::run(director, stop).await;
+            }
+        }
     }
 
     /// [`Self::run_script`], spawned on the current runtime.

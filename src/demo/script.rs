@@ -88,7 +88,13 @@ pub(crate) async fn run(director: Director, stop: Stop) {
 /// An INSERT into `table` on `node` every [`super::Timeline::load_every`] as the app user
 /// (`app`), so there is something to replicate and fall behind on. Failures are narrated once per
 /// streak, then retried every second.
-async fn load(director: &Director, node: &str, app: &Endpoint, table: &str, mut stop: Stop) {
+pub(super) async fn load(
+    director: &Director,
+    node: &str,
+    app: &Endpoint,
+    table: &str,
+    mut stop: Stop,
+) {
     let insert = format!("INSERT INTO {table} (v) VALUES (1)");
     let mut conn: Option<NodeConn> = None;
     let mut failing = false;
