@@ -76,13 +76,7 @@ struct Phase {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("galera: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    env::exit("galera", run())
 }
 
 fn run() -> Result<()> {

@@ -157,13 +157,7 @@ struct Options {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("lag_truth: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    env::exit("lag_truth", run())
 }
 
 fn run() -> Result<()> {

@@ -51,13 +51,7 @@ const IDLE_WATCH: Duration = Duration::from_secs(5);
 const WRITER_ID: &str = "bench";
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("poll_path: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    env::exit("poll_path", run())
 }
 
 fn run() -> Result<()> {

@@ -77,13 +77,7 @@ struct Options {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("scale: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    env::exit("scale", run())
 }
 
 fn options() -> Result<Options> {

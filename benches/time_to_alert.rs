@@ -116,13 +116,7 @@ impl Fault {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("time_to_alert: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    env::exit("time_to_alert", run())
 }
 
 fn run() -> Result<()> {

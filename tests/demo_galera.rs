@@ -12,7 +12,7 @@ use common::until;
 use rwtop::alerts::AlertKind;
 use rwtop::demo::{Demo, Timeline};
 use rwtop::engine::Engine;
-use rwtop::store::{Role, Snapshot};
+use rwtop::store::Snapshot;
 use tokio::sync::{mpsc, watch};
 
 const LINE_DEADLINE: Duration = Duration::from_secs(60);
@@ -49,30 +49,14 @@ async fn each_galera_incident_is_narrated_and_named_by_its_cause() {
         .unwrap()
         .unwrap_or_else(|e| panic!("{e}"));
     let spec = demo.engine_spec();
-    let roles: Vec<(&str, Role)> = spec
-        .nodes
-        .iter()
-        .map(|(n, _, r)| (n.as_str(), *r))
-        .collect();
-    assert_eq!(
-        roles,
-        [
-            ("n1", Role::Primary),
-            ("n2", Role::Member),
-            ("n3", Role::Member),
-            ("r1", Role::Replica)
-        ]
-    );
+    assert_eq!(common::galera::roles(&spec), common::galera::ONE_WRITER);
     let engine = Engine::start(&spec);
-    until(&engine, "the cluster as one, caught up", DEADLINE, |s| {
-        let c = s.clusters.first()?;
-        let caught_up = c.members.iter().all(|m| {
-            s.node(m)
-                .and_then(|n| n.galera()?.lag.exact())
-                .is_some_and(|l| l < Duration::from_millis(500))
-        });
-        (c.in_primary.len() == 3 && caught_up).then_some(())
-    })
+    until(
+        &engine,
+        "the cluster as one, caught up",
+        DEADLINE,
+        common::galera::healthy,
+    )
     .await;
 
     let (tx, mut rx) = mpsc::channel(64);
@@ -118,15 +102,7 @@ async fn each_galera_incident_is_narrated_and_named_by_its_cause() {
         &engine,
         "every member back, caught up, no alert",
         DEADLINE,
-        |s| {
-            let c = s.clusters.first()?;
-            let caught_up = c.members.iter().all(|m| {
-                s.node(m)
-                    .and_then(|n| n.galera()?.lag.exact())
-                    .is_some_and(|l| l < Duration::from_millis(500))
-            });
-            (c.in_primary.len() == 3 && caught_up && s.alerts.active.is_empty()).then_some(())
-        },
+        |s| common::galera::healthy(s).filter(|()| s.alerts.active.is_empty()),
     )
     .await;
     let _ = stop_tx.send(true);

@@ -159,7 +159,7 @@ fn number(v: &Value) -> f64 {
 /// channels; p2 stopped, its lag bounded from below (this process's first heartbeat is never
 /// applied) and from above by the age of the row it shows, at least the time since the stop.
 fn json_shows_both_channels(doc: &Value, since_stop: f64) {
-    assert_eq!(doc["schema_version"], "1.14");
+    assert_eq!(doc["schema_version"], rwtop::export::json::SCHEMA_VERSION);
     let node = doc["nodes"]
         .as_array()
         .and_then(|n| n.iter().find(|n| n["name"] == AGGREGATOR))

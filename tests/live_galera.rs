@@ -19,18 +19,6 @@ fn member<'a>(s: &'a rwtop::store::Snapshot, name: &str) -> Option<&'a GaleraSta
     Some(&s.node(name)?.galera()?.status)
 }
 
-/// Runs `sql` on `node` in a thread of its own, on one session (a read lock held, a stream of
-/// writes).
-fn admin_in_thread(t: &TestSandbox, node: &str, sql: String) -> std::thread::JoinHandle<()> {
-    let sandbox = rwtop::sandbox::Sandbox::open(t.sandbox().dir()).unwrap();
-    let node = node.to_owned();
-    std::thread::spawn(move || {
-        sandbox
-            .admin(&node, &sql)
-            .unwrap_or_else(|e| panic!("{node}: {e}"));
-    })
-}
-
 /// Every member synced in one primary component of three, each with an interval read: the
 /// cluster's state UUID.
 fn one_cluster(s: &rwtop::store::Snapshot) -> Option<String> {
@@ -98,20 +86,7 @@ async fn each_member_is_read_and_a_read_lock_shows_its_member_desynced() {
     one_cluster_of_three(&t, &engine).await;
 
     // Writes on n1 while a backup's read lock holds n3.
-    t.admin(
-        "n1",
-        "CREATE TABLE rwtop.g (id INT AUTO_INCREMENT PRIMARY KEY, v INT)",
-    );
-    let lock = admin_in_thread(
-        &t,
-        "n3",
-        "FLUSH TABLES WITH READ LOCK; SELECT SLEEP(8) AS s; UNLOCK TABLES".to_owned(),
-    );
-    let load = admin_in_thread(
-        &t,
-        "n1",
-        "INSERT INTO rwtop.g (v) VALUES (1); DO SLEEP(0.02);".repeat(150),
-    );
+    let (lock, load) = common::galera::read_lock_under_writes(&t, 8, 150);
     let (desynced, after) = until(&engine, "n3 desynced with a backlog", DEADLINE, |s| {
         let n3 = member(s, "n3")?;
         (n3.state == MemberState::Donor && n3.recv_queue.is_some_and(|q| q >= 10))

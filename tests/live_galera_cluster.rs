@@ -14,6 +14,7 @@ mod serve;
 
 use std::time::{Duration, Instant};
 
+use common::galera::{SYNCED_LAG, exact, healthy, lag};
 use common::{TestSandbox, engine_spec, until};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::{Engine, EngineSpec};
@@ -23,8 +24,6 @@ use rwtop::store::{Role, Snapshot};
 
 const MEMBERS: [&str; 3] = ["n1", "n2", "n3"];
 const DEADLINE: Duration = Duration::from_secs(60);
-/// A synced member's lag behind the writer: the bound for a healthy member.
-const SYNCED_LAG: Duration = Duration::from_millis(500);
 
 /// n1 and its async replica r1, as a user would name them; discovery finds the rest.
 async fn from_one_member(t: &TestSandbox) -> (EngineSpec, Engine) {
@@ -34,42 +33,12 @@ async fn from_one_member(t: &TestSandbox) -> (EngineSpec, Engine) {
     (spec, engine)
 }
 
-/// A member's lag as the snapshot shows it.
-fn lag(s: &Snapshot, name: &str) -> Option<Lag> {
-    Some(s.node(name)?.galera()?.lag.clone())
-}
-
-fn exact(s: &Snapshot, name: &str) -> Option<Duration> {
-    lag(s, name)?.exact()
-}
-
 /// Each member's cumulative certification failures, in `MEMBERS`' order.
 fn cert_failures(s: &Snapshot) -> Option<Vec<u64>> {
     MEMBERS
         .iter()
         .map(|m| s.node(m)?.galera()?.status.cert_failures)
         .collect()
-}
-
-/// Runs `sql` on `node` in a thread of its own, on one session.
-fn admin_in_thread(t: &TestSandbox, node: &str, sql: String) -> std::thread::JoinHandle<()> {
-    let sandbox = rwtop::sandbox::Sandbox::open(t.sandbox().dir()).unwrap();
-    let node = node.to_owned();
-    std::thread::spawn(move || {
-        sandbox
-            .admin(&node, &sql)
-            .unwrap_or_else(|e| panic!("{node}: {e}"));
-    })
-}
-
-/// Every member in the primary component, each with an exact lag under [`SYNCED_LAG`].
-fn healthy(s: &Snapshot) -> Option<()> {
-    let c = s.clusters.first()?;
-    let all_in = c.in_primary.len() == 3 && !c.split;
-    let caught_up = MEMBERS
-        .iter()
-        .all(|m| exact(s, m).is_some_and(|l| l < SYNCED_LAG));
-    (all_in && caught_up).then_some(())
 }
 
 /// The JSON and `/metrics` of a snapshot where n3 is desynced and at least 3 s behind: the
@@ -118,19 +87,9 @@ async fn one_members_dsn_finds_the_cluster_and_each_member_lags_in_seconds() {
     let (spec, engine) = from_one_member(&t).await;
 
     // Found at start-up: n2 and n3 by their own names, one cluster, one writer.
-    let roles: Vec<(&str, Role)> = spec
-        .nodes
-        .iter()
-        .map(|(n, _, r)| (n.as_str(), *r))
-        .collect();
     assert_eq!(
-        roles,
-        [
-            ("n1", Role::Primary),
-            ("n2", Role::Member),
-            ("n3", Role::Member),
-            ("r1", Role::Replica)
-        ],
+        common::galera::roles(&spec),
+        common::galera::ONE_WRITER,
         "n1 is the cluster's one heartbeat root"
     );
     assert_eq!(spec.clusters.len(), 1, "{:?}", spec.clusters);
@@ -158,20 +117,7 @@ async fn one_members_dsn_finds_the_cluster_and_each_member_lags_in_seconds() {
     let baseline = cert_failures(&s).expect("every member's certification failures");
 
     // Writes on n1 while a backup's read lock holds n3 for 10 s.
-    t.admin(
-        "n1",
-        "CREATE TABLE rwtop.g (id INT AUTO_INCREMENT PRIMARY KEY, v INT)",
-    );
-    let lock = admin_in_thread(
-        &t,
-        "n3",
-        "FLUSH TABLES WITH READ LOCK; SELECT SLEEP(10) AS s; UNLOCK TABLES".to_owned(),
-    );
-    let load = admin_in_thread(
-        &t,
-        "n1",
-        "INSERT INTO rwtop.g (v) VALUES (1); DO SLEEP(0.02);".repeat(200),
-    );
+    let (lock, load) = common::galera::read_lock_under_writes(&t, 10, 200);
     let (first, _) = until(&engine, "n3 3 s behind", DEADLINE, |s| {
         exact(s, "n3").filter(|l| *l >= Duration::from_secs(3))
     })

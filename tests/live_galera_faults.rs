@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use common::galera::{exact, healthy, lag};
 use common::{TestSandbox, engine_spec, until};
 use rwtop::alerts::AlertKind;
 use rwtop::engine::Engine;
@@ -23,8 +24,6 @@ const MEMBERS: [&str; 3] = ["n1", "n2", "n3"];
 /// The members that stay healthy in both tests.
 const OTHERS: [&str; 2] = ["n1", "n2"];
 const DEADLINE: Duration = Duration::from_secs(60);
-/// A synced member's lag behind the writer: the bound for a healthy member.
-const SYNCED_LAG: Duration = Duration::from_millis(500);
 /// A member left in the cluster once the killed one is evicted: commits flow again.
 const LEFT_LAG: Duration = Duration::from_secs(1);
 /// From the first snapshot that shows the cluster of two to the first whose lags rest on a
@@ -45,25 +44,6 @@ async fn from_n1(t: &TestSandbox) -> Engine {
     let found: Vec<&str> = spec.nodes.iter().map(|(n, _, _)| n.as_str()).collect();
     assert_eq!(found, MEMBERS, "discovery found every member");
     engine
-}
-
-/// A member's lag as the snapshot shows it.
-fn lag(s: &Snapshot, name: &str) -> Option<Lag> {
-    Some(s.node(name)?.galera()?.lag.clone())
-}
-
-fn exact(s: &Snapshot, name: &str) -> Option<Duration> {
-    lag(s, name)?.exact()
-}
-
-/// Every member in the primary component, each with an exact lag under [`SYNCED_LAG`].
-fn healthy(s: &Snapshot) -> Option<()> {
-    let c = s.clusters.first()?;
-    let all_in = c.in_primary.len() == 3 && !c.split;
-    let caught_up = MEMBERS
-        .iter()
-        .all(|m| exact(s, m).is_some_and(|l| l < SYNCED_LAG));
-    (all_in && caught_up).then_some(())
 }
 
 /// The pause requests a member sent in its last interval, while it answers.

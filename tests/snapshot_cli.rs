@@ -55,7 +55,7 @@ fn live_snapshot_json_is_the_documented_schema_and_follows_the_tree() {
     let dir = t.sandbox().dir().to_owned();
     // The sandbox's config names the primary and r1, r2; c1 hangs off r1 and is only discovered.
     let (doc, stdout) = snapshot_json(&dir.join("rwtop.toml"));
-    assert_eq!(doc["schema_version"], "1.14");
+    assert_eq!(doc["schema_version"], rwtop::export::json::SCHEMA_VERSION);
     assert_eq!(doc["alerts"], Value::Array(Vec::new()));
     // The sandbox grants its monitor user what `rwtop grants` prints: nothing is missing.
     assert_eq!(doc["missing_grants"], Value::Array(Vec::new()));
@@ -172,7 +172,7 @@ fn probe_json_is_documented(config: &Path, documented: &str) {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("[1/4] primary on r1: fresh"), "{err}");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
-    assert_eq!(doc["schema_version"], "1.14");
+    assert_eq!(doc["schema_version"], rwtop::export::json::SCHEMA_VERSION);
     let rows = doc["probes"].as_array().unwrap();
     // Two rounds: the configured replicas take turns, r1 then r2.
     let described: Vec<String> = rows

@@ -1,5 +1,5 @@
-//! Run settings the live benches take from the environment (`RWTOP_BENCH_*`). Shared by `scale`
-//! and `lag_truth`.
+//! Run settings the live benches take from the environment (`RWTOP_BENCH_*`), and how a bench's
+//! run ends. Shared by the live benches.
 
 use anyhow::{Result, anyhow};
 
@@ -12,5 +12,16 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> Result<T> {
             .parse()
             .map_err(|_| anyhow!("{name}={text:?} is not a valid value")),
         Err(_) => Ok(default),
+    }
+}
+
+/// A bench's exit: success, or its error on standard error under the bench's name.
+pub fn exit(bench: &str, outcome: Result<()>) -> std::process::ExitCode {
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{bench}: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

@@ -106,13 +106,7 @@ impl Demo {
     /// folder in the temp folder is used (and folders of earlier demos that were killed are
     /// cleaned up first).
     pub fn start(dir: Option<PathBuf>) -> Result<Self, DemoError> {
-        let dir = if let Some(dir) = dir {
-            ensure_empty(&dir)?;
-            dir
-        } else {
-            reap_orphans();
-            default_dir()
-        };
+        let dir = folder(dir)?;
         let spec = SandboxSpec {
             dir,
             replicas: 2,
@@ -128,14 +122,7 @@ impl Demo {
             server_options: std::collections::BTreeMap::new(),
             galera: 0,
         };
-        // A port chosen free can be taken by another program before its server binds it; `up`
-        // leaves nothing behind on failure, so once more on new ports is clean.
-        let sandbox = match Sandbox::up(&spec) {
-            Err(SandboxError::PortTaken { .. } | SandboxError::StartFailed { .. }) => {
-                Sandbox::up(&spec)?
-            }
-            other => other?,
-        };
+        let sandbox = up(&spec)?;
         let password = random_hex()?;
         let account = format!(
             "CREATE USER '{APP_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'; \
@@ -194,24 +181,13 @@ impl Demo {
     /// `n1`; the app account and the load's table on the cluster. Blocking, as [`Self::start`];
     /// a missing `galera-4` is named with what to install.
     pub fn start_galera(dir: Option<PathBuf>) -> Result<Self, DemoError> {
-        let dir = if let Some(dir) = dir {
-            ensure_empty(&dir)?;
-            dir
-        } else {
-            reap_orphans();
-            default_dir()
-        };
+        let dir = folder(dir)?;
         let mut spec = SandboxSpec::new(dir);
         spec.galera = galera::MEMBERS.len();
         spec.replicas = 1;
         spec.ports = Ports::Free;
         spec.ephemeral = true;
-        let sandbox = match Sandbox::up(&spec) {
-            Err(SandboxError::PortTaken { .. } | SandboxError::StartFailed { .. }) => {
-                Sandbox::up(&spec)?
-            }
-            other => other?,
-        };
+        let sandbox = up(&spec)?;
         let password = random_hex()?;
         sandbox.admin(
             "n1",
@@ -373,6 +349,27 @@ impl Drop for Demo {
         }
         // Otherwise this handle is the last: dropping the field kills the servers, stops the
         // relays and removes the folder (the sandbox is ephemeral).
+    }
+}
+
+/// The demo's folder: `dir` when it is new or empty, else a fresh one in the temp folder (after
+/// stopping what demos killed outright left behind).
+fn folder(dir: Option<PathBuf>) -> Result<PathBuf, DemoError> {
+    if let Some(dir) = dir {
+        ensure_empty(&dir)?;
+        Ok(dir)
+    } else {
+        reap_orphans();
+        Ok(default_dir())
+    }
+}
+
+/// Starts the sandbox. A port chosen free can be taken by another program before its server
+/// binds it; `up` leaves nothing behind on failure, so once more on new ports is clean.
+fn up(spec: &SandboxSpec) -> Result<Sandbox, SandboxError> {
+    match Sandbox::up(spec) {
+        Err(SandboxError::PortTaken { .. } | SandboxError::StartFailed { .. }) => Sandbox::up(spec),
+        other => other,
     }
 }
 

@@ -15,6 +15,7 @@ use rwtop::sandbox::{Ports, Relay, Sandbox, SandboxSpec};
 
 pub mod chromium;
 pub mod engine_thread;
+pub mod galera;
 pub mod http;
 pub mod lag_truth;
 /// Integration tests only: it runs the binary cargo built for them.
