@@ -56,30 +56,35 @@ fn stale_verdict(
     if let Some(age) = last_ack_age {
         evidence.push(fact("last_ack_age", units::duration(age)));
     }
-    let cause = match writer {
-        WriterState::Failing { cause } => {
-            format!("heartbeat writer failing: {}", format::quote(cause))
-        }
-        WriterState::Refused { .. } | WriterState::Unsafe { .. } => format!(
+    let cause = match (writer, cluster) {
+        (WriterState::Refused { .. } | WriterState::Unsafe { .. }, _) => format!(
             "heartbeat writer refused: {}",
             format::quote(&writer.detail().unwrap_or_default())
         ),
-        _ => match cluster {
-            Some(c) => {
-                evidence.push(fact("cluster", c.name.clone()));
-                format!(
-                    "heartbeat not committing on {}: the Galera cluster {}'s commits are \
-                     stalled (a member that went silent and is not evicted yet, for \
-                     evs.suspect_timeout, 5 s by default; flow control; or a DDL run as TOI), so \
-                     every member's lag is unknown meanwhile",
-                    node.unwrap_or("its writer"),
-                    c.name
-                )
-            }
-            None => "heartbeat not advancing on the primary: lag of caught-up replicas is \
-                     unknown"
-                .to_owned(),
-        },
+        // A cluster's writer waits on the whole cluster: that is the cause, whatever the
+        // writer's own session says.
+        (_, Some(c)) => {
+            evidence.push(fact("cluster", c.name.clone()));
+            let writer_says = match writer {
+                WriterState::Failing { cause } => {
+                    format!(" (the writer: {})", format::quote(cause))
+                }
+                _ => String::new(),
+            };
+            format!(
+                "heartbeat not committing on {}: the Galera cluster {}'s commits are stalled (a \
+                 member that went silent and is not evicted yet, for evs.suspect_timeout, 5 s by \
+                 default; flow control; or a DDL run as TOI), so every member's lag is unknown \
+                 meanwhile{writer_says}",
+                node.unwrap_or("its writer"),
+                c.name
+            )
+        }
+        (WriterState::Failing { cause }, None) => {
+            format!("heartbeat writer failing: {}", format::quote(cause))
+        }
+        (_, None) => "heartbeat not advancing on the primary: lag of caught-up replicas is unknown"
+            .to_owned(),
     };
     Verdict::bad(evidence, cause)
 }
@@ -150,6 +155,35 @@ mod tests {
             "heartbeat writer failing: ERROR 1290: read-only"
         );
         assert_eq!(alert.evidence[0], fact("writer", "failing"));
+    }
+
+    /// The writer of a Galera cluster stalls with the cluster: the cause is the cluster's
+    /// stalled commits, with what the writer's own session says beside it.
+    #[test]
+    fn a_galera_writers_stale_heartbeat_names_the_clusters_stall() {
+        let mut topo = Topo::new();
+        topo.add_cluster("gc", &["g1", "g2"]);
+        topo.snapshot.heartbeat.node = Some("g1".to_owned());
+        topo.snapshot.heartbeat.stale = true;
+        topo.snapshot.heartbeat.writer = WriterState::Failing {
+            cause: "its previous session still holds its lock".to_owned(),
+        };
+        let alert = topo.raise(AlertKind::HeartbeatStale, None);
+        assert!(
+            alert
+                .cause
+                .starts_with("heartbeat not committing on g1: the Galera cluster gc's commits"),
+            "{}",
+            alert.cause
+        );
+        assert!(
+            alert
+                .cause
+                .ends_with("(the writer: its previous session still holds its lock)"),
+            "{}",
+            alert.cause
+        );
+        assert!(alert.evidence.contains(&fact("cluster", "gc")));
     }
 
     /// Two roots: the one whose writer stopped is named; the other root's heartbeat is fine.
