@@ -252,24 +252,12 @@ fn faults(
 fn engine_spec(sandbox: &Sandbox) -> Result<EngineSpec> {
     let defaults = rwtop::config::FileSettings::default();
     Ok(EngineSpec {
-        nodes: vec![("n1".to_owned(), sandbox.endpoint("n1")?, Role::Primary)],
-        timeouts: defaults.timeouts,
-        interval: defaults.interval,
-        heartbeat_interval: defaults.heartbeat.interval,
-        read_interval: defaults.heartbeat.read_interval,
-        read_budget: Some(rwtop::poll::READ_BUDGET),
         writer_id: "galera-bench".to_owned(),
         discovery: true,
-        read_only: false,
-        pt_table: defaults.heartbeat.pt_table,
-        by_position: defaults.heartbeat.by_position,
-        thresholds: defaults.thresholds,
-        drain: None,
-        found_roots: rwtop::engine::upward::FoundRoots::Write,
-        found: Vec::new(),
-        clusters: Vec::new(),
-        test_reads: rwtop::engine::TestReads::Task,
-        disks_every: None,
+        ..EngineSpec::from_settings(
+            vec![("n1".to_owned(), sandbox.endpoint("n1")?, Role::Primary)],
+            &defaults,
+        )
     })
 }
 

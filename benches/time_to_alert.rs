@@ -235,24 +235,9 @@ fn engine_spec(sandbox: &Sandbox, nodes: usize) -> Result<EngineSpec> {
         }
     }
     Ok(EngineSpec {
-        nodes: list,
-        timeouts: defaults.timeouts,
-        interval: defaults.interval,
-        heartbeat_interval: defaults.heartbeat.interval,
-        read_interval: defaults.heartbeat.read_interval,
-        read_budget: Some(rwtop::poll::READ_BUDGET),
         writer_id: "rwtop-bench-tta".to_owned(),
         discovery: false,
-        read_only: false,
-        pt_table: defaults.heartbeat.pt_table,
-        by_position: defaults.heartbeat.by_position,
-        thresholds: defaults.thresholds,
-        drain: None,
-        found_roots: rwtop::engine::upward::FoundRoots::Write,
-        found: Vec::new(),
-        clusters: Vec::new(),
-        test_reads: rwtop::engine::TestReads::Task,
-        disks_every: None,
+        ..EngineSpec::from_settings(list, &defaults)
     })
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::alerts::{AlertSettings, Thresholds};
-use crate::config::Config;
+use crate::config::{Config, FileSettings};
 use crate::drain::DrainSpec;
 use crate::mysql::{Endpoint, Timeouts};
 use crate::poll::{HeartbeatTable, READ_BUDGET, ReadPace};
@@ -65,25 +65,33 @@ pub enum TestReads {
 impl EngineSpec {
     #[must_use]
     pub fn from_config(config: &Config) -> Self {
+        let nodes = config
+            .nodes
+            .iter()
+            .map(|n| (n.name.clone(), n.endpoint.clone(), n.role))
+            .collect();
+        Self::from_settings(nodes, &config.settings)
+    }
+
+    /// What runs over `nodes` with `settings` (the shipped ones: `FileSettings::default()`), as
+    /// the binary builds it from a file with those settings.
+    #[must_use]
+    pub fn from_settings(nodes: Vec<(String, Endpoint, Role)>, settings: &FileSettings) -> Self {
         Self {
-            nodes: config
-                .nodes
-                .iter()
-                .map(|n| (n.name.clone(), n.endpoint.clone(), n.role))
-                .collect(),
-            timeouts: config.settings.timeouts,
-            interval: config.settings.interval,
-            heartbeat_interval: config.settings.heartbeat.interval,
-            read_interval: config.settings.heartbeat.read_interval,
-            read_budget: (!config.settings.heartbeat.read_interval_set).then_some(READ_BUDGET),
-            writer_id: config.settings.heartbeat.writer_id.clone(),
-            discovery: config.settings.discovery,
-            read_only: config.settings.read_only,
-            pt_table: config.settings.heartbeat.pt_table.clone(),
-            by_position: config.settings.heartbeat.by_position,
-            thresholds: config.settings.thresholds,
-            drain: config.settings.drain.clone(),
-            found_roots: if config.settings.heartbeat.write_discovered_roots {
+            nodes,
+            timeouts: settings.timeouts,
+            interval: settings.interval,
+            heartbeat_interval: settings.heartbeat.interval,
+            read_interval: settings.heartbeat.read_interval,
+            read_budget: (!settings.heartbeat.read_interval_set).then_some(READ_BUDGET),
+            writer_id: settings.heartbeat.writer_id.clone(),
+            discovery: settings.discovery,
+            read_only: settings.read_only,
+            pt_table: settings.heartbeat.pt_table.clone(),
+            by_position: settings.heartbeat.by_position,
+            thresholds: settings.thresholds,
+            drain: settings.drain.clone(),
+            found_roots: if settings.heartbeat.write_discovered_roots {
                 super::upward::FoundRoots::Write
             } else {
                 super::upward::FoundRoots::Read
@@ -91,8 +99,7 @@ impl EngineSpec {
             found: Vec::new(),
             clusters: Vec::new(),
             test_reads: TestReads::Task,
-            disks_every: config
-                .settings
+            disks_every: settings
                 .headroom
                 .read_disks
                 .then_some(crate::poll::DISKS_EVERY),

@@ -76,9 +76,7 @@ impl Found {
             ),
         }
     }
-}
 
-impl Found {
     /// The node found answered `read`: its role, and its own name for itself when it gives
     /// a usable one no other node has (a member's `wsrep_node_name`, else its `report_host`).
     fn answered(&mut self, read: &Read, names: &mut HashSet<String>) {
